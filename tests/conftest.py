@@ -1,0 +1,43 @@
+"""Shared fixtures: the real public transcripts in ../shared/traces (skipped when absent)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TRACES = Path(os.environ.get("CTXI_TRACES", ROOT.parent / "shared" / "traces"))
+SAMPLES = ROOT / "sample_threads"
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+
+
+@pytest.fixture(scope="session")
+def traces_dir() -> Path:
+    if not TRACES.is_dir():
+        pytest.skip(f"shared traces folder not present at {TRACES}")
+    return TRACES
+
+
+def trace_path(*parts: str) -> Path:
+    """A path under the shared traces; skips the calling test when it is absent."""
+    p = TRACES.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"shared trace {p} not present")
+    return p
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--no-e2e", action="store_true", help="skip the real-browser tests")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Browser tests run whenever Debian's chromium is installed (.ci/run installs it);
+    # without it they are reported as skipped, never as passed.
+    if not config.getoption("--no-e2e") and Path(CHROMIUM).exists():
+        return
+    reason = "--no-e2e given" if config.getoption("--no-e2e") else f"needs Debian chromium at {CHROMIUM}"
+    for item in items:
+        if "e2e" in item.keywords:
+            item.add_marker(pytest.mark.skip(reason=reason))
