@@ -1,0 +1,490 @@
+"""One validated engine config (pydantic), YAML round trip, presets and `--set KEY=VALUE` overrides.
+
+The `summarization:` section accepts DeerFlow's schema verbatim, and a whole DeerFlow
+`config.yaml` loads (its `summarization` and `memory` sections are taken, the rest ignored).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from engine.errors import ConfigError
+
+LayerName = Literal["filesystem", "subagents", "summarization", "todo", "dangling", "memory"]
+DEFAULT_ORDER: tuple[str, ...] = ("filesystem", "subagents", "summarization", "todo", "dangling", "memory")
+DEFAULT_WINDOW_TOKENS = 200_000
+PRESETS: tuple[str, ...] = ("deepagents", "langchain", "deerflow", "stress")
+DEFAULT_PRESET = "deepagents"
+
+# Deep Agents' TOOLS_EXCLUDED_FROM_EVICTION: they truncate themselves or return tiny confirmations.
+TOOLS_EXCLUDED_FROM_EVICTION: tuple[str, ...] = ("ls", "glob", "grep", "read_file", "edit_file", "write_file", "delete")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ContextSize(_Frozen):
+    """A threshold as data: `("messages", 20)`, `("tokens", 30000)` or `("fraction", 0.85)`."""
+
+    type: Literal["messages", "tokens", "fraction"]
+    value: int | float
+
+    @model_validator(mode="before")
+    @classmethod
+    def _parse(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            kind, sep, raw = v.partition(":")
+            if not sep:
+                raise ValueError(f"expected TYPE:VALUE like tokens:30000, got {v!r}")
+            try:
+                number: int | float = float(raw) if kind.strip() == "fraction" else int(raw)
+            except ValueError:
+                raise ValueError(f"{raw!r} is not a number in {v!r}") from None
+            return {"type": kind.strip(), "value": number}
+        if isinstance(v, (tuple, list)) and len(v) == 2:
+            return {"type": v[0], "value": v[1]}
+        return v
+
+    @model_validator(mode="after")
+    def _check(self) -> ContextSize:
+        # LangChain's exact messages, so a config error reads like the library's.
+        if isinstance(self.value, bool):
+            raise ValueError("threshold value must be a number, not a boolean")
+        if self.type == "fraction":
+            if not 0 < float(self.value) <= 1:
+                raise ValueError(f"Fractional values must be between 0 and 1, got {self.value}.")
+            object.__setattr__(self, "value", float(self.value))
+        else:
+            if float(self.value) != int(self.value):
+                raise ValueError(f"{self.type} thresholds must be whole numbers, got {self.value}.")
+            if int(self.value) <= 0:
+                raise ValueError(f"{self.type} thresholds must be greater than 0, got {self.value}.")
+            object.__setattr__(self, "value", int(self.value))
+        return self
+
+    def to_tuple(self) -> tuple[str, int | float]:
+        return (self.type, self.value)
+
+    def __str__(self) -> str:
+        return f"{self.type}:{self.value}"
+
+
+class AllOf(_Frozen):
+    """An AND clause (LangChain's dict trigger): fires only when every threshold is met."""
+
+    all: tuple[ContextSize, ...] = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_langchain_dict(cls, v: Any) -> Any:
+        if isinstance(v, str) and "&" in v:
+            return {"all": [p.strip() for p in v.split("&")]}
+        if isinstance(v, dict) and "all" not in v:
+            if not v:
+                raise ValueError("an AND clause needs at least one threshold ({} is rejected)")
+            unknown = set(v) - {"messages", "tokens", "fraction"}
+            if unknown:
+                raise ValueError(f"unknown threshold keys {sorted(unknown)}; allowed: messages, tokens, fraction")
+            return {"all": [{"type": k, "value": val} for k, val in v.items()]}
+        return v
+
+    def __str__(self) -> str:
+        return "&".join(str(c) for c in self.all)
+
+
+TriggerClause = ContextSize | AllOf
+
+
+def _parse_trigger(v: Any) -> Any:
+    """Accept None, one clause, a list of clauses, or a 'tokens:30000,messages:50' string."""
+    if v is None or v == "none" or v == "null":
+        return None
+    if isinstance(v, str):
+        parts = [p.strip() for p in v.split(",") if p.strip()]
+        return [_clause(p) for p in parts]
+    if isinstance(v, (list, tuple)):
+        if len(v) == 2 and isinstance(v[0], str) and v[0] in ("messages", "tokens", "fraction") and not isinstance(v[1], (dict, list)):
+            return [_clause({"type": v[0], "value": v[1]})]
+        return [_clause(c) for c in v]
+    return [_clause(v)]
+
+
+def _clause(c: Any) -> Any:
+    if isinstance(c, (ContextSize, AllOf)):
+        return c
+    if isinstance(c, str):
+        return AllOf.model_validate(c) if "&" in c else ContextSize.model_validate(c)
+    if isinstance(c, dict) and ("all" in c or "type" not in c):
+        return AllOf.model_validate(c)
+    return ContextSize.model_validate(c)
+
+
+class ModelConfig(_Frozen):
+    name: str | None = None
+    max_input_tokens: int | None = Field(default=None, gt=0)
+    max_output_tokens: int = Field(default=0, ge=0)
+
+
+class TokensConfig(_Frozen):
+    counter: Literal["o200k_base", "cl100k_base", "approximate"] = "o200k_base"
+
+
+class TruncateArgsConfig(_Frozen):
+    enabled: bool = True
+    trigger: ContextSize = ContextSize(type="fraction", value=0.85)
+    keep: ContextSize = ContextSize(type="fraction", value=0.10)
+    max_length: int = Field(default=2000, gt=0)
+    truncation_text: str = "...(argument truncated)"
+    tools: tuple[str, ...] = ("write_file", "edit_file")
+
+
+class FilesystemConfig(_Frozen):
+    enabled: bool = True
+    tool_result_token_limit: int | None = Field(default=20_000, gt=0)
+    excluded_tools: tuple[str, ...] = TOOLS_EXCLUDED_FROM_EVICTION
+    truncate_args: TruncateArgsConfig = TruncateArgsConfig()
+
+
+class SubagentsConfig(_Frozen):
+    enabled: bool = True
+    # DeerFlow clamps max_concurrent to [1, 4] (HEAD); None means no per-response limit (Deep Agents).
+    max_concurrent: int | None = Field(default=3, ge=1, le=4)
+    max_total: int | None = Field(default=None, ge=1, le=50)
+    task_tool_names: tuple[str, ...] = ("task", "Task", "Agent")
+
+
+class SummarizationConfig(_Frozen):
+    """DeerFlow's schema (enabled, model_name, trigger, keep, trim_tokens_to_summarize, summary_prompt) + mode."""
+
+    enabled: bool = True
+    model_name: str | None = None
+    trigger: tuple[TriggerClause, ...] | None = None
+    keep: ContextSize = ContextSize(type="messages", value=20)
+    trim_tokens_to_summarize: int | None = Field(default=4000, gt=0)
+    summary_prompt: str | None = None
+    mode: Literal["state", "view"] = "state"
+    summarizer: str = "offline"
+    overflow_fallback: bool = True
+    history_dir: str = "/conversation_history"
+    # Accepted for DeerFlow HEAD compatibility; the replay does not use it.
+    skill_file_read_tool_names: tuple[str, ...] | None = None
+
+    @field_validator("trigger", mode="before")
+    @classmethod
+    def _trigger(cls, v: Any) -> Any:
+        return _parse_trigger(v)
+
+    @field_validator("summarizer")
+    @classmethod
+    def _summarizer(cls, v: str) -> str:
+        if v != "offline" and ":" not in v:
+            raise ValueError("summarizer must be 'offline' or 'provider:model' (e.g. 'openai:gpt-4o-mini')")
+        return v
+
+
+class TodoConfig(_Frozen):
+    enabled: bool = True
+
+
+class DanglingConfig(_Frozen):
+    enabled: bool = True
+    style: Literal["deerflow", "deepagents"] = "deerflow"
+    drop_orphans: bool = True
+
+
+class MemoryFact(_Frozen):
+    content: str
+    category: str = "context"
+    confidence: float = Field(default=0.9, ge=0, le=1)
+
+
+class MemoryConfig(_Frozen):
+    enabled: bool = True
+    sources: tuple[str, ...] = ("/memories/AGENTS.md",)
+    facts: tuple[MemoryFact, ...] = ()
+    max_injection_tokens: int = Field(default=2000, gt=0)
+    workspace: str | None = None
+
+
+class SkillConfig(_Frozen):
+    name: str
+    description: str
+    path: str | None = None
+
+
+class InputContextConfig(_Frozen):
+    custom_prompt: str | None = None
+    base_prompt: bool = True
+    tool_prompts: bool = True
+    skills: tuple[SkillConfig, ...] = ()
+
+
+class EngineConfig(_Frozen):
+    """Everything a replay needs to know; hashable, so the dashboard caches runs by config."""
+
+    version: Literal[1] = 1
+    preset: str | None = None
+    model: ModelConfig = ModelConfig()
+    tokens: TokensConfig = TokensConfig()
+    order: tuple[LayerName, ...] = DEFAULT_ORDER  # type: ignore[assignment]
+    filesystem: FilesystemConfig = FilesystemConfig()
+    subagents: SubagentsConfig = SubagentsConfig()
+    summarization: SummarizationConfig = SummarizationConfig()
+    todo: TodoConfig = TodoConfig()
+    dangling: DanglingConfig = DanglingConfig()
+    memory: MemoryConfig = MemoryConfig()
+    input_context: InputContextConfig = InputContextConfig()
+
+    @field_validator("order")
+    @classmethod
+    def _order(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        if len(set(v)) != len(v):
+            raise ValueError("each layer may appear once in order")
+        return v
+
+    # -- windows -------------------------------------------------------------------------
+    def window_tokens(self, thread_max_input_tokens: int | None = None) -> int:
+        """The context window: the config's, else the thread's, else 200,000."""
+        return self.model.max_input_tokens or thread_max_input_tokens or DEFAULT_WINDOW_TOKENS
+
+    # -- serialization ---------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return _plain(self.model_dump(mode="json"))
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], *, source: str = "config") -> EngineConfig:
+        try:
+            return cls.model_validate(d)
+        except ValidationError as exc:
+            raise _config_error(exc, d, source) from None
+
+    @classmethod
+    def from_yaml(cls, text: str, *, source: str = "config") -> EngineConfig:
+        """Load our YAML, or a DeerFlow config.yaml (its summarization and memory sections)."""
+        try:
+            doc = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            raise ConfigError(f"invalid YAML{where}: {getattr(exc, 'problem', exc)}", key=source) from None
+        if doc is None:
+            doc = {}
+        if not isinstance(doc, dict):
+            raise ConfigError("the config must be a YAML mapping", key=source)
+        if is_deerflow_config(doc):
+            return from_deerflow(doc, source=source)
+        base = doc.get("preset")
+        if base is not None:
+            merged = _deep_merge(preset(str(base)).to_dict(), doc)
+            return cls.from_dict(merged, source=source)
+        return cls.from_dict(doc, source=source)
+
+    def with_overrides(self, assignments: list[str] | tuple[str, ...]) -> EngineConfig:
+        """Apply `KEY=VALUE` overrides (dotted keys; values parsed as YAML scalars/lists)."""
+        d = self.to_dict()
+        for item in assignments:
+            key, sep, raw = item.partition("=")
+            key = key.strip()
+            if not sep or not key:
+                raise ConfigError(f"expected KEY=VALUE, got {item!r}", key="--set")
+            _assign(d, key, _parse_value(key, raw))
+        return EngineConfig.from_dict(d, source="--set")
+
+    def diff(self, other: EngineConfig) -> dict[str, tuple[Any, Any]]:
+        """Dotted keys whose values differ: `{key: (self_value, other_value)}`."""
+        a, b = _flatten(self.to_dict()), _flatten(other.to_dict())
+        return {k: (a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)}
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
+
+
+def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and v and k not in ("trigger", "keep"):
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict) and k not in ("keep",):
+            out[k] = _deep_merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def _parse_value(key: str, raw: str) -> Any:
+    raw = raw.strip()
+    leaf = key.rsplit(".", 1)[-1]
+    if leaf in ("trigger", "keep") and ":" in raw and not raw.startswith(("{", "[")):
+        return raw  # ContextSize strings: tokens:30000,messages:50
+    try:
+        return yaml.safe_load(raw) if raw else None
+    except yaml.YAMLError:
+        return raw
+
+
+def _assign(d: dict[str, Any], key: str, value: Any) -> None:
+    parts = key.split(".")
+    node: Any = d
+    for i, p in enumerate(parts[:-1]):
+        if not isinstance(node, dict) or p not in node or not isinstance(node[p], dict):
+            known = ", ".join(sorted(node)) if isinstance(node, dict) else ""
+            raise ConfigError(f"unknown key (known here: {known})", key=".".join(parts[: i + 1]))
+        node = node[p]
+    if parts[-1] not in node:
+        raise ConfigError(f"unknown key (known here: {', '.join(sorted(node))})", key=key)
+    node[parts[-1]] = value
+
+
+def _config_error(exc: ValidationError, doc: Any, source: str) -> ConfigError:
+    err = exc.errors()[0]
+    loc = [str(p) for p in err["loc"] if not str(p).startswith(("function-", "tagged-union"))]
+    # pydantic appends union member names to locations; keep only real keys and indices
+    clean = [p for p in loc if p not in ("ContextSize", "AllOf", "list[union[ContextSize,AllOf]]", "tuple[union[ContextSize,AllOf],...]")]
+    key = ".".join(clean) or source
+    value = _lookup(doc, clean)
+    msg = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        msg = "unknown key"
+    elif err["type"] == "literal_error":
+        msg = f"{msg}"
+    shown = f" (got {value!r})" if value is not _MISSING else ""
+    return ConfigError(f"{msg}{shown}", key=key)
+
+
+_MISSING = object()
+
+
+def _lookup(doc: Any, path: list[str]) -> Any:
+    node = doc
+    for p in path:
+        if isinstance(node, dict) and p in node:
+            node = node[p]
+        elif isinstance(node, (list, tuple)) and p.isdigit() and int(p) < len(node):
+            node = node[int(p)]
+        else:
+            return _MISSING
+    return node
+
+
+# -- DeerFlow --------------------------------------------------------------------------------
+_OUR_KEYS = set(EngineConfig.model_fields)
+
+
+def is_deerflow_config(doc: dict[str, Any]) -> bool:
+    """A DeerFlow config.yaml: has keys we do not know next to `summarization` (models, sandbox, ...)."""
+    return bool(set(doc) - _OUR_KEYS) and ("summarization" in doc or "config_version" in doc or "models" in doc)
+
+
+def from_deerflow(doc: dict[str, Any], *, source: str = "config") -> EngineConfig:
+    base = preset("deerflow").to_dict()
+    summ = doc.get("summarization")
+    if isinstance(summ, dict):
+        allowed = set(SummarizationConfig.model_fields)
+        # DeerFlow v2.0.0 keys that were later removed are ignored, not rejected.
+        base["summarization"] = {**base["summarization"], **{k: v for k, v in summ.items() if k in allowed}}
+    mem = doc.get("memory")
+    if isinstance(mem, dict):
+        cfg = mem.get("backend_config") if isinstance(mem.get("backend_config"), dict) else mem
+        enabled = bool(mem.get("enabled", True)) and bool(mem.get("injection_enabled", True))
+        base["memory"] = {**base["memory"], "enabled": enabled}
+        if "max_injection_tokens" in cfg:
+            base["memory"]["max_injection_tokens"] = cfg["max_injection_tokens"]
+    return EngineConfig.from_dict(base, source=source)
+
+
+# -- presets ---------------------------------------------------------------------------------
+def preset(name: str) -> EngineConfig:
+    """A config reproducing one reference system's defaults (see docs/config.md)."""
+    if name == "langchain":
+        # LangChain ships only SummarizationMiddleware; its default trigger is None (never fires).
+        return EngineConfig(
+            preset="langchain",
+            order=("summarization",),
+            filesystem=FilesystemConfig(enabled=False),
+            subagents=SubagentsConfig(enabled=False),
+            summarization=SummarizationConfig(trigger=None, keep=ContextSize(type="messages", value=20),
+                                              trim_tokens_to_summarize=4000, mode="state"),
+            todo=TodoConfig(enabled=False),
+            dangling=DanglingConfig(enabled=False),
+            memory=MemoryConfig(enabled=False),
+            input_context=InputContextConfig(base_prompt=False, tool_prompts=False),
+        )
+    if name == "deerflow":
+        # DeerFlow v2.0-m0 config.example.yaml (DeerFlow has no result offload in that version).
+        return EngineConfig(
+            preset="deerflow",
+            order=("dangling", "summarization", "todo", "memory", "subagents"),
+            filesystem=FilesystemConfig(enabled=False),
+            subagents=SubagentsConfig(max_concurrent=3),
+            summarization=SummarizationConfig(trigger=(ContextSize(type="tokens", value=15564),),
+                                              keep=ContextSize(type="messages", value=10),
+                                              trim_tokens_to_summarize=15564, mode="state"),
+            todo=TodoConfig(enabled=True),
+            dangling=DanglingConfig(style="deerflow"),
+            memory=MemoryConfig(max_injection_tokens=2000),
+            input_context=InputContextConfig(base_prompt=False),
+        )
+    if name == "deepagents":
+        # create_deep_agent with a profile: trigger 0.85 / keep 0.10 of the window, no trimming.
+        return EngineConfig(
+            preset="deepagents",
+            order=("filesystem", "subagents", "summarization", "dangling", "memory"),
+            subagents=SubagentsConfig(max_concurrent=None),
+            summarization=SummarizationConfig(trigger=(ContextSize(type="fraction", value=0.85),),
+                                              keep=ContextSize(type="fraction", value=0.10),
+                                              trim_tokens_to_summarize=None, mode="view"),
+            todo=TodoConfig(enabled=False),
+            dangling=DanglingConfig(style="deepagents"),
+        )
+    if name == "stress":
+        # Force compaction early (the references' evals run at 10-25 % of the window).
+        deep = preset("deepagents")
+        return deep.model_copy(update={
+            "preset": "stress",
+            "order": DEFAULT_ORDER,
+            "summarization": deep.summarization.model_copy(update={
+                "trigger": (ContextSize(type="fraction", value=0.25),),
+                "keep": ContextSize(type="fraction", value=0.05)}),
+            "filesystem": deep.filesystem.model_copy(update={
+                "truncate_args": deep.filesystem.truncate_args.model_copy(update={
+                    "trigger": ContextSize(type="fraction", value=0.25)})}),
+            "todo": TodoConfig(enabled=True),
+        })
+    raise ConfigError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}", key="preset")
+
+
+def load_config(path: str | None = None, *, preset_name: str | None = None, overrides: list[str] | None = None) -> EngineConfig:
+    """The CLI's rule: a YAML file or a preset (default deepagents), then `--set` overrides."""
+    if path is not None and preset_name is not None:
+        raise ConfigError("give --config or --preset, not both", key="--config")
+    if path is not None:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file ({exc.strerror})", key=path) from None
+        cfg = EngineConfig.from_yaml(text, source=path)
+    else:
+        cfg = preset(preset_name or DEFAULT_PRESET)
+    return cfg.with_overrides(overrides or [])
