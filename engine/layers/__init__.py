@@ -1,0 +1,51 @@
+"""The context layers, one module each; `build_layers` turns a config into middleware instances."""
+
+from __future__ import annotations
+
+import importlib
+
+from engine.config import EngineConfig
+from engine.layers.base import ContextLayer, LayerContext
+
+# layer name -> (module, class name)
+LAYER_CLASSES: dict[str, tuple[str, str]] = {
+    "input_context": ("engine.layers.input_context", "InputContextLayer"),
+    "filesystem": ("engine.layers.filesystem", "FilesystemLayer"),
+    "subagents": ("engine.layers.subagents", "SubagentLayer"),
+    "summarization": ("engine.layers.summarization", "SummarizationLayer"),
+    "todo": ("engine.layers.todo", "TodoReminderLayer"),
+    "dangling": ("engine.layers.dangling", "DanglingToolCallLayer"),
+    "memory": ("engine.layers.memory", "MemoryLayer"),
+}
+
+
+def layer_class(name: str) -> type[ContextLayer] | None:
+    """The class for a layer name, or None while that layer's module is not there."""
+    module, cls = LAYER_CLASSES[name]
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name == module:
+            return None
+        raise
+    return getattr(mod, cls)
+
+
+def build_layers(config: EngineConfig, context: LayerContext) -> list[ContextLayer]:
+    """Middleware instances in LangChain list order (first = outermost wrap_*).
+
+    Input-context assembly always comes first, so every other layer sees the assembled prompt.
+    """
+    layers: list[ContextLayer] = []
+    for name in ("input_context", *config.order):
+        section = getattr(config, name, None)
+        if section is not None and getattr(section, "enabled", True) is False:
+            continue
+        cls = layer_class(name)
+        if cls is None:
+            continue
+        layers.append(cls.from_config(config, context))  # type: ignore[attr-defined]
+    return layers
+
+
+__all__ = ["ContextLayer", "LayerContext", "LAYER_CLASSES", "build_layers", "layer_class"]

@@ -1,0 +1,63 @@
+"""What every context layer shares: a token counter, the virtual filesystem, the window, events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from langchain.agents.middleware import AgentMiddleware
+
+from engine import events
+from engine.thread import Thread
+from engine.tokens import TokenCounter, get_counter
+from engine.vfs import VirtualFilesystem
+
+
+@dataclass
+class LayerContext:
+    """What `build_layers` hands every layer: shared by all layers of one run."""
+
+    counter: TokenCounter = field(default_factory=get_counter)
+    vfs: VirtualFilesystem = field(default_factory=VirtualFilesystem)
+    window_tokens: int | None = None
+    thread: Thread | None = None
+    summarizer: Any = None
+    workspace: Any = None
+
+
+class ContextLayer(AgentMiddleware):
+    """Base class of the engine's layers; a real LangChain `AgentMiddleware`.
+
+    Subclasses set `layer` (the event layer name) and implement LangChain hooks. They take
+    everything from `LayerContext` so the same object works in `create_agent` and in replay.
+    """
+
+    layer: ClassVar[str] = "layer"
+
+    def __init__(self, context: LayerContext | None = None) -> None:
+        super().__init__()
+        self.context = context or LayerContext()
+
+    @property
+    def counter(self) -> TokenCounter:
+        return self.context.counter
+
+    @property
+    def vfs(self) -> VirtualFilesystem:
+        return self.context.vfs
+
+    def window_tokens(self, model: Any = None) -> int | None:
+        """The context window: the configured one, else the model profile's max_input_tokens."""
+        if self.context.window_tokens:
+            return self.context.window_tokens
+        profile = getattr(model, "profile", None)
+        if isinstance(profile, dict) and isinstance(profile.get("max_input_tokens"), int):
+            return int(profile["max_input_tokens"])
+        return None
+
+    def current_step(self) -> int | None:
+        rec = events.current_recorder()
+        return rec.step if rec is not None else None
+
+    def emit(self, kind: str, **kwargs: Any) -> events.Event | None:
+        return events.emit(self.layer, kind, **kwargs)

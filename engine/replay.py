@@ -1,0 +1,322 @@
+"""`replay(thread, config) -> Run`: drive a recorded thread through the layers, step by step.
+
+The driver calls the same middleware hooks `create_agent` would, in LangChain's order:
+`before_agent` when an invocation starts (a human turn), `before_model` in list order, then the
+`wrap_model_call` chain (first layer outermost) around a handler that records the request and
+returns the thread's recorded AI message, `after_model` in reverse order, then each recorded
+tool result through the `wrap_tool_call` chain, and `after_agent` when the invocation ends.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import ExtendedModelResponse
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage
+from langgraph.graph.message import add_messages
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from engine.config import DEFAULT_PRESET, EngineConfig, preset
+from engine.events import EventRecorder, recording
+from engine.kinds import message_kind
+from engine.layers import LayerContext, build_layers
+from engine.run import Run, StepRecord
+from engine.thread import Thread
+from engine.tokens import TokenCounter, get_counter
+from engine.vfs import VirtualFilesystem
+
+PARTS_KEY = "ctxi_parts"  # system message parts: [{"part", "category", "text"}], set by prompt layers
+
+
+class ReplayModel(GenericFakeChatModel):
+    """The model object a replayed request carries: never called, but has a profile (the window)."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ReplayModel:  # create_agent calls this
+        return self
+
+
+def replay_model(window_tokens: int) -> ReplayModel:
+    return ReplayModel(messages=iter(()), profile={"max_input_tokens": window_tokens})
+
+
+def _overrides(mw: AgentMiddleware, hook: str) -> bool:
+    return getattr(type(mw), hook) is not getattr(AgentMiddleware, hook)
+
+
+class _Driver:
+    def __init__(self, thread: Thread, layers: Sequence[AgentMiddleware], counter: TokenCounter,
+                 window_tokens: int, recorder: EventRecorder) -> None:
+        self.thread = thread
+        self.layers = list(layers)
+        self.counter = counter
+        self.window = window_tokens
+        self.recorder = recorder
+        self.runtime: Runtime[Any] = Runtime()
+        self.model = replay_model(window_tokens)
+        self.before_agent = [m for m in self.layers if _overrides(m, "before_agent")]
+        self.before_model = [m for m in self.layers if _overrides(m, "before_model")]
+        self.after_model = [m for m in reversed(self.layers) if _overrides(m, "after_model")]
+        self.after_agent = [m for m in reversed(self.layers) if _overrides(m, "after_agent")]
+        self.wrap_model = [m for m in self.layers if _overrides(m, "wrap_model_call")]
+        self.wrap_tool = [m for m in self.layers if _overrides(m, "wrap_tool_call")]
+        self._tools_cache: dict[tuple[int, ...], int] = {}
+        self._system_cache: dict[int, tuple[SystemMessage, dict[str, int]]] = {}
+
+        leading = list(itertools.takewhile(lambda m: isinstance(m, SystemMessage), thread.messages))
+        self.body_start = len(leading)
+        prompt = thread.system_prompt
+        if prompt is None and leading:
+            prompt = "\n\n".join(str(m.content) for m in leading)
+        self.system = SystemMessage(content=prompt, id="system") if prompt else None
+        self.state: dict[str, Any] = {"messages": []}
+        if thread.todos:
+            self.state["todos"] = list(thread.todos)
+
+    # -- state updates --------------------------------------------------------------------
+    def apply(self, update: dict[str, Any] | None) -> None:
+        if not update:
+            return
+        for key, value in update.items():
+            if key == "messages":
+                new = list(value)
+                current = self.state["messages"]
+                known = {m.id for m in current}
+                if any(isinstance(m, RemoveMessage) or m.id in known or m.id is None for m in new):
+                    self.state["messages"] = add_messages(current, new)
+                else:
+                    self.state["messages"] = [*current, *new]
+            elif key != "jump_to":
+                self.state[key] = value
+
+    def apply_command(self, cmd: Command[Any]) -> None:
+        update = cmd.update
+        if isinstance(update, dict):
+            self.apply(update)
+        elif isinstance(update, (list, tuple)):
+            for k, v in update:
+                self.apply({k: v})
+
+    # -- hooks ----------------------------------------------------------------------------
+    def run_hooks(self, hooks: list[AgentMiddleware], name: str) -> None:
+        for mw in hooks:
+            self.apply(getattr(mw, name)(self.state, self.runtime))
+
+    def model_call(self, recorded: AIMessage) -> tuple[ModelRequest[Any], list[BaseMessage]]:
+        seen: list[ModelRequest[Any]] = []
+
+        def innermost(request: ModelRequest[Any]) -> ModelResponse[Any]:
+            seen.append(request)
+            return ModelResponse(result=[recorded])
+
+        handler: Callable[[ModelRequest[Any]], Any] = innermost
+        for mw in reversed(self.wrap_model):
+            handler = _bind_model(mw, handler)
+        request = ModelRequest(model=self.model, messages=list(self.state["messages"]), system_message=self.system,
+                               tools=list(self.thread.tools), state=self.state, runtime=self.runtime)
+        result = handler(request)
+        if isinstance(result, ExtendedModelResponse):
+            if result.command is not None:
+                self.apply_command(result.command)
+            messages = list(result.model_response.result)
+        elif isinstance(result, ModelResponse):
+            messages = list(result.result)
+        else:
+            messages = [result]
+        if not seen:  # a layer answered without calling the model (e.g. a jump); keep the state's view
+            seen.append(request)
+        return seen[-1], messages
+
+    def tool_call(self, ai: AIMessage, call: dict[str, Any], recorded: ToolMessage) -> None:
+        def innermost(request: ToolCallRequest) -> ToolMessage | Command[Any]:
+            return recorded
+
+        handler: Callable[[ToolCallRequest], Any] = innermost
+        for mw in reversed(self.wrap_tool):
+            handler = _bind_tool(mw, handler)
+        request = ToolCallRequest(tool_call=call, tool=None, state=self.state, runtime=None)  # type: ignore[arg-type]
+        result = handler(request)
+        if isinstance(result, Command):
+            self.apply_command(result)
+        else:
+            self.apply({"messages": [result]})
+
+    # -- tokens ---------------------------------------------------------------------------
+    def tools_tokens(self, tools: Sequence[Any]) -> int:
+        key = tuple(id(t) for t in tools)
+        if key not in self._tools_cache:
+            self._tools_cache[key] = self.counter.count_tools(list(tools)) if tools else 0
+        return self._tools_cache[key]
+
+    def system_breakdown(self, system: SystemMessage | None) -> dict[str, int]:
+        if system is None:
+            return {}
+        hit = self._system_cache.get(id(system))
+        if hit is not None and hit[0] is system:
+            return hit[1]
+        parts = system.additional_kwargs.get(PARTS_KEY)
+        total = self.counter.count_message(system)
+        if parts:
+            out: dict[str, int] = {}
+            for p in parts:
+                cat = p.get("category", "system")
+                out[cat] = out.get(cat, 0) + self.counter.count_text(str(p.get("text", "")))
+            # framing and separators stay "system", so parts always add up to the message's count
+            out["system"] = out.get("system", 0) + max(0, total - sum(out.values()))
+        else:
+            out = {"system": total}
+        self._system_cache[id(system)] = (system, out)
+        return out
+
+    def breakdown(self, messages: Sequence[BaseMessage], system: SystemMessage | None, tools: Sequence[Any]) -> dict[str, int]:
+        totals = dict(self.system_breakdown(system))
+        tool_tokens = self.tools_tokens(tools)
+        if tool_tokens:
+            totals["tools"] = totals.get("tools", 0) + tool_tokens
+        bd = self.counter.breakdown
+        for m in messages:
+            for cat, n in bd(m).items():
+                totals[cat] = totals.get(cat, 0) + n
+        return totals
+
+    # -- the loop -------------------------------------------------------------------------
+    def run(self) -> tuple[list[StepRecord], tuple[BaseMessage, ...]]:
+        thread = self.thread
+        msgs = thread.messages
+        count = self.counter.count_message
+        base_raw = self.tools_tokens(thread.tools) + (count(self.system) if self.system else 0)
+        prefix = 0  # raw tokens of the thread body before the current message
+        steps: list[StepRecord] = []
+        in_invocation = False
+        pending: dict[str, tuple[AIMessage, dict[str, Any]]] = {}
+        step = 0
+        self.recorder.step = 0
+        for i in range(self.body_start, len(msgs)):
+            m = msgs[i]
+            if isinstance(m, AIMessage):
+                if not in_invocation:
+                    self.run_hooks(self.before_agent, "before_agent")
+                    in_invocation = True
+                self.recorder.step = step
+                events_before = len(self.recorder.events)
+                self.run_hooks(self.before_model, "before_model")
+                state_msgs = tuple(self.state["messages"])
+                request, result = self.model_call(m)
+                view = tuple(request.messages)
+                ai = next((r for r in result if isinstance(r, AIMessage)), m)
+                self.apply({"messages": result})
+                self.run_hooks(self.after_model, "after_model")
+                # after_model may replace the AI message by id (e.g. the sub-agent clamp)
+                ai = next((x for x in reversed(self.state["messages"]) if x.id == ai.id), ai)
+                pending = {tc["id"]: (ai, tc) for tc in ai.tool_calls if tc.get("id")}
+                usage = thread.usage.get(m.id or "")
+                step_events = self.recorder.events[events_before:]
+                steps.append(StepRecord(
+                    index=step,
+                    message_index=i,
+                    message_id=m.id or f"step-{step}",
+                    state=state_msgs,
+                    view=view,
+                    system=request.system_message,
+                    tool_names=tuple(_tool_name(t) for t in request.tools),
+                    state_tokens=sum(count(x) for x in state_msgs),
+                    view_tokens=0,
+                    raw_tokens=base_raw + prefix,
+                    view_by_category=self.breakdown(view, request.system_message, request.tools),
+                    state_by_category={},
+                    response=ai,
+                    recorded_input_tokens=usage.context_tokens if usage else None,
+                    events=list(step_events),
+                ))
+                rec = steps[-1]
+                rec.view_tokens = sum(rec.view_by_category.values())
+                step += 1
+                # what happens before the next model call (tool results, a new turn) is that call's
+                self.recorder.step = step
+                if not ai.tool_calls:
+                    self.run_hooks(self.after_agent, "after_agent")
+                    in_invocation = False
+            elif isinstance(m, ToolMessage):
+                match = pending.pop(m.tool_call_id, None)
+                if match is not None:
+                    self.tool_call(match[0], match[1], m)
+                elif not _was_dropped(m, steps):
+                    self.apply({"messages": [m]})  # an orphan result: kept, as the source recorded it
+            else:
+                if isinstance(m, HumanMessage) and message_kind(m) == "original" and in_invocation and not pending:
+                    self.run_hooks(self.after_agent, "after_agent")
+                    in_invocation = False
+                self.apply({"messages": [m]})
+            prefix += count(m)
+        if in_invocation:
+            self.run_hooks(self.after_agent, "after_agent")
+        # events after the last model call are attached to the last step
+        if steps:
+            tail = [e for e in self.recorder.events if e.step >= len(steps)]
+            steps[-1].events.extend(tail)
+        return steps, tuple(self.state["messages"])
+
+
+def _was_dropped(m: ToolMessage, steps: list[StepRecord]) -> bool:
+    """A result for a call that the last response no longer has (clamped away by a layer)."""
+    if not steps or steps[-1].response is None:
+        return False
+    last = steps[-1].response
+    original_ids = {tc.get("id") for tc in (last.response_metadata.get("ctxi_dropped_calls") or [])}
+    return m.tool_call_id in original_ids
+
+
+def _bind_model(mw: AgentMiddleware, handler: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda request: mw.wrap_model_call(request, handler)
+
+
+def _bind_tool(mw: AgentMiddleware, handler: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda request: mw.wrap_tool_call(request, handler)
+
+
+def _tool_name(tool: Any) -> str:
+    if isinstance(tool, dict):
+        fn = tool.get("function")
+        return str((fn or tool).get("name", "")) if isinstance(fn or tool, dict) else ""
+    return str(getattr(tool, "name", ""))
+
+
+def replay(
+    thread: Thread,
+    config: EngineConfig | None = None,
+    *,
+    token_counter: TokenCounter | None = None,
+    summarizer: Any = None,
+    layers: Sequence[AgentMiddleware] | None = None,
+    workspace: Any = None,
+) -> Run:
+    """Replay `thread` through the layers `config` describes; same inputs give an identical Run."""
+    config = config or preset(DEFAULT_PRESET)
+    counter = token_counter or get_counter(config.tokens.counter)
+    window = config.window_tokens(thread.max_input_tokens)
+    vfs = VirtualFilesystem()
+    context = LayerContext(counter=counter, vfs=vfs, window_tokens=window, thread=thread,
+                           summarizer=summarizer, workspace=workspace)
+    mws = list(layers) if layers is not None else build_layers(config, context)
+    with recording() as recorder:
+        driver = _Driver(thread, mws, counter, window, recorder)
+        steps, final_state = driver.run()
+    summ = next((m for m in mws if getattr(m, "layer", None) == "summarization"), None)
+    return Run(
+        thread=thread,
+        config=config,
+        counter=counter,
+        window_tokens=window,
+        steps=steps,
+        files=vfs,
+        final_state=final_state,
+        layer_names=tuple(getattr(m, "layer", type(m).__name__) for m in mws),
+        summarizer_name=getattr(getattr(summ, "summarizer", None), "name", "offline") if summ else "none",
+        summarizer_calls=getattr(getattr(summ, "summarizer", None), "calls", 0) if summ else 0,
+        summarizer_input_tokens=getattr(getattr(summ, "summarizer", None), "input_tokens", 0) if summ else 0,
+    )
