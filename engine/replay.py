@@ -10,6 +10,7 @@ tool result through the `wrap_tool_call` chain, and `after_agent` when the invoc
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -45,6 +46,34 @@ def replay_model(window_tokens: int) -> ReplayModel:
     return ReplayModel(messages=iter(()), profile={"max_input_tokens": window_tokens})
 
 
+class _PrefixSums:
+    """Token breakdown of a message list, re-using the previous list's sums when it is a prefix.
+
+    Most steps only append to the previous state or view, so the cost per step is the new
+    messages, not the whole list (identity checks run at C speed).
+    """
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self.prev: tuple[BaseMessage, ...] = ()
+        self.prev_totals: dict[str, int] = {}
+
+    def breakdown(self, messages: tuple[BaseMessage, ...]) -> dict[str, int]:
+        prev = self.prev
+        n = len(prev)
+        if n and len(messages) >= n and all(map(operator.is_, prev, messages)):
+            totals = dict(self.prev_totals)
+            start = n
+        else:
+            totals, start = {}, 0
+        bd = self.counter.breakdown
+        for m in messages[start:]:
+            for cat, k in bd(m).items():
+                totals[cat] = totals.get(cat, 0) + k
+        self.prev, self.prev_totals = messages, totals
+        return dict(totals)
+
+
 def _overrides(mw: AgentMiddleware, hook: str) -> bool:
     return getattr(type(mw), hook) is not getattr(AgentMiddleware, hook)
 
@@ -67,6 +96,8 @@ class _Driver:
         self.wrap_tool = [m for m in self.layers if _overrides(m, "wrap_tool_call")]
         self._tools_cache: dict[tuple[int, ...], int] = {}
         self._system_cache: dict[int, tuple[SystemMessage, dict[str, int]]] = {}
+        self._state_sums = _PrefixSums(counter)
+        self._view_sums = _PrefixSums(counter)
 
         leading = list(itertools.takewhile(lambda m: isinstance(m, SystemMessage), thread.messages))
         self.body_start = len(leading)
@@ -75,6 +106,7 @@ class _Driver:
             prompt = "\n\n".join(str(m.content) for m in leading)
         self.system = SystemMessage(content=prompt, id="system") if prompt else None
         self.state: dict[str, Any] = {"messages": []}
+        self._ids: set[str | None] = set()
         if thread.todos:
             self.state["todos"] = list(thread.todos)
 
@@ -85,12 +117,14 @@ class _Driver:
         for key, value in update.items():
             if key == "messages":
                 new = list(value)
-                current = self.state["messages"]
-                known = {m.id for m in current}
+                known = self._ids
                 if any(isinstance(m, RemoveMessage) or m.id in known or m.id is None for m in new):
-                    self.state["messages"] = add_messages(current, new)
+                    self.state["messages"] = add_messages(self.state["messages"], new)
+                    self._ids = {m.id for m in self.state["messages"]}
                 else:
-                    self.state["messages"] = [*current, *new]
+                    # plain appends (the common case) stay O(new): ids are tracked incrementally
+                    self.state["messages"].extend(new)
+                    known.update(m.id for m in new)
             elif key != "jump_to":
                 self.state[key] = value
 
@@ -178,10 +212,8 @@ class _Driver:
         tool_tokens = self.tools_tokens(tools)
         if tool_tokens:
             totals["tools"] = totals.get("tools", 0) + tool_tokens
-        bd = self.counter.breakdown
-        for m in messages:
-            for cat, n in bd(m).items():
-                totals[cat] = totals.get(cat, 0) + n
+        for cat, n in self._view_sums.breakdown(tuple(messages)).items():
+            totals[cat] = totals.get(cat, 0) + n
         return totals
 
     # -- the loop -------------------------------------------------------------------------
@@ -224,17 +256,18 @@ class _Driver:
                     view=view,
                     system=request.system_message,
                     tool_names=tuple(_tool_name(t) for t in request.tools),
-                    state_tokens=sum(count(x) for x in state_msgs),
+                    state_tokens=0,
                     view_tokens=0,
                     raw_tokens=base_raw + prefix,
                     view_by_category=self.breakdown(view, request.system_message, request.tools),
-                    state_by_category={},
+                    state_by_category=self._state_sums.breakdown(state_msgs),
                     response=ai,
                     recorded_input_tokens=usage.context_tokens if usage else None,
                     events=list(step_events),
                 ))
                 rec = steps[-1]
                 rec.view_tokens = sum(rec.view_by_category.values())
+                rec.state_tokens = sum(rec.state_by_category.values())
                 step += 1
                 # what happens before the next model call (tool results, a new turn) is that call's
                 self.recorder.step = step
