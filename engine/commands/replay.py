@@ -1,0 +1,63 @@
+"""`ctxi replay FILE`: replay a thread through the layers and print or save the report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from engine.config import PRESETS, load_config
+from engine.formats import load_thread
+from engine.replay import replay
+from engine.run import Run
+
+NAME = "replay"
+HELP = "Replay a thread through the context layers; print a summary and write a JSON report."
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="thread file (any supported format; auto-detected)")
+    p.add_argument("--format", help="override format detection")
+    p.add_argument("--thread", dest="thread_id", help="thread id inside a multi-thread file or database")
+    p.add_argument("--config", help="engine config YAML (ours or a DeerFlow config.yaml)")
+    p.add_argument("--preset", choices=PRESETS, help="start from a preset (default: deepagents)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key, e.g. summarization.trigger=tokens:30000,messages:50")
+    p.add_argument("--json", dest="json_path", metavar="PATH|-", help="write the JSON report to PATH, or - for stdout")
+    p.add_argument("--no-views", action="store_true", help="omit per-step view listings from the JSON report")
+    p.add_argument("--max-bytes", type=int, help="refuse files larger than this (default 512 MiB)")
+
+
+def summary_lines(run: Run) -> list[str]:
+    t = run.totals()
+    window = t["window_tokens"]
+    lines = [
+        f"thread       {run.thread.thread_id} ({run.thread.source_format}), counter {run.counter.name}",
+        f"config       preset {run.config.preset or '-'}; layers: {', '.join(run.layer_names) or 'none'}",
+        f"steps        {t['steps']}",
+        f"peak view    {t['peak_view_tokens']:,} tokens = {100 * t['peak_view_tokens'] / window:.1f}% of the {window:,} window",
+        f"peak raw     {t['peak_raw_tokens']:,} tokens (unmanaged) = {100 * t['peak_raw_tokens'] / window:.1f}%",
+        f"tokens saved {t['tokens_saved']:,} input tokens over the run",
+        f"summarizer   {t['summarizer']}: {t['summarizer_calls']} calls, {t['summarizer_input_tokens']:,} input tokens",
+        f"files        {t['files']} written to the virtual filesystem",
+        "events       " + (", ".join(f"{k} {v}" for k, v in t["events_by_kind"].items()) or "none"),
+    ]
+    if t["warnings"]:
+        lines.append(f"warnings     {t['warnings']} (see events with severity=warning)")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    config = load_config(args.config, preset_name=args.preset, overrides=args.overrides)
+    thread = load_thread(args.file, format=args.format, thread_id=args.thread_id, max_bytes=args.max_bytes)
+    result = replay(thread, config)
+    out = sys.stderr if args.json_path == "-" else sys.stdout
+    print("\n".join(summary_lines(result)), file=out)
+    if args.json_path:
+        text = json.dumps(result.to_report(include_views=not args.no_views), ensure_ascii=False, indent=1)
+        if args.json_path == "-":
+            sys.stdout.write(text + "\n")
+        else:
+            with open(args.json_path, "w", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+    return 0

@@ -1,0 +1,38 @@
+"""`ctxi ui`: launch the dashboard (streamlit run app.py) on a bundled sample or a given thread."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from engine.errors import ContextInspectorError
+
+NAME = "ui"
+HELP = "Launch the Context Inspector dashboard in the browser."
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", nargs="?", help="a thread file to open (default: a bundled sample)")
+    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--headless", action="store_true", help="do not open a browser window")
+
+
+def app_path() -> Path:
+    app = Path(__file__).resolve().parents[2] / "app.py"
+    if not app.exists():
+        raise ContextInspectorError(f"app.py not found next to the engine ({app}); run from a source checkout")
+    return app
+
+
+def run(args: argparse.Namespace) -> int:
+    env = dict(os.environ)
+    if args.file:
+        env["CTXI_OPEN"] = str(Path(args.file).resolve())
+    cmd = [sys.executable, "-m", "streamlit", "run", str(app_path()), "--server.port", str(args.port),
+           "--browser.gatherUsageStats", "false"]
+    if args.headless:
+        cmd += ["--server.headless", "true"]
+    return subprocess.call(cmd, env=env)
