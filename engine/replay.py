@@ -227,6 +227,7 @@ class _Driver:
         in_invocation = False
         pending: dict[str, tuple[AIMessage, dict[str, Any]]] = {}
         step = 0
+        events_mark = 0
         self.recorder.step = 0
         for i in range(self.body_start, len(msgs)):
             m = msgs[i]
@@ -235,7 +236,6 @@ class _Driver:
                     self.run_hooks(self.before_agent, "before_agent")
                     in_invocation = True
                 self.recorder.step = step
-                events_before = len(self.recorder.events)
                 self.run_hooks(self.before_model, "before_model")
                 state_msgs = tuple(self.state["messages"])
                 request, result = self.model_call(m)
@@ -247,7 +247,9 @@ class _Driver:
                 ai = next((x for x in reversed(self.state["messages"]) if x.id == ai.id), ai)
                 pending = {tc["id"]: (ai, tc) for tc in ai.tool_calls if tc.get("id")}
                 usage = thread.usage.get(m.id or "")
-                step_events = self.recorder.events[events_before:]
+                # events since the previous step: tool results and turn boundaries belong to this call
+                step_events = self.recorder.events[events_mark:]
+                events_mark = len(self.recorder.events)
                 steps.append(StepRecord(
                     index=step,
                     message_index=i,
