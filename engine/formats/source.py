@@ -91,7 +91,7 @@ class Source:
     def text(self) -> str:
         """The file as UTF-8 text; raises a ThreadLoadError naming the byte offset otherwise."""
         if self._text is None and self._text_error is None:
-            if not self.data.strip():
+            if not self.data.removeprefix(b"\xef\xbb\xbf").strip():  # a lone BOM is empty too
                 self._text_error = ThreadLoadError("file is empty", path=self.label)
             elif b"\x00" in self.data[:8192] and not self.is_sqlite():
                 self._text_error = ThreadLoadError("file is binary, not text (NUL bytes found)", path=self.label)
@@ -120,6 +120,8 @@ class Source:
                 )
             except RecursionError:
                 self._json_error = ThreadLoadError("JSON is nested too deeply to read", path=self.label)
+            except ValueError as exc:  # e.g. an integer literal above Python's 4300-digit limit
+                self._json_error = ThreadLoadError(f"invalid JSON ({exc})", path=self.label)
         if self._json_error is not None:
             raise self._json_error
         return self._json
@@ -139,6 +141,8 @@ class Source:
                             ) from None
                         except RecursionError:
                             raise ThreadLoadError("JSON is nested too deeply", path=self.label, location=f"line {n}") from None
+                        except ValueError as exc:  # an integer literal above the 4300-digit limit
+                            raise ThreadLoadError(f"invalid JSON ({exc})", path=self.label, location=f"line {n}") from None
                 self._jsonl = rows
             except ThreadLoadError as exc:
                 self._jsonl_error = exc
@@ -166,7 +170,7 @@ class Source:
             if line.strip():
                 try:
                     out.append(json.loads(line))
-                except (json.JSONDecodeError, RecursionError):
+                except (ValueError, RecursionError):
                     return []
         return out
 

@@ -1,0 +1,348 @@
+"""What the JSON chat importers share: cheap shape probes, errors with a JSON path, default ids.
+
+Sniffs look at the first non-blank byte before parsing anything, then at the first few items
+of the parsed document (the parse is cached on the `Source`), so detection stays cheap.
+Loaders validate every item and name the exact place of a wrong value, e.g.
+`$.messages[3].tool_calls[0].function.arguments`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+
+from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.formats.source import Source, ThreadRef
+from engine.thread import RecordedUsage, Thread
+
+# How many leading items a sniff inspects: enough to see past a leading system message,
+# few enough to stay cheap on a 100k-item list.
+SNIFF_ITEMS = 50
+
+# Content blocks only the Anthropic Messages API uses (OpenAI uses image_url, input_text, ...).
+ANTHROPIC_BLOCK_TYPES = frozenset(
+    {
+        "tool_use",
+        "tool_result",
+        "thinking",
+        "redacted_thinking",
+        "server_tool_use",
+        "web_search_tool_result",
+        "web_fetch_tool_result",
+        "code_execution_tool_result",
+        "search_result",
+        "document",
+        "container_upload",
+        "mcp_tool_use",
+        "mcp_tool_result",
+    }
+)
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+@dataclass(frozen=True)
+class Where:
+    """The file and format an importer reads, to raise errors that name both plus a JSON path."""
+
+    label: str
+    format: str
+
+    def fail(self, location: str, message: str) -> NoReturn:
+        raise ThreadLoadError(message, path=self.label, format=self.format, location=location)
+
+    def want_dict(self, value: Any, location: str, what: str = "an object") -> dict[str, Any]:
+        if not isinstance(value, dict):
+            self.fail(location, f"expected {what}, got {json_type(value)}")
+        return value
+
+    def want_list(self, value: Any, location: str, what: str = "an array") -> list[Any]:
+        if not isinstance(value, list):
+            self.fail(location, f"expected {what}, got {json_type(value)}")
+        return value
+
+    def want_str(self, value: Any, location: str, *, optional: bool = False) -> str | None:
+        if value is None and optional:
+            return None
+        if not isinstance(value, str):
+            self.fail(location, f"expected a string, got {json_type(value)}")
+        return value
+
+    def want_text(self, value: Any, location: str) -> str:
+        """A required string."""
+        if not isinstance(value, str):
+            self.fail(location, f"expected a string, got {json_type(value)}")
+        return value
+
+    def want_int(self, value: Any, location: str) -> int | None:
+        """An optional token count: null or a non-negative integer."""
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(location, f"expected an integer, got {json_type(value)}")
+        return value
+
+    def want_content(self, value: Any, location: str) -> str | list[Any]:
+        """Message content: a string, a list of parts (objects or strings), or null (empty)."""
+        if value is None:
+            return ""
+        if isinstance(value, str):
+            return value
+        if not isinstance(value, list):
+            self.fail(location, f"expected a string, a list of content parts or null, got {json_type(value)}")
+        for j, part in enumerate(value):
+            if isinstance(part, str):
+                continue
+            block = self.want_dict(part, f"{location}[{j}]", "a content part (object or string)")
+            if not isinstance(block.get("type"), str):
+                self.fail(f"{location}[{j}].type", f"content part needs a string 'type', got {json_type(block.get('type'))}")
+            if block["type"] in ("text", "input_text", "output_text") and not isinstance(block.get("text"), str):
+                self.fail(f"{location}[{j}].text", f"expected a string, got {json_type(block.get('text'))}")
+        return value
+
+    def unparseable(self, exc: ThreadLoadError) -> ThreadLoadError:
+        """The source's own parse error, re-stamped with this format (used when a format is forced)."""
+        return ThreadLoadError(exc.message, path=exc.path or self.label, format=self.format, location=exc.location)
+
+
+def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """Tool-call arguments as a dict, or (None, error) when the JSON string does not give one."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}, None
+    if isinstance(raw, dict):
+        return raw, None
+    try:
+        value = json.loads(raw, strict=False)  # models emit raw control characters inside strings
+    except (json.JSONDecodeError, RecursionError) as exc:
+        return None, f"arguments are not valid JSON ({getattr(exc, 'msg', 'nested too deeply')})"
+    if not isinstance(value, dict):
+        return None, f"arguments are JSON {json_type(value)}, not an object"
+    return value, None
+
+
+# -- cheap probes --------------------------------------------------------------------------
+
+
+def first_byte(source: Source) -> bytes:
+    """The first non-blank byte of the file (after a UTF-8 BOM), or b'' for an empty file."""
+    head = source.data[:4096]
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    head = head.lstrip()
+    return head[:1]
+
+
+def parsed_if(source: Source, openers: bytes) -> Any:
+    """The parsed JSON document when the file starts with one of `openers` (b'[', b'{'), else None."""
+    if source.is_sqlite() or first_byte(source) not in {bytes([b]) for b in openers}:
+        return None
+    return source.try_json()
+
+
+def leading(items: list[Any], n: int = SNIFF_ITEMS) -> list[dict[str, Any]]:
+    """The dict items among the first `n` entries of a list."""
+    return [x for x in items[:n] if isinstance(x, dict)]
+
+
+def is_role_list(value: Any) -> bool:
+    """A non-empty list whose first item is a `{role: str, ...}` object."""
+    return (
+        isinstance(value, list)
+        and len(value) > 0
+        and isinstance(value[0], dict)
+        and isinstance(value[0].get("role"), str)
+    )
+
+
+def anthropic_evidence(doc: Any) -> bool:
+    """Whether a message list (or a request holding one) uses shapes only Anthropic's API has."""
+    messages: Any = doc
+    if isinstance(doc, dict):
+        if "system" in doc and isinstance(doc["system"], (str, list)):
+            return True
+        tools = doc.get("tools")
+        if isinstance(tools, list) and any(isinstance(t, dict) and "input_schema" in t for t in tools[:SNIFF_ITEMS]):
+            return True
+        messages = doc.get("messages")
+    if not isinstance(messages, list):
+        return False
+    for message in leading(messages, 200):
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for block in content[:SNIFF_ITEMS]:
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if btype in ANTHROPIC_BLOCK_TYPES:
+                return True
+            if btype == "image" and isinstance(block.get("source"), dict):
+                return True
+    return False
+
+
+# -- thread assembly -------------------------------------------------------------------------
+
+
+def default_thread_id(source: Source) -> str:
+    """The file stem, or a hash of the bytes for an upload without a name."""
+    if source.label and not source.label.startswith("<"):
+        stem = Path(source.label).stem
+        if stem:
+            return stem
+    return "thread-" + hashlib.sha1(source.data).hexdigest()[:12]
+
+
+def unique_ids(messages: list[BaseMessage]) -> None:
+    """Give a repeated message id a positional suffix: usage and views key on message ids."""
+    seen: set[str] = set()
+    for i, m in enumerate(messages):
+        if m.id is None:
+            continue
+        if m.id in seen:
+            m.id = f"{m.id}~{i}"
+        seen.add(m.id)
+
+
+def leading_system_prompt(messages: list[BaseMessage]) -> str | None:
+    """The text of the first message when it is a system message."""
+    if messages and isinstance(messages[0], SystemMessage):
+        from engine.tokens import message_text
+
+        return message_text(messages[0])
+    return None
+
+
+def model_from_messages(messages: Iterable[BaseMessage]) -> str | None:
+    """The model named by the last AI message's response metadata (LangChain's keys)."""
+    model = None
+    for m in messages:
+        if isinstance(m, AIMessage):
+            meta = m.response_metadata or {}
+            name = meta.get("model_name") or meta.get("model")
+            if isinstance(name, str) and name:
+                model = name
+    return model
+
+
+def usage_from_metadata(message: AIMessage) -> RecordedUsage | None:
+    """LangChain's usage_metadata as RecordedUsage; its input_tokens already include cache reads/writes."""
+    meta = message.usage_metadata
+    if not meta:
+        return None
+    total = meta.get("input_tokens")
+    details = meta.get("input_token_details") or {}
+    read = details.get("cache_read")
+    created = details.get("cache_creation")
+    usage = RecordedUsage(input_tokens=total, output_tokens=meta.get("output_tokens"))
+    # Split out the cache parts only when they fit inside the total, so context_tokens stays the total.
+    if isinstance(total, int) and (read or created) and (read or 0) + (created or 0) <= total:
+        usage.input_tokens = total - (read or 0) - (created or 0)
+        usage.cache_read_input_tokens = read
+        usage.cache_creation_input_tokens = created
+    return usage
+
+
+def assemble(
+    messages: list[BaseMessage],
+    usage: Iterable[tuple[BaseMessage, RecordedUsage]] = (),
+    **fields: Any,
+) -> Thread:
+    """A Thread with unique message ids and usage keyed by the (final) id of its AI message."""
+    unique_ids(messages)
+    thread = Thread(messages=messages, **fields)
+    for message, recorded in usage:
+        if message.id is not None:
+            thread.usage[message.id] = recorded
+    if thread.system_prompt is None:
+        thread.system_prompt = leading_system_prompt(messages)
+    return thread
+
+
+def usage_from_openai(usage: dict[str, Any], where: Where, location: str) -> RecordedUsage | None:
+    """OpenAI usage as RecordedUsage: `prompt_tokens` already includes cached tokens, so it is all input."""
+    prompt_key = "prompt_tokens" if "prompt_tokens" in usage else "input_tokens"
+    output_key = "completion_tokens" if "completion_tokens" in usage else "output_tokens"
+    prompt = where.want_int(usage.get(prompt_key), f"{location}.{prompt_key}")
+    output = where.want_int(usage.get(output_key), f"{location}.{output_key}")
+    if prompt is None and output is None:
+        return None
+    return RecordedUsage(input_tokens=prompt, output_tokens=output)
+
+
+def usage_pairs(messages: Iterable[BaseMessage]) -> list[tuple[BaseMessage, RecordedUsage]]:
+    """RecordedUsage of every AI message that carries LangChain usage_metadata."""
+    pairs: list[tuple[BaseMessage, RecordedUsage]] = []
+    for m in messages:
+        if isinstance(m, AIMessage):
+            recorded = usage_from_metadata(m)
+            if recorded is not None:
+                pairs.append((m, recorded))
+    return pairs
+
+
+def check_thread_id(thread: Thread, requested: str | None, where: Where) -> Thread:
+    if requested is not None and requested != thread.thread_id:
+        raise ThreadNotFoundError(
+            f"thread {requested!r} not found (this file holds one thread, {thread.thread_id!r})",
+            path=where.label,
+            format=where.format,
+        )
+    return thread
+
+
+class SingleThreadImporter:
+    """Base for formats that hold one thread per file: subclasses define `sniff` and `build`."""
+
+    name: str = ""
+
+    def sniff(self, source: Source) -> bool:
+        raise NotImplementedError
+
+    def build(self, doc: Any, source: Source, where: Where) -> Thread:
+        raise NotImplementedError
+
+    def load(self, source: Source, thread_id: str | None) -> Thread:
+        where = Where(source.label, self.name)
+        try:
+            doc = source.json()
+        except ThreadLoadError as exc:
+            raise where.unparseable(exc) from None
+        thread = self.build(doc, source, where)
+        thread.source_format = self.name
+        return check_thread_id(thread, thread_id, where)
+
+    def list_threads(self, source: Source) -> list[ThreadRef]:
+        thread = self.load(source, None)
+        return [ThreadRef(thread.thread_id, thread.title, len(thread.messages))]
+
+
+def guarded_sniff(probe: Callable[[Source], bool], source: Source) -> bool:
+    """Run a sniff so that odd shapes mean 'not mine' instead of an exception."""
+    try:
+        return bool(probe(source))
+    except ThreadLoadError:
+        return False
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError):
+        return False

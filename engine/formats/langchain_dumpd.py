@@ -1,0 +1,137 @@
+"""LangChain `dumpd` JSON: `{lc: 1, type: "constructor", id: [..., "AIMessage"], kwargs}` envelopes.
+
+Accepted as a bare list of envelopes, or an object holding such a list (under `messages`, else under
+the first key whose value is one), e.g. Deep Agents' `summarization_seed_messages.json` (a bare list
+of six envelopes). Each envelope is checked before `langchain_core.load.load` runs on it, and `load`
+only admits the message classes: any other constructor (a prompt, a model, a secret) is refused
+with an error naming its class path, so loading a file never instantiates arbitrary objects.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from langchain_core.load import load
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    HumanMessageChunk,
+    SystemMessage,
+    SystemMessageChunk,
+    ToolMessage,
+    ToolMessageChunk,
+)
+
+from engine.formats.jsonshape import (
+    SingleThreadImporter,
+    Where,
+    assemble,
+    default_thread_id,
+    guarded_sniff,
+    json_type,
+    model_from_messages,
+    parsed_if,
+    usage_pairs,
+)
+from engine.formats.source import Source
+from engine.thread import Thread, stable_id
+
+FORMAT = "langchain_dumpd"
+
+MESSAGE_CLASSES: tuple[type[BaseMessage], ...] = (
+    AIMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    AIMessageChunk,
+    HumanMessageChunk,
+    SystemMessageChunk,
+    ToolMessageChunk,
+)
+MESSAGE_CLASS_NAMES = frozenset(c.__name__ for c in MESSAGE_CLASSES)
+
+
+def is_envelope(item: Any) -> bool:
+    return (
+        isinstance(item, dict)
+        and item.get("lc") == 1
+        and item.get("type") == "constructor"
+        and isinstance(item.get("id"), list)
+    )
+
+
+def envelope_list(doc: Any) -> tuple[list[Any], str] | None:
+    """The list of envelopes a document holds and its JSON path, when it has that shape."""
+    if isinstance(doc, list):
+        return (doc, "$") if doc and is_envelope(doc[0]) else None
+    if not isinstance(doc, dict) or is_envelope(doc):
+        return None
+    keys = ["messages"] + [k for k in doc if k != "messages"]
+    for key in keys:
+        value = doc.get(key)
+        if isinstance(value, list) and value and is_envelope(value[0]):
+            return value, f"$.{key}"
+    return None
+
+
+def message_from_envelope(item: Any, where: Where, location: str, position: int) -> BaseMessage:
+    item = where.want_dict(item, location, "an {lc, type, id, kwargs} envelope")
+    if item.get("lc") != 1:
+        where.fail(f"{location}.lc", f"expected lc 1, got {item.get('lc')!r}")
+    if item.get("type") != "constructor":
+        where.fail(f"{location}.type", f"expected a 'constructor' envelope, got {item.get('type')!r}")
+    class_path = item.get("id")
+    if not isinstance(class_path, list) or not class_path or not all(isinstance(p, str) for p in class_path):
+        where.fail(f"{location}.id", f"expected a class path (array of strings), got {json_type(class_path)}")
+    if class_path[-1] not in MESSAGE_CLASS_NAMES:
+        where.fail(
+            f"{location}.id",
+            f"refusing to load constructor {'.'.join(class_path)!r}: only message classes are allowed "
+            f"({', '.join(sorted(MESSAGE_CLASS_NAMES))})",
+        )
+    kwargs = where.want_dict(item.get("kwargs", {}), f"{location}.kwargs")
+    where.want_content(kwargs.get("content"), f"{location}.kwargs.content")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # `load` is marked beta
+            message = load(item, allowed_objects=list(MESSAGE_CLASSES))
+    except Exception as exc:  # the allowlist refusal, pydantic validation, a not_implemented field
+        where.fail(location, f"cannot load {class_path[-1]} ({type(exc).__name__}: {str(exc)[:200]})")
+    if not isinstance(message, BaseMessage):
+        where.fail(location, f"expected a message, got {type(message).__name__}")
+    if not message.id:
+        message.id = stable_id(FORMAT, position, kwargs)
+    return message
+
+
+class LangChainDumpdImporter(SingleThreadImporter):
+    name = FORMAT
+
+    def sniff(self, source: Source) -> bool:
+        return guarded_sniff(lambda s: envelope_list(parsed_if(s, b"[{")) is not None, source)
+
+    def build(self, doc: Any, source: Source, where: Where) -> Thread:
+        found = envelope_list(doc)
+        if found is None:
+            if isinstance(doc, dict) and "messages" in doc:
+                items, base = where.want_list(doc["messages"], "$.messages"), "$.messages"
+            else:
+                items, base = where.want_list(doc, "$", "an array of dumpd message envelopes"), "$"
+        else:
+            items, base = found
+        messages = [message_from_envelope(x, where, f"{base}[{i}]", i) for i, x in enumerate(items)]
+        usage = usage_pairs(messages)
+        wrapper = doc if isinstance(doc, dict) else {}
+        thread_id = wrapper.get("thread_id")
+        return assemble(
+            messages,
+            usage,
+            thread_id=thread_id if isinstance(thread_id, str) and thread_id else default_thread_id(source),
+            model=model_from_messages(messages),
+        )
+
+
+IMPORTER = LangChainDumpdImporter()
