@@ -125,6 +125,15 @@ def tool_call_text(tool_call: Mapping[str, Any]) -> str:
     return json.dumps(tool_call.get("args", {}), ensure_ascii=False, sort_keys=True, default=str)
 
 
+def _content_without_call_blocks(message: BaseMessage) -> Any:
+    """AI content minus `tool_use` blocks that duplicate its tool_calls (they are counted once, there)."""
+    content = message.content
+    if not isinstance(message, AIMessage) or not isinstance(content, list) or not message.tool_calls:
+        return content
+    ids = {tc.get("id") for tc in message.tool_calls}
+    return [b for b in content if not (isinstance(b, dict) and b.get("type") == "tool_use" and b.get("id") in ids)]
+
+
 @runtime_checkable
 class TokenCounter(Protocol):
     """What layers, replay and the UI need from a token counter. Callable like LangChain's."""
@@ -231,7 +240,7 @@ class TiktokenCounter(_CachedCounter):
         return sum(len(e) for e in encoded)
 
     def _compute(self, message: BaseMessage) -> dict[str, int]:
-        texts, images = content_parts(message.content)
+        texts, images = content_parts(_content_without_call_blocks(message))
         text_tokens = TOKENS_PER_MESSAGE + images * TOKENS_PER_IMAGE
         text_tokens += sum(self.count_text(t) for t in texts)
         if message.name:

@@ -76,3 +76,12 @@ def test_approximate_counter_equals_langchains() -> None:
 def test_unknown_counter_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="choose one of o200k_base, cl100k_base, approximate"):
         get_counter("gpt2")
+
+
+def test_tool_use_blocks_duplicating_tool_calls_are_counted_once() -> None:
+    c = get_counter()
+    call = {"name": "read_file", "args": {"path": "/a"}, "id": "toolu_1"}
+    plain = AIMessage([{"type": "text", "text": "hello world"}], tool_calls=[call])
+    both = AIMessage([{"type": "text", "text": "hello world"},
+                      {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "/a"}}], tool_calls=[call])
+    assert dict(c.breakdown(both)) == dict(c.breakdown(plain)) == {"ai": 5, "tool_calls": 11}
