@@ -42,10 +42,6 @@ class RunCancelled(Exception):
     """The user cancelled the run; what ran so far is kept."""
 
 
-class RunInterrupted(Exception):
-    """A scripted interruption: tool calls were requested but never ran (they dangle)."""
-
-
 class StepLimitReached(Exception):
     """The run reached its `max_steps` model calls."""
 
@@ -126,10 +122,8 @@ class TranscriptRecorder(AgentMiddleware):
         self.events = events
         self.messages: list[BaseMessage] = []
         self.steps = 0
-        self.interrupt_at_step: int | None = None  # 1-based step whose tool calls never run
         self._results: dict[str, ToolMessage] = {}
         self._last_calls: list[str] = []
-        self._step_of_call: dict[str, int] = {}
         self._lock = threading.Lock()
         self._tools_tokens: dict[tuple[int, ...], int] = {}
         self._events_seen = 0
@@ -194,8 +188,6 @@ class TranscriptRecorder(AgentMiddleware):
         with self._lock:
             self.messages.append(recorded)
             self._last_calls = [tc["id"] for tc in recorded.tool_calls if tc.get("id")]
-            for cid in self._last_calls:
-                self._step_of_call[cid] = self.steps
         if self.on_step is not None:
             system = request.system_message
             view = (self.counter.count_message(system) if system is not None else 0)
@@ -223,11 +215,8 @@ class TranscriptRecorder(AgentMiddleware):
         return response
 
     # -- tool calls ----------------------------------------------------------------------------
-    def _before_tool(self, request: Any) -> None:
-        self._check()
-        call_id = request.tool_call.get("id")
-        if self.interrupt_at_step is not None and self._step_of_call.get(call_id) == self.interrupt_at_step:
-            raise RunInterrupted()
+    # Cancellation and interruptions are decided between steps (the agent pauses before its tools
+    # node), never by raising inside parallel tool calls.
 
     def _after_tool(self, request: Any, result: Any) -> Any:
         call = request.tool_call
@@ -245,11 +234,9 @@ class TranscriptRecorder(AgentMiddleware):
         return result
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        self._before_tool(request)
         return self._after_tool(request, handler(request))
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        self._before_tool(request)
         return self._after_tool(request, await handler(request))
 
 
@@ -278,8 +265,12 @@ class AgentSession:
                                            max_steps=max_steps, events=self.events)
         self.recorder.system_prompt = system_prompt
         self.recorder.tool_schemas = [tool_schema(t) for t in self.tools]
+        # Pausing before every tools step lets a run stop cleanly between steps: a cancel, or a scripted
+        # interruption that leaves the step's tool calls without results (dangling), as a user's Stop does.
         self.agent = create_agent(model, self.tools, system_prompt=system_prompt,
-                                  middleware=[*self.layers, self.recorder], checkpointer=InMemorySaver())
+                                  middleware=[*self.layers, self.recorder], checkpointer=InMemorySaver(),
+                                  interrupt_before=["tools"])
+        self.cancel = cancel
         self._turns = 0
         self.outcome = "not started"
         self.final_state: dict[str, Any] = {}
@@ -293,20 +284,27 @@ class AgentSession:
         human = HumanMessage(content=text, id=message_id or stable_id(f"{self.recorder.id_prefix}human", self._turns, text))
         self._turns += 1
         self.recorder.add_human(human)
-        self.recorder.interrupt_at_step = interrupt_at_step
         cfg = {"configurable": {"thread_id": self.thread_id}, "recursion_limit": RECURSION_LIMIT}
+        payload: dict[str, Any] | None = {"messages": [human]}
         try:
             with recording(self.events):
-                self.final_state = self.agent.invoke({"messages": [human]}, cfg)
-            self.outcome = "done"
+                while True:
+                    self.final_state = self.agent.invoke(payload, cfg)
+                    if not self.agent.get_state(cfg).next:
+                        self.outcome = "done"
+                        break
+                    # paused before the tools of step `self.steps`
+                    if interrupt_at_step is not None and self.steps == interrupt_at_step:
+                        self.outcome = "interrupted"
+                        break
+                    if self.cancel is not None and self.cancel.cancelled:
+                        self.outcome = "cancelled"
+                        break
+                    payload = None  # resume: run the tools, then the next model call
         except RunCancelled:
             self.outcome = "cancelled"
-        except RunInterrupted:
-            self.outcome = "interrupted"
         except StepLimitReached:
             self.outcome = "step limit"
-        finally:
-            self.recorder.interrupt_at_step = None
         return self.outcome
 
     def state_values(self) -> dict[str, Any]:
@@ -449,6 +447,77 @@ def run_live(target: str, *, task: str | None = None, config: EngineConfig | Non
                       error=error)
 
 
+# -- running in the background (the dashboard polls a handle) ------------------------------------
+class LiveRunHandle:
+    """A live run on a worker thread: poll `snapshot()`, `cancel()` it, read `result` when `done`."""
+
+    def __init__(self, target: str, **kwargs: Any) -> None:
+        self.target = target
+        self.kwargs = kwargs
+        self.cancel_token = CancelToken()
+        self.latest: StepProgress | None = None
+        self.subagent_steps = 0
+        self.event_count = 0
+        self.result: LiveResult | None = None
+        self.error: str | None = None
+        self.saved: list[str] = []  # set by whoever saves the result
+        self._lock = threading.Lock()
+        self._worker = threading.Thread(target=self._work, name=f"ctxi-live-{target}", daemon=True)
+
+    def start(self) -> LiveRunHandle:
+        self._worker.start()
+        return self
+
+    def _on_step(self, p: StepProgress) -> None:
+        with self._lock:
+            self.event_count += len(p.events)
+            if p.agent == "main":
+                self.latest = p
+            else:
+                self.subagent_steps += 1
+
+    def _work(self) -> None:
+        try:
+            self.result = run_live(self.target, on_step=self._on_step, cancel=self.cancel_token, **self.kwargs)
+        except ContextInspectorError as exc:
+            self.error = str(exc)
+        except Exception as exc:  # shown to the user in one line; keys redacted
+            self.error = f"{exc.__class__.__name__}: {redact_secrets(str(exc))[:300]}"
+
+    @property
+    def done(self) -> bool:
+        return not self._worker.is_alive() and (self.result is not None or self.error is not None)
+
+    def cancel(self) -> None:
+        self.cancel_token.cancel()
+
+    def wait(self, timeout_s: float | None = None) -> bool:
+        self._worker.join(timeout_s)
+        return self.done
+
+    def snapshot(self) -> dict[str, Any]:
+        """Plain values for a progress display: steps, tokens against the window, the last action."""
+        with self._lock:
+            p = self.latest
+            return {
+                "step": p.step if p else 0,
+                "max_steps": p.max_steps if p else None,
+                "view_tokens": p.view_tokens if p else 0,
+                "raw_tokens": p.raw_tokens if p else 0,
+                "window_tokens": p.window_tokens if p else 0,
+                "action": p.action if p else "starting",
+                "subagent_steps": self.subagent_steps,
+                "events": self.event_count,
+                "cancelling": self.cancel_token.cancelled,
+                "done": self.done,
+            }
+
+
+def start_live(target: str, **kwargs: Any) -> LiveRunHandle:
+    """Start `run_live(target, **kwargs)` on a worker thread."""
+    return LiveRunHandle(target, **kwargs).start()
+
+
 # -- saving ------------------------------------------------------------------------------------
 def default_threads_dir() -> Path:
     """Where live runs are saved when no Workspace module is available: CTXI_WORKSPACE or ~/.context-inspector."""
@@ -491,7 +560,7 @@ def resolve_config(config_path: str | None, preset_name: str | None, default_pre
 
 
 __all__ = [
-    "AgentSession", "CancelToken", "LiveResult", "LiveRunError", "RunCancelled", "RunInterrupted",
+    "AgentSession", "CancelToken", "LiveRunHandle", "start_live", "LiveResult", "LiveRunError", "RunCancelled",
     "StepLimitReached", "StepProgress", "TranscriptRecorder", "default_threads_dir", "describe_action",
     "init_real_model", "is_model_target", "redact_secrets", "resolve_config", "run_live", "save_thread",
 ]

@@ -138,12 +138,8 @@ class Toolbox:
         outcome = session.send(prompt)
         transcript = session.thread(model_name=None, title=description)
         last = next((m for m in reversed(transcript.messages) if m.type == "ai" and str(m.content).strip()), None)
-        if outcome == "cancelled":
-            from engine.live import RunCancelled
-
-            with self._lock:
-                self._subagents[tool_call_id] = transcript
-            raise RunCancelled()
+        if outcome == "cancelled":  # DeerFlow's text; the parent stops at its next model call
+            return "Task cancelled by user.", transcript
         if last is None:
             return "Task failed. Error: the sub-agent returned no answer", transcript
         return f"Task Succeeded. Result: {last.content}", transcript

@@ -1,0 +1,152 @@
+"""The Threads page's Run panel: run a scenario agent or a real model live, watch it, keep the thread.
+
+The run happens on a worker thread (`engine.live.start_live`); this script polls its handle and
+redraws a progress bar per step and a token gauge (the view against the window). Cancel keeps
+what ran so far. The result is saved in the workspace and opened as the current thread.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import streamlit as st
+
+from engine.config import PRESETS, EngineConfig, preset
+from engine.formats.native import dumps
+from engine.live import LiveRunHandle, save_thread, start_live
+from engine.scenarios import get_scenario, scenario_names
+from engine.workspace import Workspace
+from ui.text import escape_md
+
+HANDLE_KEY = "run_handle"
+POLL_S = 0.25
+CURRENT = "current settings"
+
+
+def _workspace() -> Workspace:
+    return Workspace()
+
+
+def _config(choice: str) -> EngineConfig | None:
+    if choice == CURRENT:
+        current = st.session_state.get("config")
+        return current if isinstance(current, EngineConfig) else None
+    return preset(choice)
+
+
+def _open_thread_bytes(name: str, data: bytes) -> None:
+    """Make a thread the dashboard's current one (as an upload, the dashboard's in-session source)."""
+    from ui import session
+
+    key = session.add_upload(session.Upload(name, data, None))
+    session.select_thread(key)
+
+
+def _finish(handle: LiveRunHandle) -> None:
+    """Save the result (and any earlier thread of the same run) once, then open it."""
+    if handle.saved or handle.result is None:
+        return
+    ws = _workspace()
+    for earlier in handle.result.related:
+        handle.saved.append(save_thread(earlier, ws))
+    thread = handle.result.thread
+    handle.saved.append(save_thread(thread, ws))
+    _open_thread_bytes(f"{thread.thread_id}.json", dumps(thread).encode("utf-8"))
+
+
+def _progress(handle: LiveRunHandle, total: int) -> None:
+    bar = st.empty()
+    gauge = st.empty()
+    info = st.empty()
+    while True:
+        snap = handle.snapshot()
+        step = snap["step"]
+        frac = min(1.0, step / total) if total else 0.0
+        bar.progress(frac, text=f"Step {step}/{total} · {escape_md(str(snap['action']), limit=80)}")
+        window = snap["window_tokens"] or 1
+        gauge.progress(min(1.0, snap["view_tokens"] / window),
+                       text=f"Context: {snap['view_tokens']:,} / {snap['window_tokens']:,} tokens in the view "
+                            f"· {snap['raw_tokens']:,} raw")
+        info.caption(f"{snap['events']} layer events · {snap['subagent_steps']} sub-agent steps"
+                     + (" · cancelling…" if snap["cancelling"] else ""))
+        if snap["done"]:
+            return
+        time.sleep(POLL_S)
+
+
+def _saved_runs() -> None:
+    ws = _workspace()
+    try:
+        refs = ws.list_threads()
+    except Exception as exc:  # a broken file in the workspace must not break the page
+        st.caption(f"Saved runs unavailable: {escape_md(str(exc), limit=200)}")
+        return
+    if not refs:
+        return
+    with st.expander(f"Saved runs in {escape_md(str(ws.root))} ({len(refs)})"):
+        labels = {r.thread_id: f"{r.title or r.thread_id} ({r.messages} messages)" for r in refs}
+        pick = st.selectbox("Saved run", list(labels), format_func=lambda t: labels[t], key="run_saved_pick")
+        if st.button("Open saved run", key="run_saved_open"):
+            path = ws.thread_path(pick)
+            _open_thread_bytes(path.name, path.read_bytes())
+            st.rerun()
+
+
+def render_run_panel() -> None:
+    """Choose a scenario or `provider:model`, a config, start; progress per step; cancel keeps the run."""
+    handle: LiveRunHandle | None = st.session_state.get(HANDLE_KEY)
+    running = handle is not None and not handle.done
+    kind = st.radio("Agent", ["Scenario (offline)", "Real model"], horizontal=True, key="run_kind", disabled=running)
+    kwargs: dict[str, Any] = {}
+    if kind == "Scenario (offline)":
+        name = st.selectbox("Scenario", scenario_names(), key="run_scenario", disabled=running,
+                            format_func=lambda n: f"{n} — {get_scenario(n).title}")
+        scenario = get_scenario(name)
+        st.caption(escape_md(scenario.teaches))
+        cols = st.columns(2)
+        steps = int(cols[0].number_input("Steps (model calls)", min_value=2, max_value=400,
+                                         value=scenario.default_steps, key=f"run_steps_{name}", disabled=running))
+        seed = int(cols[1].number_input("Seed", min_value=0, max_value=1_000_000, value=0, key="run_seed",
+                                        disabled=running))
+        target, default_preset = name, scenario.preset
+        kwargs.update(steps=steps, seed=seed)
+    else:
+        target = st.text_input("Model (provider:model)", placeholder="openai:gpt-4o-mini", key="run_model",
+                               disabled=running).strip()
+        task = st.text_area("Task", key="run_task", disabled=running,
+                            placeholder="Explore /project and explain how invoice totals are computed.")
+        steps = int(st.number_input("Maximum steps", min_value=1, max_value=200, value=30, key="run_max_steps",
+                                    disabled=running))
+        st.caption("The API key is read from the provider's environment variable (e.g. OPENAI_API_KEY); it is "
+                   "never stored, logged or shown. The agent works on the bundled sample project.")
+        default_preset = "deepagents"
+        kwargs.update(steps=steps, task=task)
+    options = [default_preset, *[p for p in PRESETS if p != default_preset], CURRENT]
+    choice = st.selectbox("Config", options, key="run_config", disabled=running,
+                          help="The layers the live agent runs with (a preset, or the sidebar's current settings).")
+    cols = st.columns([1, 1, 4])
+    start = cols[0].button("Start", type="primary", key="run_start", disabled=running)
+    if running and cols[1].button("Cancel", key="run_cancel"):
+        handle.cancel()  # type: ignore[union-attr]
+    if start:
+        if kind == "Real model" and (":" not in target or not kwargs.get("task")):
+            st.error("Give a model as provider:model and a task.")
+        else:
+            handle = start_live(target, config=_config(choice), **kwargs)
+            st.session_state[HANDLE_KEY] = handle
+    if handle is not None:
+        _progress(handle, steps)
+        if handle.error:
+            st.error(f"The run failed: {escape_md(handle.error, limit=300)}")
+        elif handle.result is not None:
+            first = not handle.saved
+            _finish(handle)
+            result = handle.result
+            verb = "Cancelled" if result.cancelled else "Finished"
+            st.success(f"{verb} after {result.steps} steps: {len(result.thread.messages)} messages, "
+                       f"{len(result.thread.subagents)} sub-agent transcripts. Saved to "
+                       f"{escape_md(handle.saved[-1])} and opened.")
+            if first:
+                st.rerun()
+    _saved_runs()
