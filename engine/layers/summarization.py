@@ -1,0 +1,793 @@
+"""L2 summarization: LangChain's trigger/keep/cutoff/trim semantics in two modes.
+
+- `state` (LangChain, DeerFlow): `before_model` replaces the history by a summary message plus the
+  kept tail, exactly like `langchain.agents.middleware.SummarizationMiddleware`.
+- `view` (Deep Agents): `wrap_model_call` leaves `messages` untouched, records a private
+  `_summarization_event` and sends `[summary, *messages[cutoff:]]`; the summarized messages are
+  appended to `{history_dir}/{session}.md` in the virtual filesystem.
+
+Both modes have the context-overflow fallback: a request (system + messages + tools) above the
+window is summarized even below the trigger, and the trailing tool batch is clipped.
+The rules (trigger, cutoff, trim, prompt, event projection) are pure functions next to the hooks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import operator
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Literal, NotRequired
+
+from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT
+from langchain.agents.middleware.types import (
+    AgentState,
+    ExtendedModelResponse,
+    ModelResponse,
+    PrivateStateAttr,
+)
+from langchain_core.exceptions import ContextOverflowError
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
+from langchain_core.messages.utils import get_buffer_string, trim_messages
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.types import Command
+
+from engine.config import AllOf, ContextSize, EngineConfig, SummarizationConfig
+from engine.errors import ConfigError
+from engine.kinds import mark, message_kind
+from engine.layers.base import ContextLayer, LayerContext
+from engine.layers.filesystem import offload_to_stub, result_text
+from engine.summarizers import Summarizer, make_summarizer
+from engine.thread import stable_id
+from engine.tokens import TokenCounter, message_text
+from engine.vfs import VirtualFilesystem
+
+Mode = Literal["state", "view"]
+Threshold = tuple[str, int | float]
+Clause = tuple[Threshold, ...]
+
+DEFAULT_KEEP: Threshold = ("messages", 20)
+DEFAULT_TRIM_TOKENS = 4000
+FALLBACK_MESSAGE_COUNT = 15  # LangChain summarizes the last 15 messages when trimming fails
+INPUT_BUDGET_FRACTION = 0.95  # Deep Agents' extra trigger: 95 % of the window minus the output budget
+READ_FILE_CLIP_CHARS = 4000
+OVERFLOW_CLIP_TOKENS = 5000  # Deep Agents' tail-clip floor when `keep` is message based
+EVENT_KEY = "_summarization_event"
+
+STATE_SUMMARY_TEMPLATE = "Here is a summary of the conversation to date:\n\n{summary}"
+VIEW_SUMMARY_TEMPLATE = """You are in the middle of a conversation that has been summarized.
+
+The full conversation history has been saved to {file_path} should you need to refer back to it for details.
+
+A condensed summary follows:
+
+<summary>
+{summary}
+</summary>"""
+NO_HISTORY = "No previous conversation history."
+TOO_LONG = "Previous conversation was too long to summarize."
+
+# Providers whose messages carry a `model_provider` different from the model's `ls_provider`.
+_PROVIDER_ALIASES: dict[str, frozenset[str]] = {
+    "amazon_bedrock": frozenset({"bedrock", "bedrock_converse"}),
+    "openai-mantle": frozenset({"openai"}),
+    "anthropic-mantle": frozenset({"anthropic"}),
+}
+_PROFILE_REQUIRED = (
+    "Model profile information is required to use fractional token limits, and is unavailable for the "
+    "specified model. Please use absolute token counts instead, or pass window_tokens= (or a model with "
+    'profile={"max_input_tokens": ...}).'
+)
+
+
+class ThresholdError(ConfigError, ValueError):
+    """A bad trigger or keep value; LangChain's wording, and a ValueError like LangChain's."""
+
+
+class SummarizationState(AgentState):
+    """Agent state plus the private view-mode event (Deep Agents' key)."""
+
+    _summarization_event: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
+
+
+# -- thresholds ------------------------------------------------------------------------------
+def validate_threshold(kind: Any, value: Any, param: str) -> Threshold:
+    if kind == "fraction":
+        if not 0 < value <= 1:
+            raise ThresholdError(f"Fractional {param} values must be between 0 and 1, got {value}.")
+    elif kind in ("tokens", "messages"):
+        if value <= 0:
+            raise ThresholdError(f"{param} thresholds must be greater than 0, got {value}.")
+    else:
+        raise ThresholdError(f"Unsupported context size type {kind} for {param}.")
+    return (kind, value)
+
+
+def _pair(size: tuple[Any, ...], param: str) -> Threshold:
+    if len(size) != 2:
+        raise ThresholdError(f"Unsupported context size type {size!r} for {param}.")
+    return validate_threshold(size[0], size[1], param)
+
+
+def _mapping_clause(m: Mapping[str, Any]) -> Clause:
+    if not m:
+        raise ThresholdError("trigger clause must specify at least one of 'tokens', 'messages', 'fraction'")
+    out: list[Threshold] = []
+    for k, v in m.items():
+        if k not in ("tokens", "messages", "fraction"):
+            raise ThresholdError(f"Unsupported trigger metric: {k!r}")
+        if isinstance(v, bool):
+            raise ThresholdError(f"{k} trigger value must be numeric, got {v!r}")
+        if k == "fraction" and not isinstance(v, (int, float)):
+            raise ThresholdError(f"Fraction trigger values must be numeric, got {v!r}")
+        if k != "fraction" and not isinstance(v, int):
+            raise ThresholdError(f"{k} trigger values must be integers, got {v!r}")
+        out.append(validate_threshold(k, v, "trigger"))
+    return tuple(out)
+
+
+def _clause(item: Any) -> Clause:
+    if isinstance(item, ContextSize):
+        return (item.to_tuple(),)
+    if isinstance(item, AllOf):
+        return tuple(c.to_tuple() for c in item.all)
+    if isinstance(item, Mapping):
+        return _mapping_clause(item)
+    if isinstance(item, tuple):
+        return (_pair(item, "trigger"),)
+    raise TypeError(f"Unsupported trigger item type: {type(item)}")
+
+
+def normalize_trigger(trigger: Any) -> tuple[Clause, ...]:
+    """LangChain's rule: a tuple is one threshold, a dict is an AND clause, a list is OR; None never fires."""
+    if trigger is None:
+        return ()
+    if isinstance(trigger, str):  # the CLI's "tokens:30000,messages:50&fraction:0.5"
+        trigger = SummarizationConfig.model_validate({"trigger": trigger}).trigger or ()
+    if isinstance(trigger, (list, tuple)) and not (len(trigger) == 2 and isinstance(trigger[0], str)):
+        return tuple(_clause(item) for item in trigger)
+    return (_clause(trigger),)
+
+
+def normalize_keep(keep: Any) -> Threshold:
+    if isinstance(keep, ContextSize):
+        return keep.to_tuple()
+    if not isinstance(keep, tuple):
+        raise ThresholdError(f"Unsupported context size type {keep!r} for keep.")
+    return _pair(keep, "keep")
+
+
+def clause_label(clause: Clause) -> str:
+    return "&".join(f"{kind}:{value}" for kind, value in clause)
+
+
+def fraction_threshold(window: int, fraction: float) -> int:
+    return max(1, int(window * fraction))
+
+
+def fired_clause(clauses: Sequence[Clause], *, message_count: int, total_tokens: int, window: int | None,
+                 reported_tokens: int | None = None) -> str | None:
+    """The label of the first clause whose thresholds are all met (`>=`), else None."""
+    def reached(threshold: int) -> bool:
+        return total_tokens >= threshold or (reported_tokens is not None and reported_tokens >= threshold)
+
+    for clause in clauses:
+        met = True
+        for kind, value in clause:
+            if kind == "messages":
+                met = message_count >= value
+            elif kind == "tokens":
+                met = reached(int(value))
+            else:  # no window at runtime fails only this clause, as in LangChain
+                met = window is not None and reached(fraction_threshold(window, float(value)))
+            if not met:
+                break
+        if met:
+            return clause_label(clause)
+    return None
+
+
+# -- cutoff ----------------------------------------------------------------------------------
+def find_safe_cutoff_point(messages: Sequence[BaseMessage], cutoff: int) -> int:
+    """Never split an AI message from its tool results: a cut on results moves back to their AI message."""
+    if cutoff >= len(messages) or not isinstance(messages[cutoff], ToolMessage):
+        return cutoff
+    call_ids: set[str] = set()
+    end = cutoff
+    while end < len(messages) and isinstance(messages[end], ToolMessage):
+        if messages[end].tool_call_id:  # type: ignore[attr-defined]
+            call_ids.add(messages[end].tool_call_id)  # type: ignore[attr-defined]
+        end += 1
+    for i in range(cutoff - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, AIMessage) and m.tool_calls and call_ids & {tc.get("id") for tc in m.tool_calls if tc.get("id")}:
+            return i
+    return end  # orphan results: move forward past them
+
+
+def message_cutoff(messages: Sequence[BaseMessage], keep_messages: int) -> int:
+    if len(messages) <= keep_messages:
+        return 0
+    return find_safe_cutoff_point(messages, len(messages) - keep_messages)
+
+
+def token_cutoff(messages: Sequence[BaseMessage], target_tokens: int, counter: Callable[..., int]) -> int:
+    """The earliest index whose suffix fits `target_tokens` (LangChain's binary search), made safe."""
+    if not messages:
+        return 0
+    target = max(1, target_tokens)
+    if counter(messages) <= target:
+        return 0
+    left, right = 0, len(messages)
+    candidate = len(messages)
+    for _ in range(len(messages).bit_length() + 1):
+        if left >= right:
+            break
+        mid = (left + right) // 2
+        if counter(messages[mid:]) <= target:
+            candidate = right = mid
+        else:
+            left = mid + 1
+    if candidate == len(messages):
+        candidate = left
+    if candidate >= len(messages):
+        if len(messages) == 1:
+            return 0
+        candidate = len(messages) - 1
+    return find_safe_cutoff_point(messages, candidate)
+
+
+def cutoff_for_keep(messages: Sequence[BaseMessage], keep: Threshold, counter: Callable[..., int],
+                    window: int | None) -> int:
+    kind, value = keep
+    if kind == "tokens":
+        return token_cutoff(messages, int(value), counter)
+    if kind == "fraction":
+        if window is None:  # LangChain's safety net: fall back to 20 messages
+            return message_cutoff(messages, DEFAULT_KEEP[1])  # type: ignore[arg-type]
+        return token_cutoff(messages, int(window * value), counter)
+    return message_cutoff(messages, int(value))
+
+
+# -- summary input ---------------------------------------------------------------------------
+def _fresh_counter(counter: Callable[..., int], originals: Sequence[BaseMessage]) -> Callable[[list[BaseMessage]], int]:
+    """The counter for trim_messages, which edits a copied message's content in place while it
+    searches for a partial fit: a per-object count cache would return the stale count."""
+    known = {id(m) for m in originals}
+    invalidate = getattr(counter, "invalidate", None)
+
+    def count(messages: list[BaseMessage]) -> int:
+        if invalidate is not None:
+            for m in messages:
+                if id(m) not in known:
+                    invalidate(m)
+        return counter(messages)
+
+    return count
+
+
+def trim_for_summary(messages: Sequence[BaseMessage], max_tokens: int | None,
+                     counter: Callable[..., int]) -> list[BaseMessage]:
+    """The newest messages within `max_tokens`, starting on a human message (LangChain's trim call)."""
+    if max_tokens is None:
+        return list(messages)
+    try:
+        trimmed = trim_messages(list(messages), max_tokens=max_tokens, token_counter=_fresh_counter(counter, messages),
+                                start_on="human", strategy="last", allow_partial=True, include_system=True)
+    except Exception:  # LangChain falls back to the last 15 messages on any trimming error
+        return list(messages[-FALLBACK_MESSAGE_COUNT:])
+    _fresh_counter(counter, messages)(trimmed)  # forget counts cached for the partial copy mid-search
+    return trimmed
+
+
+def format_prompt(template: str, messages: Sequence[BaseMessage]) -> str:
+    return template.format(messages=get_buffer_string(list(messages), format="xml")).rstrip()
+
+
+def apply_event(messages: Sequence[BaseMessage], event: Mapping[str, Any] | None) -> list[BaseMessage]:
+    """Deep Agents' projection: `[summary, *messages[cutoff:]]` once an event exists."""
+    if not event:
+        return list(messages)
+    cutoff = int(event["cutoff_index"])
+    if cutoff > len(messages):
+        return [event["summary_message"]]
+    return [event["summary_message"], *messages[cutoff:]]
+
+
+def state_cutoff(event: Mapping[str, Any] | None, effective_cutoff: int) -> int:
+    """A cutoff on the projected list as a state index (the summary's slot is not a state message)."""
+    if not event:
+        return effective_cutoff
+    return int(event["cutoff_index"]) + effective_cutoff - 1
+
+
+def session_id(thread_id: str) -> str:
+    return "session_" + hashlib.sha256(thread_id.encode("utf-8")).hexdigest()[:32]
+
+
+def summary_id(to_summarize: Sequence[BaseMessage], text: str) -> str:
+    """`summary-{n}-{hash}`: n counts the chain (a summary of a summary is n+1), hash its inputs."""
+    depth = 0
+    for m in to_summarize:
+        if message_kind(m) == "summary":
+            found = re.match(r"summary-(\d+)-", m.id or "")
+            depth = max(depth, int(found.group(1)) if found else 1)
+    return stable_id("summary", depth + 1, ([m.id for m in to_summarize], text))
+
+
+_message_id = operator.attrgetter("id")
+
+
+def _ensure_ids(messages: Sequence[BaseMessage]) -> None:
+    # LangChain assigns uuid4s here; a stable id keeps replays identical.
+    if None not in map(_message_id, messages):  # the common case, checked at C speed
+        return
+    for i, m in enumerate(messages):
+        if m.id is None:
+            m.id = stable_id(f"msg-{m.type}", i, message_text(m))
+
+
+# -- overflow tail clip (Deep Agents' _clip_overflow_tail) -------------------------------------
+def read_file_clip(content: str, path: str) -> str:
+    """A read_file result cut to 4,000 characters: the file itself is already at `path`."""
+    return (content[:READ_FILE_CLIP_CHARS] + "\n\n[Output was truncated due to context window size limits. "
+            f"The full content is at {path}. Use read_file with offset and limit parameters to retrieve specific "
+            f"portions. For example, to read the first 100 lines, call read_file with file_path='{path}', offset=0, limit=100.]")
+
+
+def clip_overflow_tail(preserved: Sequence[BaseMessage], vfs: VirtualFilesystem, *, threshold_tokens: int,
+                       counter: Callable[..., int], step: int | None = None) -> tuple[list[BaseMessage], list[ToolMessage]]:
+    """Clip the trailing tool batch when it holds at least `threshold_tokens`; the replacements keep ids.
+
+    read_file results are cut in place; every other result is offloaded with the filesystem layer's stub.
+    """
+    start = len(preserved)
+    while start > 0 and isinstance(preserved[start - 1], ToolMessage):
+        start -= 1
+    tail = [m for m in preserved[start:] if isinstance(m, ToolMessage)]
+    if not tail or counter(tail) < threshold_tokens:
+        return list(preserved), []
+    calls: dict[str, Any] = {str(tc["id"]): tc for m in preserved if isinstance(m, AIMessage)
+                             for tc in m.tool_calls if tc.get("id")}
+    replacements: list[ToolMessage] = []
+    for m in tail:
+        call = calls.get(m.tool_call_id, {})
+        path = call.get("args", {}).get("file_path") if call.get("name") == "read_file" else None
+        if isinstance(path, str) and path:
+            text = result_text(m)
+            if len(text) > READ_FILE_CLIP_CHARS:
+                replacements.append(mark(m.model_copy(update={"content": read_file_clip(text, path),
+                                                              "additional_kwargs": dict(m.additional_kwargs)}),
+                                         "truncated", path=path))  # type: ignore[arg-type]
+        else:
+            stub, file_path = offload_to_stub(vfs, m, step=step)
+            vfs.entry(file_path).layer = "summarization"  # written by the overflow fallback, not by L0
+            replacements.append(stub)
+    by_id = {r.id: r for r in replacements}
+    return [by_id.get(m.id, m) if i >= start else m for i, m in enumerate(preserved)], replacements
+
+
+# -- the layer -------------------------------------------------------------------------------
+@dataclass
+class _Plan:
+    """What one model call sends, and the state update to return with the response."""
+
+    request: Any
+    update: dict[str, Any] | None = None
+    append_response: bool = False  # state-mode overflow: the response follows the rewritten history
+
+
+@dataclass
+class _Written:
+    text: str
+    prompt: str
+    empty: bool
+
+
+class _RunningCount:
+    """Tokens of a message list, re-using the last list's total when it is a prefix (most steps append)."""
+
+    def __init__(self, counter: Callable[..., int]) -> None:
+        self.counter = counter
+        self.prev: tuple[BaseMessage, ...] = ()
+        self.total = 0
+
+    def __call__(self, messages: Sequence[BaseMessage]) -> int:
+        n = len(self.prev)
+        if n and len(messages) >= n and all(map(operator.is_, self.prev, messages)):
+            total = self.total + (self.counter(messages[n:]) if len(messages) > n else 0)
+        else:
+            total = self.counter(messages)
+        self.prev, self.total = tuple(messages), total
+        return total
+
+
+class _CallableCounter:
+    """A plain `f(messages) -> int` (e.g. count_tokens_approximately) as a TokenCounter."""
+
+    def __init__(self, fn: Callable[..., int]) -> None:
+        self.fn = fn
+        self.name = getattr(fn, "__name__", "custom")
+
+    def __call__(self, messages: Any, **kwargs: Any) -> int:
+        return int(self.fn(list(messages)))
+
+    def count_message(self, message: BaseMessage) -> int:
+        return int(self.fn([message]))
+
+    def count_text(self, text: str) -> int:
+        return int(self.fn([HumanMessage(text)]))
+
+    def count_tools(self, tools: Any) -> int:
+        return 0
+
+
+class SummarizationLayer(ContextLayer):
+    """L2: LangChain's SummarizationMiddleware semantics in `state` mode, Deep Agents' in `view` mode."""
+
+    layer: ClassVar[str] = "summarization"
+    state_schema = SummarizationState
+
+    def __init__(
+        self,
+        context: LayerContext | None = None,
+        *,
+        trigger: Any = None,
+        keep: Any = DEFAULT_KEEP,
+        trim_tokens_to_summarize: int | None = DEFAULT_TRIM_TOKENS,
+        summary_prompt: str | None = None,
+        mode: Mode = "state",
+        summarizer: Any = None,
+        token_counter: TokenCounter | Callable[..., int] | None = None,
+        window_tokens: int | None = None,
+        model: Any = None,
+        overflow_fallback: bool = True,
+        history_dir: str = "/conversation_history",
+        max_output_tokens: int = 0,
+    ) -> None:
+        super().__init__(context)
+        if mode not in ("state", "view"):
+            raise ConfigError(f"mode must be 'state' or 'view', got {mode!r}", key="summarization.mode")
+        self.mode: Mode = mode
+        self.trigger_clauses = normalize_trigger(trigger)
+        self.keep = normalize_keep(keep)
+        self.trim_tokens_to_summarize = trim_tokens_to_summarize
+        self.summary_prompt = summary_prompt if summary_prompt is not None else DEFAULT_SUMMARY_PROMPT
+        try:
+            self.summary_prompt.format(messages="")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ConfigError(f"the prompt may only use the {{messages}} placeholder; double other braces ({exc!r})",
+                              key="summarization.summary_prompt") from None
+        self._counter = (token_counter if token_counter is None or hasattr(token_counter, "count_message")
+                         else _CallableCounter(token_counter))
+        self.model = model
+        self._window = window_tokens
+        self.overflow_fallback = overflow_fallback
+        self.history_dir = history_dir.rstrip("/") or "/"
+        self.max_output_tokens = max_output_tokens
+        spec = summarizer if summarizer is not None else self.context.summarizer
+        self.summarizer: Summarizer = make_summarizer(spec, self.counter)
+        self._state_tokens = _RunningCount(self.counter)
+        self._view_tokens = _RunningCount(self.counter)
+        self._tools_tokens: dict[tuple[int, ...], int] = {}
+        uses_fraction = any(kind == "fraction" for c in self.trigger_clauses for kind, _ in c) or self.keep[0] == "fraction"
+        # state mode runs in before_model, which has no request model to read a profile from
+        if mode == "state" and uses_fraction and self.window_for(None) is None:
+            raise ThresholdError(_PROFILE_REQUIRED)
+
+    @classmethod
+    def from_config(cls, config: EngineConfig, context: LayerContext) -> SummarizationLayer:
+        s = config.summarization
+        return cls(context, trigger=s.trigger, keep=s.keep, trim_tokens_to_summarize=s.trim_tokens_to_summarize,
+                   summary_prompt=s.summary_prompt, mode=s.mode,
+                   summarizer=context.summarizer if context.summarizer is not None else s.summarizer,
+                   overflow_fallback=s.overflow_fallback, history_dir=s.history_dir,
+                   max_output_tokens=config.model.max_output_tokens)
+
+    @property
+    def counter(self) -> TokenCounter:
+        return self._counter if self._counter is not None else self.context.counter  # type: ignore[return-value]
+
+    def window_for(self, model: Any) -> int | None:
+        """The window: explicit, else the run's, else the model profile (a malformed profile counts as none)."""
+        if self._window:
+            return self._window
+        if self.context.window_tokens:
+            return self.context.window_tokens
+        for candidate in (self.model, model):
+            profile = getattr(candidate, "profile", None)
+            if isinstance(profile, Mapping) and isinstance(profile.get("max_input_tokens"), int):
+                return int(profile["max_input_tokens"])
+        return None
+
+    def _reported_tokens(self, messages: Sequence[BaseMessage], model: Any) -> int | None:
+        """The last AI message's reported total, when its provider is the model's (LangChain's rule)."""
+        if model is None:
+            return None
+        last_ai = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+        usage = getattr(last_ai, "usage_metadata", None)
+        if not usage or not usage.get("total_tokens"):
+            return None
+        provider = last_ai.response_metadata.get("model_provider")  # type: ignore[union-attr]
+        try:
+            ls_provider = model._get_ls_params().get("ls_provider")
+        except Exception:
+            return None
+        if not provider or ls_provider is None:
+            return None
+        if provider != ls_provider and provider not in _PROVIDER_ALIASES.get(ls_provider, frozenset()):
+            return None
+        return int(usage["total_tokens"])
+
+    def _fired(self, messages: Sequence[BaseMessage], total: int, model: Any) -> str | None:
+        if not self.trigger_clauses:
+            return None
+        return fired_clause(self.trigger_clauses, message_count=len(messages), total_tokens=total,
+                            window=self.window_for(model), reported_tokens=self._reported_tokens(messages, model))
+
+    # -- summary text ---------------------------------------------------------------------
+    def _write(self, to_summarize: Sequence[BaseMessage]) -> _Written:
+        if not to_summarize:
+            return _Written(NO_HISTORY, "", False)
+        trimmed = trim_for_summary(to_summarize, self.trim_tokens_to_summarize, self.counter)
+        if not trimmed:
+            return _Written(TOO_LONG, "", True)
+        prompt = format_prompt(self.summary_prompt, trimmed)
+        text = self.summarizer(trimmed, prompt_text=prompt)
+        if not isinstance(text, str):
+            raise TypeError(f"`summarizer` must return a str, got {type(text).__name__}.")
+        return _Written(text.strip(), prompt, False)
+
+    def _emit_summary(self, written: _Written, *, trigger: str, to_summarize: Sequence[BaseMessage],
+                      kept: Sequence[BaseMessage], new_list: Sequence[BaseMessage], before_tokens: int,
+                      cutoff: int, summary: HumanMessage, history_path: str | None) -> None:
+        removed = [m.id for m in to_summarize]
+        self.emit("summarize", tokens_before=before_tokens, tokens_after=self.counter(new_list),
+                  message=f"{self.mode}: summarized {len(removed)} messages, kept {len(kept)} ({trigger})",
+                  summary_text=written.text, summary_id=summary.id, removed_ids=removed,
+                  kept_ids=[m.id for m in kept], cutoff_index=cutoff, trigger=trigger, prompt=written.prompt,
+                  history_path=history_path, mode=self.mode)
+        if written.empty:
+            self.emit("summarize_empty", severity="warning", removed_ids=removed,
+                      trim_tokens_to_summarize=self.trim_tokens_to_summarize, summary_text=written.text,
+                      message=(f"trimming to {self.trim_tokens_to_summarize} tokens left no window starting on a "
+                               f"human message: {len(removed)} messages were replaced by {TOO_LONG!r}"))
+
+    def _request_tokens(self, messages: Sequence[BaseMessage], request: Any) -> int:
+        system = getattr(request, "system_message", None)
+        tools = list(getattr(request, "tools", None) or [])
+        key = tuple(id(t) for t in tools)
+        if key not in self._tools_tokens:
+            self._tools_tokens[key] = self.counter.count_tools(tools) if tools else 0
+        return self._view_tokens(messages) + (self.counter.count_message(system) if system else 0) + self._tools_tokens[key]
+
+    def _clip(self, preserved: Sequence[BaseMessage], window: int | None) -> tuple[list[BaseMessage], list[ToolMessage]]:
+        kind, value = self.keep
+        threshold = (int(value) if kind == "tokens" else int(window * value) if kind == "fraction" and window
+                     else OVERFLOW_CLIP_TOKENS)
+        return clip_overflow_tail(preserved, self.vfs, threshold_tokens=threshold, counter=self.counter,
+                                  step=self.current_step())
+
+    def _emit_overflow(self, kind: str, total: int, window: int | None, clipped: Sequence[ToolMessage] = ()) -> None:
+        limit = f"the {window}-token window" if window else "the model's context window"
+        if kind == "overflow_fallback":
+            self.emit(kind, tokens_before=total, message=f"request of {total} tokens exceeds {limit}: "
+                      f"summarizing below the trigger, {len(clipped)} trailing tool results clipped",
+                      window_tokens=window, clipped_ids=[m.id for m in clipped], mode=self.mode)
+        else:
+            self.emit(kind, severity="warning", tokens_before=total, window_tokens=window, mode=self.mode,
+                      message=f"request of {total} tokens still exceeds {limit}")
+
+    # -- state mode -----------------------------------------------------------------------
+    def _state_summary(self, to_summarize: Sequence[BaseMessage]) -> tuple[_Written, HumanMessage]:
+        written = self._write(to_summarize)
+        summary = HumanMessage(content=STATE_SUMMARY_TEMPLATE.format(summary=written.text),
+                               additional_kwargs={"lc_source": "summarization"},
+                               id=summary_id(to_summarize, written.text))
+        return written, summary
+
+    def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        if self.mode != "state":
+            return None
+        messages = state["messages"]
+        _ensure_ids(messages)
+        total = self._state_tokens(messages)
+        trigger = self._fired(messages, total, self.model)
+        if trigger is None:
+            return None
+        cutoff = cutoff_for_keep(messages, self.keep, self.counter, self.window_for(None))
+        if cutoff <= 0:
+            return None
+        to_summarize, kept = messages[:cutoff], messages[cutoff:]
+        written, summary = self._state_summary(to_summarize)
+        self._emit_summary(written, trigger=trigger, to_summarize=to_summarize, kept=kept, new_list=[summary, *kept],
+                           before_tokens=total, cutoff=cutoff, summary=summary, history_path=None)
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), summary, *kept]}
+
+    async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self.before_model(state, runtime)
+
+    def _state_overflow(self, request: Any, forced: bool) -> _Plan:
+        """State mode above the window: summarize now and persist `[summary, *clipped kept, response]`."""
+        view = list(request.messages)
+        window = self.window_for(request.model)
+        total = self._request_tokens(view, request)
+        if window is None or not (forced or total > window):
+            return _Plan(request)
+        state_messages = list((request.state or {}).get("messages", view))
+        # outer layers may rewrite the request one-for-one (argument truncation); persist the state's own messages
+        if [m.id for m in state_messages] != [m.id for m in view]:
+            state_messages = view
+        cutoff = cutoff_for_keep(view, self.keep, self.counter, window)
+        if cutoff <= 0:
+            self._emit_overflow("overflow_unrecovered", total, window)
+            return _Plan(request)
+        kept_state, replacements = self._clip(state_messages[cutoff:], window)
+        by_id = {r.id: r for r in replacements}
+        kept_view = [by_id.get(m.id, m) for m in view[cutoff:]]
+        written, summary = self._state_summary(state_messages[:cutoff])
+        self._emit_overflow("overflow_fallback", total, window, replacements)
+        new_view = [summary, *kept_view]
+        self._emit_summary(written, trigger="overflow", to_summarize=state_messages[:cutoff], kept=kept_view,
+                           new_list=new_view, before_tokens=self.counter(view), cutoff=cutoff, summary=summary,
+                           history_path=None)
+        after = self._request_tokens(new_view, request)
+        if after > window:
+            self._emit_overflow("overflow_unrecovered", after, window)
+        return _Plan(request.override(messages=new_view),
+                     {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), summary, *kept_state]}, append_response=True)
+
+    # -- view mode ------------------------------------------------------------------------
+    def _history_path(self) -> str:
+        thread_id = self.context.thread.thread_id if self.context.thread is not None else _config_thread_id()
+        return f"{self.history_dir.rstrip('/')}/{session_id(thread_id)}.md"
+
+    def _offload_history(self, to_summarize: Sequence[BaseMessage], step: int) -> str | None:
+        # earlier summaries are already in the file as the messages they replaced
+        originals = [m for m in to_summarize if message_kind(m) != "summary"]
+        section = f"## Summarized at step {step}\n\n{get_buffer_string(originals, format='xml')}\n\n"
+        try:
+            path = self._history_path()
+            self.vfs.append(path, section, step=step, layer=self.layer)
+        except Exception as exc:  # Deep Agents goes on without a path when offloading fails
+            self.emit("history_offload_failed", severity="warning", message=f"{type(exc).__name__}: {exc}")
+            return None
+        return path
+
+    def _view_plan(self, request: Any, overflow_error: bool) -> _Plan:
+        state = request.state if isinstance(request.state, Mapping) else {}
+        event = state.get(EVENT_KEY)
+        messages = list(request.messages)
+        _ensure_ids(messages)
+        effective = apply_event(messages, event)
+        total = self._request_tokens(effective, request)
+        window = self.window_for(request.model)
+        unchanged = _Plan(request.override(messages=effective) if event else request)
+        trigger = self._fired(effective, total, self.model if self.model is not None else request.model)
+        overflow = overflow_error or (trigger is None and self.overflow_fallback and window is not None and total > window)
+        if overflow:
+            trigger = "overflow"
+        elif trigger is None and window is not None and total > int(window * INPUT_BUDGET_FRACTION) - self.max_output_tokens:
+            trigger = "input_budget"
+        if trigger is None:
+            return unchanged
+        cutoff = cutoff_for_keep(effective, self.keep, self.counter, window)
+        if cutoff <= 0:
+            if overflow:
+                self._emit_overflow("overflow_unrecovered", total, window)
+            return unchanged
+        to_summarize, preserved = effective[:cutoff], effective[cutoff:]
+        replacements: list[ToolMessage] = []
+        if overflow:
+            preserved, replacements = self._clip(preserved, window)
+            self._emit_overflow("overflow_fallback", total, window, replacements)
+        step = self.current_step()
+        step = step if step is not None else sum(isinstance(m, AIMessage) for m in messages)
+        file_path = self._offload_history(to_summarize, step)
+        written = self._write(to_summarize)
+        text = (VIEW_SUMMARY_TEMPLATE.format(file_path=file_path, summary=written.text) if file_path
+                else STATE_SUMMARY_TEMPLATE.format(summary=written.text))
+        summary = HumanMessage(content=text, additional_kwargs={"lc_source": "summarization"},
+                               id=summary_id(to_summarize, written.text))
+        new_view = [summary, *preserved]
+        self._emit_summary(written, trigger=trigger, to_summarize=to_summarize, kept=preserved, new_list=new_view,
+                           before_tokens=self.counter(effective), cutoff=state_cutoff(event, cutoff),
+                           summary=summary, history_path=file_path)
+        if window is not None and (after := self._request_tokens(new_view, request)) > window:
+            self._emit_overflow("overflow_unrecovered", after, window)
+        update: dict[str, Any] = {EVENT_KEY: {"cutoff_index": state_cutoff(event, cutoff), "summary_message": summary,
+                                              "file_path": file_path, "created_at_index": len(messages)}}
+        if replacements:
+            update["messages"] = replacements  # same ids: the reducer replaces the originals in state
+        return _Plan(request.override(messages=new_view), update)
+
+    # -- wrap_model_call ------------------------------------------------------------------
+    def _plan(self, request: Any, overflow_error: bool = False) -> _Plan:
+        if self.mode == "view":
+            return self._view_plan(request, overflow_error)
+        if not self.overflow_fallback:
+            return _Plan(request)
+        return self._state_overflow(request, forced=overflow_error)
+
+    def _finish(self, plan: _Plan, response: Any) -> Any:
+        if plan.update is None:
+            return response
+        update = dict(plan.update)
+        inner = response.command.update if isinstance(response, ExtendedModelResponse) and response.command else None
+        model_response = response.model_response if isinstance(response, ExtendedModelResponse) else response
+        if plan.append_response:
+            produced = model_response.result if isinstance(model_response, ModelResponse) else [model_response]
+            update["messages"] = [*update["messages"], *produced]
+        if isinstance(inner, dict):  # keep an inner layer's update (create_agent tracks it itself; replay does not)
+            merged_messages = [*inner.get("messages", []), *update.get("messages", [])]
+            update = {**inner, **update}
+            if merged_messages:
+                update["messages"] = merged_messages
+        if not isinstance(model_response, ModelResponse):
+            model_response = ModelResponse(result=[model_response])
+        return ExtendedModelResponse(model_response=model_response, command=Command(update=update))
+
+    def _after_overflow(self, plan: _Plan, request: Any, error: ContextOverflowError) -> _Plan:
+        """The model refused the request as too long: summarize now (once), or re-raise."""
+        retry = self._plan(request, overflow_error=True) if plan.update is None and self.overflow_fallback else plan
+        if retry.update is None or retry is plan:
+            raise error
+        return retry
+
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        plan = self._plan(request)
+        try:
+            return self._finish(plan, handler(plan.request))
+        except ContextOverflowError as error:
+            plan = self._after_overflow(plan, request, error)
+        return self._finish(plan, handler(plan.request))
+
+    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        plan = self._plan(request)
+        try:
+            return self._finish(plan, await handler(plan.request))
+        except ContextOverflowError as error:
+            plan = self._after_overflow(plan, request, error)
+        return self._finish(plan, await handler(plan.request))
+
+
+def _config_thread_id() -> str:
+    """The LangGraph thread id when running inside an agent, else "default"."""
+    try:
+        from langgraph.config import get_config
+
+        thread_id = get_config().get("configurable", {}).get("thread_id")
+    except Exception:
+        return "default"
+    return str(thread_id) if thread_id is not None else "default"
+
+
+__all__ = [
+    "DEFAULT_KEEP",
+    "DEFAULT_TRIM_TOKENS",
+    "EVENT_KEY",
+    "NO_HISTORY",
+    "STATE_SUMMARY_TEMPLATE",
+    "SummarizationLayer",
+    "SummarizationState",
+    "TOO_LONG",
+    "ThresholdError",
+    "VIEW_SUMMARY_TEMPLATE",
+    "apply_event",
+    "clause_label",
+    "clip_overflow_tail",
+    "cutoff_for_keep",
+    "find_safe_cutoff_point",
+    "fired_clause",
+    "format_prompt",
+    "message_cutoff",
+    "normalize_keep",
+    "normalize_trigger",
+    "read_file_clip",
+    "session_id",
+    "state_cutoff",
+    "summary_id",
+    "token_cutoff",
+    "trim_for_summary",
+]
