@@ -1,0 +1,101 @@
+"""`ctxi inspect FILE`: what a thread holds and how many tokens each model call was sent."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from engine.formats import FORMATS, list_threads, load_thread
+from engine.inspect import inspect_thread
+from engine.tokens import COUNTERS, DEFAULT_COUNTER, get_counter
+
+NAME = "inspect"
+HELP = "Show a thread's format, messages, tool calls, sub-agents, compactions and tokens per step."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="thread file or LangGraph SQLite database")
+    parser.add_argument("--format", choices=FORMATS, help="skip auto-detection and read FILE as this format")
+    parser.add_argument("--thread", metavar="ID", help="thread id inside a multi-thread file (see --list)")
+    parser.add_argument("--list", action="store_true", help="list the threads FILE holds instead")
+    parser.add_argument("--json", action="store_true", help="print the documented JSON object (docs/inspect-json.md)")
+    parser.add_argument("--counter", choices=COUNTERS, default=DEFAULT_COUNTER, help="token counter (default %(default)s)")
+    parser.add_argument("--max-bytes", type=int, metavar="N", help="refuse files larger than N bytes (default 512 MiB)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.list:
+        refs = list_threads(args.file, format=args.format, max_bytes=args.max_bytes)
+        if args.json:
+            _print_json([{"thread_id": r.thread_id, "title": r.title, "messages": r.messages} for r in refs])
+        else:
+            print(_list_text(refs))
+        return 0
+    thread = load_thread(args.file, format=args.format, thread_id=args.thread, max_bytes=args.max_bytes)
+    report = inspect_thread(thread, get_counter(args.counter))
+    if args.json:
+        _print_json(report)
+    else:
+        print(render_text(report, file=args.file))
+    return 0
+
+
+def _print_json(value: Any) -> None:
+    json.dump(value, sys.stdout, ensure_ascii=False, indent=2)
+    sys.stdout.write("\n")
+
+
+def _list_text(refs: list[Any]) -> str:
+    width = max((len(r.thread_id) for r in refs), default=9)
+    lines = [f"{'thread id':<{width}}  {'messages':>8}  title"]
+    for r in refs:
+        count = "" if r.messages is None else f"{r.messages:,}"
+        lines.append(f"{r.thread_id:<{width}}  {count:>8}  {r.title or ''}")
+    return "\n".join(lines)
+
+
+def _counts(items: dict[str, int], limit: int = 8) -> str:
+    shown = [f"{k} {v:,}" for k, v in list(items.items())[:limit]]
+    if len(items) > limit:
+        shown.append(f"+{len(items) - limit} more")
+    return ", ".join(shown)
+
+
+def render_text(report: dict[str, Any], *, file: str) -> str:
+    """The inspect object as a short readable report."""
+    tokens = report["tokens"]
+    window = f" (window {report['max_input_tokens']:,})" if report.get("max_input_tokens") else ""
+    lines = [
+        f"file:        {file}",
+        f"format:      {report['format']}",
+        f"thread:      {report['thread_id']}" + (f"  {report['title']}" if report.get("title") else ""),
+        f"model:       {report.get('model') or 'unknown'}{window}",
+        f"messages:    {report['messages']:,}  ({_counts(report['by_role'])})",
+        f"tool calls:  {report['tool_calls']['count']:,}"
+        + (f"  ({_counts(report['tool_calls']['by_name'])})" if report["tool_calls"]["count"] else ""),
+        f"sub-agents:  {len(report['subagents'])}",
+    ]
+    for sub in report["subagents"]:
+        lines.append(f"  {sub['tool_call_id']}  {sub['messages']:,} messages, {sub['tokens']:,} tokens")
+    lines.append(f"recorded compactions: {len(report['recorded_compactions'])}")
+    for c in report["recorded_compactions"]:
+        pre = f"{c['pre_tokens']:,}" if c["pre_tokens"] is not None else "?"
+        lines.append(f"  before message {c['index']}: trigger {c['trigger'] or '?'}, {pre} tokens before, "
+                     f"summary {c['summary_tokens']:,} tokens")
+    peak_at = f" at step {tokens['peak_step']}" if tokens["peak_step"] is not None else " (after the last message)"
+    lines.append(f"tokens ({tokens['counter']}): total {tokens['total']:,}, peak context {tokens['peak']:,}{peak_at}")
+    by_category = {k: v for k, v in sorted(tokens["by_category"].items(), key=lambda kv: -kv[1]) if v}
+    lines.append(f"  by category: {_counts(by_category, limit=12)}")
+    steps = report["steps"]
+    recorded = [s for s in steps if s["recorded_input_tokens"] is not None]
+    lines.append(f"steps:       {len(steps):,} model calls, {len(recorded):,} with recorded usage")
+    if recorded:
+        top = max(recorded, key=lambda s: s["recorded_input_tokens"])
+        lines.append(f"  largest recorded input: {top['recorded_input_tokens']:,} tokens at step {top['step']} "
+                     f"(counted here: {top['context_tokens']:,}; the rest is the system prompt and tools)")
+    lines.append("largest messages:")
+    for m in report["largest_messages"]:
+        lines.append(f"  #{m['index']:<5} {m['role']:<6} {m['tokens']:>8,}  {m['id'] or ''}")
+    return "\n".join(lines)

@@ -1,0 +1,532 @@
+"""Claude Code session JSONL (`~/.claude/projects/<project>/<sessionId>.jsonl`) and its sub-agent files.
+
+One record per line. Only `user` and `assistant` records carry a `message` (Anthropic Messages
+shape); a response is streamed as several `assistant` records sharing one `message.id`, one content
+block each, every one repeating `message.usage`. We merge them into one AIMessage placed where the
+first of them was: parallel tool calls interleave with their results
+(`AI(x, call A)`, `result A`, `AI(x, call B)`, `result B`), and the model saw `AI(x, A+B)` first.
+
+Order is **file order**, not a walk of the `parentUuid` DAG: parallel tool calls make every
+assistant record a fork (the next call and the previous call's result share a parent), so following
+one chain back from the last record would drop tool results the model did see.
+
+Message representation (what the token counter then sees):
+- assistant: text-only replies are a string; with thinking, a block list of `thinking` and `text`
+  blocks (thinking stays in context: Claude Opus 4.5+ keeps earlier thinking). `tool_use` blocks
+  become `tool_calls` only, so their arguments are counted once.
+- tool results: one ToolMessage per `tool_result` block; text blocks are joined into one string, a
+  block list is kept only when it holds images. `is_error` gives status "error".
+- a `system` `compact_boundary` plus the `isCompactSummary` user record is a RecordedCompaction,
+  not a message. `progress`, snapshots, queue operations and other system records are skipped.
+- hook output Claude Code sent to the model but kept only in the compaction call's file
+  (`isMeta` `<system-reminder>` messages) is put back after the tool results it followed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.formats.source import Source, ThreadRef
+from engine.thread import RecordedCompaction, RecordedUsage, Thread
+
+FORMAT = "claude_code"
+# Claude Code's default window for Claude models (a "[1m]" model suffix selects the 1M beta).
+CLAUDE_WINDOW_TOKENS = 200_000
+TITLE_CHARS = 80
+SYNTHETIC_MODEL = "<synthetic>"
+SNIFF_LINES = 20
+SNIFF_BYTES = 4 * 1024 * 1024
+
+Record = dict[str, Any]
+
+
+# -- reading -----------------------------------------------------------------------------------
+@dataclass
+class Lines:
+    """A session file's records as `(line, record)` pairs, and what was set aside unparsed."""
+
+    rows: list[tuple[int, Record]]
+    unfinished: int | None = None
+    ignored_progress: int = 0
+
+
+def read_records(source: Source) -> Lines:
+    """The records of a JSONL file, and the number of an unfinished last line that was skipped.
+
+    A session that is still being written can end in half a line; that line is dropped (and
+    reported) rather than refusing the whole session. A bad line anywhere else is an error.
+    Lines split on "\\n" only: Claude Code writes U+2028 and friends raw inside strings, where
+    `str.splitlines()` would cut a record in two. Work stays on bytes until a line is parsed.
+    """
+    bom = 3 if source.data.startswith(b"\xef\xbb\xbf") else 0
+    data = source.data[bom:]
+    if not data.strip():
+        raise ThreadLoadError("file is empty", path=source.label, format=FORMAT)
+    if b"\x00" in data[:8192]:
+        raise ThreadLoadError("file is binary, not text (NUL bytes found)", path=source.label, format=FORMAT)
+    lines = data.split(b"\n")
+    last = len(lines)
+    while last > 0 and not lines[last - 1].strip():
+        last -= 1
+    unfinished = last if last and not data.rstrip(b"\r").endswith(b"\n") else None
+    rows: list[tuple[int, Record]] = []
+    ignored = 0
+    offset = bom  # of the current line, for a file-wide byte offset in UTF-8 errors
+    for n, raw in enumerate(lines[:last], start=1):
+        start, offset = offset, offset + len(raw) + 1
+        if not raw or raw.isspace():
+            continue
+        if _PROGRESS in raw and (_HOOK_PROGRESS in raw or _BASH_PROGRESS in raw):
+            ignored += 1
+            continue
+        try:
+            value = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise ThreadLoadError(f"not UTF-8 text (invalid byte at offset {start + exc.start})", path=source.label,
+                                  format=FORMAT, location=f"line {n}") from None
+        except json.JSONDecodeError as exc:
+            if n == unfinished and n > 1:
+                return Lines(rows, n, ignored)
+            raise ThreadLoadError(f"invalid JSON on this line ({exc.msg})", path=source.label, format=FORMAT,
+                                  location=f"line {n}, column {exc.colno}") from None
+        except ValueError as exc:  # an integer literal above Python's digit limit
+            raise ThreadLoadError(f"invalid JSON on this line ({exc})", path=source.label, format=FORMAT,
+                                  location=f"line {n}") from None
+        except RecursionError:
+            raise ThreadLoadError("JSON is nested too deeply", path=source.label, format=FORMAT,
+                                  location=f"line {n}") from None
+        if not isinstance(value, dict):
+            raise ThreadLoadError(f"expected a JSON object, got {type(value).__name__}", path=source.label,
+                                  format=FORMAT, location=f"line {n}")
+        rows.append((n, value))
+    return Lines(rows, None, ignored)
+
+
+# Hook and bash progress records are about half the lines of a session and never needed: they are
+# recognised without parsing. The quotes in these markers are JSON syntax, never string content
+# (inside a string every quote is escaped), so no message can be mistaken for one.
+_PROGRESS = b'"type":"progress","data":{"type":"'
+_HOOK_PROGRESS = _PROGRESS + b'hook_progress"'
+_BASH_PROGRESS = _PROGRESS + b'bash_progress"'
+
+
+def _head(source: Source, limit: int) -> list[Any]:
+    """The first parseable lines, up to the first bad one (a live session may end mid-line)."""
+    out: list[Any] = []
+    data, start = source.data, 0
+    if data.startswith(b"\xef\xbb\xbf"):
+        start = 3
+    while len(out) < limit and start < min(len(data), SNIFF_BYTES):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        line = data[start:end].decode("utf-8", "replace")
+        start = end + 1
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except (ValueError, RecursionError):
+            break
+    return out
+
+
+def is_session_record(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("type"), str) and "sessionId" in value and (
+        "uuid" in value or value.get("type") in ("queue-operation", "summary")
+    )
+
+
+# -- content -----------------------------------------------------------------------------------
+def text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
+
+
+def _tool_result_content(content: Any) -> str | list[Any]:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        blocks = [b for b in content if isinstance(b, dict)]
+        if all(b.get("type") == "text" for b in blocks):
+            return "\n".join(str(b.get("text", "")) for b in blocks)
+        return blocks
+    return json.dumps(content, ensure_ascii=False)
+
+
+def _human_content(content: Any) -> str | list[Any]:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        blocks = [b for b in content if isinstance(b, dict)]
+        if len(blocks) == 1 and blocks[0].get("type") == "text":
+            return str(blocks[0].get("text", ""))
+        return blocks
+    return "" if content is None else str(content)
+
+
+def _title(text: str) -> str | None:
+    """A picker title from a human turn: the prompt's first line, or `/command args`; None for noise."""
+    text = text.strip()
+    if text.startswith("<command-name>") or text.startswith("<command-message>"):
+        name = _between(text, "<command-name>", "</command-name>")
+        args = _between(text, "<command-args>", "</command-args>")
+        return f"{name} {args}".strip()[:TITLE_CHARS] or None
+    if not text or text.startswith(("<", "[Request interrupted")):
+        return None
+    return text.splitlines()[0][:TITLE_CHARS]
+
+
+def _between(text: str, start: str, end: str) -> str:
+    i = text.find(start)
+    j = text.find(end, i + len(start))
+    return text[i + len(start):j].strip() if i >= 0 and j >= 0 else ""
+
+
+def _tool_call(block: Record) -> dict[str, Any]:
+    args = block.get("input")
+    return {
+        "name": str(block.get("name", "")),
+        "args": args if isinstance(args, dict) else {"input": args},
+        "id": str(block.get("id", "")),
+        "type": "tool_call",
+    }
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _usage(raw: Any) -> RecordedUsage | None:
+    if not isinstance(raw, dict):
+        return None
+    return RecordedUsage(
+        input_tokens=_int_or_none(raw.get("input_tokens")),
+        output_tokens=_int_or_none(raw.get("output_tokens")),
+        cache_creation_input_tokens=_int_or_none(raw.get("cache_creation_input_tokens")),
+        cache_read_input_tokens=_int_or_none(raw.get("cache_read_input_tokens")),
+    )
+
+
+# -- one pass over the records -----------------------------------------------------------------
+@dataclass
+class _Reply:
+    """An assistant response being merged from its streamed records."""
+
+    message_id: str
+    model: str | None
+    blocks: list[Record] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    usage: RecordedUsage | None = None
+
+
+@dataclass
+class Session:
+    """Everything one pass over a session's records collects."""
+
+    items: list[BaseMessage | _Reply] = field(default_factory=list)
+    replies: dict[str, _Reply] = field(default_factory=dict)
+    compactions: list[RecordedCompaction] = field(default_factory=list)
+    pending_boundary: Record | None = None
+    tool_names: dict[str, str] = field(default_factory=dict)
+    agent_by_call: dict[str, str] = field(default_factory=dict)
+    progress_records: dict[str, list[Record]] = field(default_factory=dict)
+    sidechain: list[Record] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    session_id: str | None = None
+    title: str | None = None
+    todos: list[dict[str, Any]] = field(default_factory=list)
+    seen_uuids: set[str] = field(default_factory=set)
+    # Messages the model saw that only the compaction call recorded, keyed by their parent record.
+    recovered: dict[str, list[Record]] = field(default_factory=dict)
+    pending_recovered: list[Record] = field(default_factory=list)
+    recovered_count: int = 0
+
+
+def _flush_recovered(s: Session) -> None:
+    """Place recovered hook messages after the tool results they followed, never inside a tool batch."""
+    pending, s.pending_recovered = s.pending_recovered, []
+    for record in pending:
+        s.items.append(HumanMessage(
+            content=_human_content(record["message"].get("content")),
+            id=str(record["uuid"]),
+            additional_kwargs={"claude_code_meta": True, "claude_code_recovered_from": "compaction_call"},
+        ))
+        s.recovered_count += 1
+
+
+def _compaction(s: Session, boundary: Record, summary: str, message_id: str | None) -> RecordedCompaction:
+    meta = boundary.get("compactMetadata")
+    meta = meta if isinstance(meta, dict) else {}
+    trigger = meta.get("trigger")
+    return RecordedCompaction(
+        index=len(s.items),
+        trigger=trigger if isinstance(trigger, str) else None,
+        pre_tokens=_int_or_none(meta.get("preTokens")),
+        summary=summary,
+        message_id=message_id,
+    )
+
+
+def _flush_boundary(s: Session) -> None:
+    """A boundary with no summary record after it still marks where the history was cut."""
+    _flush_recovered(s)
+    if s.pending_boundary is not None:
+        boundary, s.pending_boundary = s.pending_boundary, None
+        s.compactions.append(_compaction(s, boundary, "", str(boundary.get("uuid") or "") or None))
+
+
+def _add_assistant(s: Session, record: Record, line: int) -> None:
+    msg = record["message"]
+    message_id = str(msg.get("id") or record.get("uuid") or f"line-{line}")
+    reply = s.replies.get(message_id)
+    if reply is None:
+        _flush_boundary(s)
+        reply = _Reply(message_id=message_id, model=msg.get("model") if isinstance(msg.get("model"), str) else None)
+        s.replies[message_id] = reply
+        s.items.append(reply)
+    content = msg.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    for block in blocks if isinstance(blocks, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "tool_use":
+            call = _tool_call(block)
+            reply.tool_calls.append(call)
+            s.tool_names[call["id"]] = call["name"]
+            if call["name"] == "TodoWrite" and isinstance(call["args"].get("todos"), list):
+                s.todos = list(call["args"]["todos"])
+        else:
+            reply.blocks.append(block)
+    raw_usage = msg.get("usage")
+    if isinstance(raw_usage, dict) and reply.model != SYNTHETIC_MODEL:
+        if reply.usage is None:
+            reply.usage = _usage(raw_usage)
+        else:
+            # Input fields repeat on every streamed record; only the last output_tokens is final.
+            reply.usage.output_tokens = _int_or_none(raw_usage.get("output_tokens"))
+
+
+def _add_user(s: Session, record: Record, line: int) -> None:
+    msg = record["message"]
+    uuid = str(record.get("uuid") or f"line-{line}")
+    content = msg.get("content")
+    if record.get("isCompactSummary"):
+        _flush_recovered(s)
+        boundary, s.pending_boundary = s.pending_boundary or {}, None
+        s.compactions.append(_compaction(s, boundary, text_of(content), uuid))
+        return
+    blocks = content if isinstance(content, list) else None
+    results = [b for b in blocks or [] if isinstance(b, dict) and b.get("type") == "tool_result"]
+    result = record.get("toolUseResult")
+    for k, block in enumerate(results):
+        call_id = str(block.get("tool_use_id", ""))
+        s.items.append(ToolMessage(
+            content=_tool_result_content(block.get("content")),
+            tool_call_id=call_id,
+            name=s.tool_names.get(call_id),
+            status="error" if block.get("is_error") else "success",
+            id=uuid if len(results) == 1 else f"{uuid}:{k}",
+        ))
+        if isinstance(result, dict) and isinstance(result.get("agentId"), str):
+            s.agent_by_call.setdefault(call_id, result["agentId"])
+    if blocks is not None:
+        others = [b for b in blocks if not (isinstance(b, dict) and b.get("type") == "tool_result")]
+        if not others:
+            return
+        content = others
+    _flush_boundary(s)
+    s.items.append(HumanMessage(
+        content=_human_content(content),
+        id=uuid if not results else f"{uuid}:text",
+        additional_kwargs={"claude_code_meta": True} if record.get("isMeta") else {},
+    ))
+    if s.title is None and not record.get("isMeta"):
+        s.title = _title(text_of(content))
+    if isinstance(record.get("todos"), list) and record["todos"]:
+        s.todos = list(record["todos"])
+
+
+def _add_progress(s: Session, record: Record) -> None:
+    data = record.get("data")
+    call_id = record.get("parentToolUseID")
+    if not (isinstance(data, dict) and data.get("type") == "agent_progress" and isinstance(call_id, str)):
+        return
+    if isinstance(data.get("agentId"), str):
+        s.agent_by_call.setdefault(call_id, data["agentId"])
+    inner = data.get("message")
+    if isinstance(inner, dict) and isinstance(inner.get("message"), dict):
+        s.progress_records.setdefault(call_id, []).append(inner)
+
+
+def scan(
+    rows: list[tuple[int, Record]],
+    *,
+    inline_sidechains: bool = True,
+    recovered: dict[str, list[Record]] | None = None,
+    ignored_progress: int = 0,
+) -> Session:
+    """One pass over the records.
+
+    `inline_sidechains` sets apart `isSidechain` records (older Claude Code wrote sub-agents inline);
+    `recovered` maps a record uuid to messages that followed it but were kept elsewhere.
+    """
+    s = Session(recovered=dict(recovered or {}))
+    if ignored_progress:
+        s.skipped["progress"] += ignored_progress
+    for line, record in rows:
+        rtype = record.get("type")
+        if s.session_id is None and isinstance(record.get("sessionId"), str):
+            s.session_id = record["sessionId"]
+        uuid = record.get("uuid")
+        if isinstance(uuid, str):
+            if uuid in s.seen_uuids:
+                s.skipped["duplicate"] += 1
+                continue
+            s.seen_uuids.add(uuid)
+        if rtype == "summary" and isinstance(record.get("summary"), str):
+            s.title = s.title or record["summary"][:TITLE_CHARS]
+        elif rtype == "progress":
+            _add_progress(s, record)
+            s.skipped[rtype] += 1
+        elif rtype == "system" and record.get("subtype") == "compact_boundary":
+            _flush_boundary(s)
+            s.pending_boundary = record
+        elif rtype not in ("user", "assistant") or not isinstance(record.get("message"), dict):
+            subtype = record.get("subtype")
+            s.skipped[f"{rtype}:{subtype}" if rtype == "system" and isinstance(subtype, str) else str(rtype)] += 1
+        elif inline_sidechains and record.get("isSidechain"):
+            s.sidechain.append(record)
+        elif rtype == "assistant":
+            _add_assistant(s, record, line)
+        else:
+            _add_user(s, record, line)
+        if isinstance(uuid, str) and uuid in s.recovered:
+            s.pending_recovered.extend(r for r in s.recovered.pop(uuid) if r.get("uuid") not in s.seen_uuids)
+    _flush_boundary(s)
+    return s
+
+
+def _ai_message(reply: _Reply) -> AIMessage:
+    content: str | list[str | dict[Any, Any]]
+    if all(b.get("type") == "text" for b in reply.blocks):
+        content = "".join(str(b.get("text", "")) for b in reply.blocks)
+    else:
+        content = list(reply.blocks)
+    metadata: dict[str, Any] = {"model": reply.model} if reply.model else {}
+    return AIMessage(content=content, tool_calls=reply.tool_calls, id=reply.message_id, response_metadata=metadata)
+
+
+def to_thread(s: Session, thread_id: str) -> Thread:
+    messages: list[BaseMessage] = []
+    usage: dict[str, RecordedUsage] = {}
+    model: str | None = None
+    for item in s.items:
+        if isinstance(item, _Reply):
+            messages.append(_ai_message(item))
+            if item.usage is not None:
+                usage[item.message_id] = item.usage
+            if model is None and item.model and item.model != SYNTHETIC_MODEL:
+                model = item.model
+        else:
+            messages.append(item)
+    extra: dict[str, Any] = {"skipped_records": dict(sorted(s.skipped.items()))}
+    if s.recovered_count:
+        extra["recovered_hook_messages"] = s.recovered_count
+    return Thread(
+        thread_id=thread_id,
+        messages=messages,
+        source_format=FORMAT,
+        model=model,
+        max_input_tokens=CLAUDE_WINDOW_TOKENS if model and model.startswith("claude") else None,
+        todos=s.todos,
+        usage=usage,
+        compactions=s.compactions,
+        title=s.title,
+        extra=extra,
+    )
+
+
+def records_to_thread(records: list[Record], thread_id: str) -> Thread:
+    """A sub-agent run (its own file, progress records or inline sidechain records) as a Thread."""
+    return to_thread(scan(list(enumerate(records, start=1)), inline_sidechains=False), thread_id)
+
+
+# -- the importer ------------------------------------------------------------------------------
+def _is_subagent_file(rows: list[tuple[int, Record]]) -> bool:
+    """A sub-agent's own file: every message record is a sidechain record."""
+    seen = False
+    for _, r in rows:
+        if r.get("type") in ("user", "assistant"):
+            if not r.get("isSidechain"):
+                return False
+            seen = True
+    return seen
+
+
+class _ClaudeCodeImporter:
+    name = FORMAT
+
+    def sniff(self, source: Source) -> bool:
+        if source.is_sqlite() or source.data.lstrip()[:1] != b"{":
+            return False
+        return any(is_session_record(v) for v in _head(source, SNIFF_LINES))
+
+    def _lines(self, source: Source) -> Lines:
+        lines = read_records(source)
+        if not any(is_session_record(r) for _, r in lines.rows):
+            raise ThreadLoadError("no Claude Code session records (lines with type, sessionId and uuid)",
+                                  path=source.label, format=FORMAT)
+        return lines
+
+    @staticmethod
+    def _thread_id(source: Source, rows: list[tuple[int, Record]], sub: bool) -> str:
+        for _, r in rows:
+            if sub and isinstance(r.get("agentId"), str):
+                return f"agent-{r['agentId']}"
+            if not sub and isinstance(r.get("sessionId"), str):
+                return r["sessionId"]
+        return Path(source.label).stem
+
+    def list_threads(self, source: Source) -> list[ThreadRef]:
+        thread = self.load(source, None)
+        return [ThreadRef(thread.thread_id, thread.title, len(thread.messages))]
+
+    def load(self, source: Source, thread_id: str | None) -> Thread:
+        from engine.formats.claude_code_subagents import (
+            attach_subagents,
+            find_subagent_files,
+            load_compaction_calls,
+        )
+
+        lines = self._lines(source)
+        rows = lines.rows
+        subagent_file = _is_subagent_file(rows)
+        tid = self._thread_id(source, rows, subagent_file)
+        if thread_id is not None and thread_id != tid:
+            raise ThreadNotFoundError(f"thread {thread_id!r} not found (this file holds {tid!r})",
+                                      path=source.label, format=FORMAT)
+        files = {} if subagent_file else find_subagent_files(source, rows)
+        calls, recovered = load_compaction_calls(files)
+        s = scan(rows, inline_sidechains=not subagent_file, recovered=recovered, ignored_progress=lines.ignored_progress)
+        thread = to_thread(s, tid)
+        if lines.unfinished is not None:
+            thread.extra["unfinished_last_line"] = lines.unfinished
+        if calls:
+            thread.extra["compaction_calls"] = calls
+        attach_subagents(thread, s, files)
+        return thread
+
+
+IMPORTER = _ClaudeCodeImporter()

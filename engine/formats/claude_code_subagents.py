@@ -1,0 +1,118 @@
+"""Claude Code sub-agent and compaction-call files, attached to the session they belong to.
+
+Sub-agents live in `<dir of the session file>/<sessionId>/subagents/agent-<agentId>.jsonl`. Each is
+linked to the `Task` call that spawned it by the tool result's `toolUseResult.agentId` or by the
+session's `agent_progress` records (`parentToolUseID`, `data.agentId`). Those progress records also
+carry every message of the run, so a sub-agent is rebuilt from them when its file is absent (an
+upload has no folder next to it). Older sessions wrote sub-agents inline as `isSidechain` records.
+
+`agent-acompact-*` is the compaction summarizer's own call, not a sub-agent: it is kept in
+`Thread.extra["compaction_calls"]`, and the hook messages it recorded (`isMeta` user records the
+main file never stored) are handed back to the session scan so the thread holds what the model saw.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from engine.errors import ThreadLoadError
+from engine.formats.claude_code import Record, Session, read_records, records_to_thread, text_of
+from engine.formats.source import Source
+from engine.thread import Thread
+
+COMPACTION_PREFIX = "acompact"
+TASK_TOOLS = ("Task", "Agent")
+
+
+def find_subagent_files(source: Source, rows: list[tuple[int, Record]]) -> dict[str, Path]:
+    """`{agentId: path}` of the session's sub-agent files (none for an upload without a path)."""
+    if source.path is None:
+        return {}
+    session_id = next((r["sessionId"] for _, r in rows if isinstance(r.get("sessionId"), str)), None)
+    if not session_id or "/" in session_id or session_id.startswith("."):
+        return {}
+    folder = source.path.parent / session_id / "subagents"
+    if not folder.is_dir():
+        return {}
+    return {p.stem.removeprefix("agent-"): p for p in sorted(folder.glob("agent-*.jsonl"))}
+
+
+def _read(path: Path) -> list[Record]:
+    return [r for _, r in read_records(Source.open(path)).rows]
+
+
+def load_compaction_calls(files: dict[str, Path]) -> tuple[list[dict[str, Any]], dict[str, list[Record]]]:
+    """The compaction calls (native thread dicts) and the hook messages they alone recorded, by parent uuid."""
+    from engine.formats.native import thread_to_dict
+
+    calls: list[dict[str, Any]] = []
+    recovered: dict[str, list[Record]] = {}
+    for agent_id, path in files.items():
+        if not agent_id.startswith(COMPACTION_PREFIX):
+            continue
+        try:
+            records = _read(path)
+        except ThreadLoadError as exc:
+            calls.append({"agent_id": agent_id, "file": path.name, "error": exc.one_line()})
+            continue
+        for r in records:
+            if (r.get("type") == "user" and r.get("isMeta") and isinstance(r.get("parentUuid"), str)
+                    and isinstance(r.get("uuid"), str) and isinstance(r.get("message"), dict)):
+                recovered.setdefault(r["parentUuid"], []).append(r)
+        sub = records_to_thread(records, f"agent-{agent_id}")
+        calls.append({"agent_id": agent_id, "file": path.name, "thread": thread_to_dict(sub)})
+    return calls, recovered
+
+
+def _sidechain_runs(records: list[Record]) -> dict[str, list[Record]]:
+    """Inline sidechain records grouped per run: by agentId, else by following parentUuid."""
+    runs: dict[str, list[Record]] = {}
+    owner: dict[str, str] = {}
+    for record in records:
+        key = record.get("agentId")
+        if not isinstance(key, str):
+            parent = record.get("parentUuid")
+            key = owner.get(parent) if isinstance(parent, str) else None
+        if not isinstance(key, str):
+            key = f"sidechain-{len(runs) + 1}"
+        runs.setdefault(key, []).append(record)
+        if isinstance(record.get("uuid"), str):
+            owner[record["uuid"]] = key
+    return runs
+
+
+def _first_prompt(records: list[Record]) -> str:
+    for r in records:
+        if r.get("type") == "user" and isinstance(r.get("message"), dict):
+            return text_of(r["message"].get("content")).strip()
+    return ""
+
+
+def attach_subagents(thread: Thread, s: Session, files: dict[str, Path]) -> None:
+    """Fill `thread.subagents` keyed by the spawning tool call id (`agent-<id>` when unmatched)."""
+    call_by_agent = {agent: call for call, agent in s.agent_by_call.items()}
+    for agent_id, path in files.items():
+        if agent_id.startswith(COMPACTION_PREFIX):
+            continue
+        try:
+            records = _read(path)
+        except ThreadLoadError as exc:
+            thread.extra.setdefault("subagent_errors", []).append(exc.one_line())
+            continue
+        thread.subagents[call_by_agent.get(agent_id, f"agent-{agent_id}")] = records_to_thread(records, f"agent-{agent_id}")
+    for call_id, records in s.progress_records.items():
+        if call_id not in thread.subagents:
+            agent_id = s.agent_by_call.get(call_id, call_id)
+            sub = records_to_thread(records, f"agent-{agent_id}")
+            # Progress records omit some text-only turns (often the final answer): say so.
+            sub.extra["rebuilt_from"] = "agent_progress records"
+            thread.subagents[call_id] = sub
+    if s.sidechain:
+        by_prompt = {
+            str(tc["args"].get("prompt", "")).strip(): tc["id"] for tc in thread.tool_calls() if tc["name"] in TASK_TOOLS
+        }
+        for key, records in _sidechain_runs(s.sidechain).items():
+            call_id = call_by_agent.get(key) or by_prompt.get(_first_prompt(records)) or f"agent-{key}"
+            if call_id not in thread.subagents:
+                thread.subagents[call_id] = records_to_thread(records, f"agent-{key.removeprefix('agent-')}")
