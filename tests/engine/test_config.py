@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.config import AllOf, ContextSize, EngineConfig, PRESETS, load_config, preset
+from engine.config import PRESETS, AllOf, ContextSize, EngineConfig, load_config, preset
 from engine.errors import ConfigError
 
 DEERFLOW_CONFIG = """
