@@ -83,7 +83,7 @@ def read_records(source: Source) -> Lines:
         start, offset = offset, offset + len(raw) + 1
         if not raw or raw.isspace():
             continue
-        if _PROGRESS in raw and (_HOOK_PROGRESS in raw or _BASH_PROGRESS in raw):
+        if _PROGRESS in raw and (_HOOK_PROGRESS in raw or _BASH_PROGRESS in raw) and _MESSAGE not in raw:
             ignored += 1
             continue
         try:
@@ -110,11 +110,12 @@ def read_records(source: Source) -> Lines:
 
 
 # Hook and bash progress records are about half the lines of a session and never needed: they are
-# recognised without parsing. The quotes in these markers are JSON syntax, never string content
-# (inside a string every quote is escaped), so no message can be mistaken for one.
+# recognised without parsing. These markers can only match JSON syntax, never string content (in a
+# string every quote follows a backslash), and a line holding a `message` object is always parsed.
 _PROGRESS = b'"type":"progress","data":{"type":"'
 _HOOK_PROGRESS = _PROGRESS + b'hook_progress"'
 _BASH_PROGRESS = _PROGRESS + b'bash_progress"'
+_MESSAGE = b'"message":{'
 
 
 def _head(source: Source, limit: int) -> list[Any]:
