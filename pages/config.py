@@ -1,0 +1,179 @@
+"""Config: every layer's settings as a form or YAML, presets, download/upload, and A/B compare."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from engine.config import PRESETS, EngineConfig, preset
+from engine.errors import ConfigError
+from engine.views import base_config, compare_runs
+from ui import session
+from ui.config_form import (
+    SECTIONS,
+    FormField,
+    all_fields,
+    apply_form,
+    field_for_error,
+    form_fields,
+    widget_value,
+)
+from ui.figures import compare_figure
+from ui.frame import require_frame
+from ui.text import escape_md
+from ui.widgets import no_run_message, table
+
+require_frame()
+
+st.title("Config")
+config: EngineConfig = st.session_state["config"]
+# widgets are keyed by the config they show, so they reset when the config changes elsewhere
+gen = f"{abs(hash(config)) % 10**10:010d}"
+
+SECTION_TITLES = {
+    "summarization": "L2 summarization", "filesystem": "L0 filesystem", "subagents": "L1 sub-agents",
+    "todo": "L3 todo reminder", "dangling": "L4 dangling tool calls", "memory": "L5 memory",
+    "input_context": "Input context (prompt assembly)", "model": "Model and window", "tokens": "Token counter",
+    "general": "Layer order",
+}
+
+
+def _wkey(field: FormField) -> str:
+    return f"cf_{gen}_{field.key}"
+
+
+def _apply_form() -> None:
+    values = {f.key: st.session_state.get(_wkey(f)) for f in all_fields() if _wkey(f) in st.session_state}
+    try:
+        session.set_config(apply_form(config, values))
+        st.session_state.pop("form_error", None)
+    except ConfigError as exc:
+        st.session_state["form_error"] = (gen, exc.key, str(exc))
+
+
+def _apply_yaml() -> None:
+    text = st.session_state.get(f"yaml_{gen}", "")
+    try:
+        session.set_config(EngineConfig.from_yaml(text, source="YAML editor"))
+        st.session_state.pop("yaml_error", None)
+    except ConfigError as exc:
+        st.session_state["yaml_error"] = (gen, str(exc))
+
+
+def _load_preset() -> None:
+    session.set_config(preset(st.session_state["cfg_preset"]))
+
+
+def _pin() -> None:
+    st.session_state["pinned"] = (st.session_state["thread_key"], st.session_state["config"])
+
+
+def _field(field: FormField, error: str | None) -> None:
+    key = _wkey(field)
+    if key not in st.session_state:
+        st.session_state[key] = widget_value(config, field)
+    label = field.label
+    if field.widget == "checkbox":
+        st.checkbox(label, key=key)
+    elif field.widget == "select":
+        st.selectbox(label, field.options, key=key)
+    elif field.widget == "int":
+        st.number_input(label, key=key, step=1, format="%d", min_value=None,
+                        placeholder="none" if field.optional else None)
+    elif field.widget == "float":
+        st.number_input(label, key=key, format="%.3f")
+    elif field.widget in ("textarea", "yaml"):
+        st.text_area(label + (" (YAML)" if field.widget == "yaml" else ""), key=key, height=110,
+                     placeholder="none" if field.optional else None)
+    else:
+        hint = {"size": "TYPE:VALUE, e.g. fraction:0.85, tokens:30000, messages:20",
+                "trigger": "clauses separated by commas (any fires); tokens:1000&messages:5 is an AND clause; none",
+                "list": "comma-separated"}.get(field.widget)
+        st.text_input(label, key=key, help=hint, placeholder="none" if field.optional else None)
+    if error:
+        st.error(escape_md(error))
+
+
+form_tab, yaml_tab, compare_tab = st.tabs(["Form", "YAML", "Compare runs"], key="tab", bind="query-params")
+
+# -- form --------------------------------------------------------------------------------------
+with form_tab:
+    form_error = st.session_state.get("form_error")
+    err_field = None
+    if form_error and form_error[0] == gen:
+        err_field = field_for_error(form_error[1], all_fields())
+        st.error(f"Not applied — {escape_md(form_error[2])}")
+    with st.form("config_form", border=False):
+        for section in SECTIONS:
+            fields = form_fields(section)
+            with st.expander(SECTION_TITLES[section],
+                             expanded=section == "summarization" or any(f.key == err_field for f in fields)):
+                cols = st.columns(2)
+                for i, f in enumerate(fields):
+                    with cols[i % 2]:
+                        _field(f, form_error[2] if err_field == f.key and form_error else None)
+        st.form_submit_button("Apply and re-run", type="primary", on_click=_apply_form)
+
+# -- YAML --------------------------------------------------------------------------------------
+with yaml_tab:
+    cols = st.columns([3, 2])
+    with cols[0]:
+        ykey = f"yaml_{gen}"
+        if ykey not in st.session_state:
+            st.session_state[ykey] = config.to_yaml()
+        st.text_area("Config YAML (ours, or a DeerFlow config.yaml)", key=ykey, height=520)
+        yaml_error = st.session_state.get("yaml_error")
+        if yaml_error and yaml_error[0] == gen:
+            st.error(f"Not applied; the previous run is kept. {escape_md(yaml_error[1])}")
+        st.button("Apply YAML and re-run", key="yaml_apply", type="primary", on_click=_apply_yaml)
+    with cols[1]:
+        st.markdown("**Presets**")
+        st.selectbox("Preset", PRESETS, key="cfg_preset",
+                     index=PRESETS.index(config.preset) if config.preset in PRESETS else 0)
+        st.button("Load preset (replaces every setting)", key="cfg_load_preset", on_click=_load_preset)
+        st.markdown("**File**")
+        st.download_button("Download YAML", data=config.to_yaml(), file_name="context-inspector.yaml",
+                           mime="application/yaml", on_click="ignore", key="yaml_download")
+        uploaded = st.file_uploader("Upload YAML", type=["yaml", "yml"], key="yaml_upload")
+        if uploaded is not None and st.session_state.get("yaml_upload_seen") != uploaded.file_id:
+            st.session_state["yaml_upload_seen"] = uploaded.file_id
+            try:
+                session.set_config(EngineConfig.from_yaml(uploaded.getvalue().decode("utf-8", "replace"),
+                                                          source=uploaded.name))
+            except ConfigError as exc:
+                st.error(f"{escape_md(uploaded.name)} not applied: {escape_md(str(exc))}")
+            else:
+                st.rerun()
+        diff = {k: v for k, v in base_config(config).diff(config).items() if k != "preset"}
+        st.markdown(f"**Differs from preset {escape_md(config.preset or 'defaults')}**")
+        if diff:
+            table([{"key": k, "preset": str(a), "now": str(b)} for k, (a, b) in diff.items()])
+        else:
+            st.caption("nothing — the preset as is")
+
+# -- compare -----------------------------------------------------------------------------------
+with compare_tab:
+    st.caption("Pin the current run as A, change settings (sidebar, form or YAML), and the current run is B.")
+    pinned = st.session_state.get("pinned")
+    cols = st.columns(2)
+    cols[0].button("Pin current run as A" if pinned is None else "Re-pin current run as A", key="pin", on_click=_pin)
+    if pinned is not None:
+        cols[1].button("Clear A", key="unpin", on_click=lambda: st.session_state.pop("pinned", None))
+        run_b = session.current_run()
+        try:
+            run_a = session.run_for(*pinned)
+        except Exception as exc:
+            st.error(f"Run A is not available any more: {escape_md(str(exc))}")
+            run_a = None
+        if run_b is None:
+            no_run_message()
+        elif run_a is not None:
+            if pinned[0] != st.session_state.get("thread_key"):
+                st.warning("A was pinned on a different thread; the comparison mixes two threads.")
+            changed = pinned[1].diff(run_b.config)
+            if changed:
+                st.markdown("**Settings A → B**")
+                table([{"key": k, "A": str(a), "B": str(b)} for k, (a, b) in changed.items()])
+            else:
+                st.info("A and B have the same settings; change something to compare.")
+            st.plotly_chart(compare_figure(run_a, run_b), key="compare_chart")
+            table(compare_runs(run_a, run_b))

@@ -1,0 +1,231 @@
+"""Layers: what each layer did — offloaded files, summaries, reminders, patched calls, sub-agents, prompt."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from engine.events import Event
+from engine.kinds import message_kind
+from engine.run import Run
+from engine.tokens import message_text
+from engine.views import (
+    describe_event,
+    events_of,
+    file_rows,
+    layer_order,
+    payload_value,
+    stub_for,
+    subagent_rows,
+    system_parts,
+)
+from ui import session
+from ui.frame import require_frame
+from ui.text import escape_md, show_text
+from ui.widgets import badge, no_run_message, table
+
+require_frame()
+
+st.title("Layers")
+run = session.current_run()
+if run is None:
+    no_run_message()
+    st.stop()
+
+
+def event_table(events: list[Event]) -> None:
+    table([{"step": e.step, "kind": e.kind, "severity": e.severity, "tokens before": e.tokens_before,
+                   "tokens after": e.tokens_after, "message": e.message} for e in events])
+
+
+def raw_payload(event: Event) -> None:
+    with st.expander("event record (JSON)"):
+        st.json(json.loads(json.dumps(event.to_dict(), default=str)), expanded=False)
+
+
+def pick_event(events: list[Event], key: str) -> Event:
+    if len(events) == 1:
+        return events[0]
+    index = st.selectbox(f"{len(events)} events", range(len(events)), key=key,
+                         format_func=lambda i: f"step {events[i].step} · {events[i].kind}"
+                         + (f" · {events[i].tokens_before:,} → {events[i].tokens_after:,}"
+                            if events[i].tokens_before is not None and events[i].tokens_after is not None else ""))
+    return events[index]
+
+
+def messages_by_id(run: Run) -> dict[str, object]:
+    out: dict[str, object] = {str(m.id): m for m in run.thread.messages}
+    for s in run.steps:
+        for m in s.view:
+            out.setdefault(str(m.id), m)
+    return out
+
+
+def show_messages(ids: list[str], run: Run, limit: int = 50) -> None:
+    known = messages_by_id(run)
+    for mid in ids[:limit]:
+        m = known.get(str(mid))
+        if m is None:
+            st.caption(f"{escape_md(str(mid), limit=80)} (not in the thread)")
+            continue
+        st.markdown(f"**{escape_md(m.type)}** · {run.counter.count_message(m):,} tokens :gray[{escape_md(str(m.id), limit=60)}]")
+        show_text(message_text(m), preview_chars=240)
+    if len(ids) > limit:
+        st.caption(f"… and {len(ids) - limit:,} more")
+
+
+def layer_inactive_note(layer: str) -> None:
+    if layer not in run.layer_names:
+        st.caption(f"The {layer} layer is off (or not available) in this run.")
+
+
+tabs = st.tabs(["Offloaded files", "Summaries", "Reminders", "Patched calls", "Sub-agents", "Prompt & memory",
+                "All events"], key="tab", bind="query-params")
+
+# -- files -------------------------------------------------------------------------------------
+with tabs[0]:
+    rows = file_rows(run)
+    if not rows:
+        st.info("No files were written: no tool result was large enough to offload, and no history file was kept.")
+        layer_inactive_note("filesystem")
+    else:
+        table(rows, height=min(400, 38 + 35 * len(rows)))
+        path = st.selectbox("Read a file", [r["path"] for r in rows], key="layers_file")
+        entry = run.files.entry(path)
+        st.caption(f"{entry.size_chars:,} characters · {run.counter.count_text(entry.content):,} tokens · "
+                   f"written at step {entry.step} by {entry.layer or '?'}")
+        stub = stub_for(run, path, entry.source_id)
+        if stub is not None:
+            st.markdown("**The stub that replaced it in the context** " + badge("stub")
+                        + f" ({run.counter.count_message(stub):,} tokens)")
+            show_text(message_text(stub), preview_chars=400)
+        st.markdown("**Content**")
+        show_text(entry.content, preview_chars=2000, label="whole file")
+
+# -- summaries ---------------------------------------------------------------------------------
+with tabs[1]:
+    events = events_of(run, "summarization")
+    if not events:
+        st.info("No summarization happened with these settings. Lower the trigger in the sidebar to see one.")
+        layer_inactive_note("summarization")
+    else:
+        st.caption(f"Summarizer: {run.summarizer_name} · {run.summarizer_calls} call(s) · "
+                   f"{run.summarizer_input_tokens:,} tokens sent to it")
+        event_table(events)
+        e = pick_event(events, "layers_summary")
+        before, after = e.tokens_before, e.tokens_after
+        st.markdown(f"#### Step {e.step} · {escape_md(e.kind)}"
+                    + (f" — {before:,} → {after:,} tokens" if before is not None and after is not None else ""))
+        if e.severity == "warning":
+            st.warning(escape_md(e.message or "warning"))
+        elif e.message:
+            st.caption(escape_md(e.message, limit=400))
+        removed = payload_value(e, "removed_ids", "summarized_ids", "removed", default=[]) or []
+        kept = payload_value(e, "kept_ids", "preserved_ids", "kept", default=[]) or []
+        if isinstance(kept, list) and kept:
+            st.caption(f"Kept {len(kept)} message(s): {escape_md(str(kept[0]), limit=50)} … "
+                       f"{escape_md(str(kept[-1]), limit=50)}")
+        summary = payload_value(e, "summary", "summary_text")
+        if summary is None and e.step < len(run.steps):
+            summary = next((message_text(m) for m in run.steps[min(e.step + 1, len(run.steps) - 1)].view
+                            if message_kind(m) == "summary"), None)
+        left, right = st.columns(2)
+        with left:
+            st.markdown(f"**Removed from the context** ({len(removed) if isinstance(removed, list) else '?'} messages)")
+            if isinstance(removed, list):
+                show_messages([str(x) for x in removed], run)
+        with right:
+            st.markdown("**Summary** " + badge("summary"))
+            if summary:
+                show_text(str(summary), preview_chars=3000, label="whole summary")
+            else:
+                st.caption("No summary text recorded.")
+        prompt = payload_value(e, "prompt", "summary_prompt")
+        if prompt:
+            with st.expander("Prompt sent to the summarizer"):
+                show_text(str(prompt), preview_chars=4000)
+        history = payload_value(e, "history_path", "file_path", "path")
+        if isinstance(history, str) and run.files.exists(history):
+            with st.expander(f"History file {escape_md(history)}"):
+                show_text(run.files.read(history), preview_chars=4000)
+        raw_payload(e)
+
+# -- reminders ---------------------------------------------------------------------------------
+with tabs[2]:
+    events = events_of(run, "todo")
+    if not events:
+        st.info("No todo reminder was injected.")
+        layer_inactive_note("todo")
+    else:
+        event_table(events)
+        e = pick_event(events, "layers_reminder")
+        text = payload_value(e, "text", "reminder", "content", "inserted")
+        st.markdown(f"**Injected at step {e.step}** " + badge("reminder"))
+        show_text(str(text) if text is not None else e.message)
+        raw_payload(e)
+
+# -- patched calls -----------------------------------------------------------------------------
+with tabs[3]:
+    events = events_of(run, "dangling")
+    if not events:
+        st.info("No dangling tool call needed a placeholder result.")
+        layer_inactive_note("dangling")
+    else:
+        event_table(events)
+        e = pick_event(events, "layers_patch")
+        st.markdown(f"**Step {e.step}** · {escape_md(e.message, limit=200)} " + badge("patch"))
+        ids = payload_value(e, "message_ids", default=[]) or []
+        calls = payload_value(e, "tool_call_ids", default=[]) or []
+        if calls:
+            st.caption("Tool calls: " + ", ".join(escape_md(str(c), limit=60) for c in calls))
+        if ids:
+            show_messages([str(x) for x in ids], run)
+        raw_payload(e)
+
+# -- sub-agents --------------------------------------------------------------------------------
+with tabs[4]:
+    rows = subagent_rows(run)
+    events = events_of(run, "subagents")
+    if not rows and not events:
+        st.info("This thread delegates nothing to sub-agents.")
+    if rows:
+        st.markdown("**Task calls: tokens spent inside the sub-agent vs tokens returned to the parent**")
+        table(rows)
+    if events:
+        st.markdown("**Sub-agent layer events** (e.g. calls dropped above the concurrency limit)")
+        event_table(events)
+
+# -- prompt & memory ---------------------------------------------------------------------------
+with tabs[5]:
+    if not run.steps:
+        st.info("No steps.")
+    else:
+        k = session.current_step(run)
+        step = run.steps[k]
+        parts = system_parts(step, run.counter)
+        st.markdown(f"**System prompt at step {k}**: {sum(p['tokens'] for p in parts):,} tokens in {len(parts)} part(s); "
+                    f"{len(step.tool_names)} tool schema(s) sent alongside.")
+        table([{k2: v for k2, v in p.items() if k2 != "text"} for p in parts])
+        for i, p in enumerate(parts):
+            with st.expander(f"{escape_md(p['part'], limit=60)} — {p['tokens']:,} tokens", expanded=i == 0 and len(parts) == 1):
+                st.code(p["text"] or " ", language=None, wrap_lines=True)
+        memory_events = events_of(run, "memory") + events_of(run, "input_context")
+        if memory_events:
+            st.markdown("**Memory and prompt events**")
+            event_table(memory_events)
+        memories = [r for r in file_rows(run) if r["path"].startswith("/memories/")]
+        if memories:
+            st.markdown("**Memory files**")
+            table(memories)
+
+# -- all events --------------------------------------------------------------------------------
+with tabs[6]:
+    all_events = run.events
+    if not all_events:
+        st.info("No events in this run.")
+    else:
+        layers = layer_order(sorted({e.layer for e in all_events}))
+        st.caption(" · ".join(f"{name}: {sum(1 for e in all_events if e.layer == name)}" for name in layers))
+        table([{"step": e.step, "layer": e.layer, "kind": e.kind, "severity": e.severity,
+                       "what happened": describe_event(e)} for e in all_events])

@@ -1,0 +1,119 @@
+"""Threads: bundled samples, upload (any supported format), pick a thread from a multi-thread file."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+import streamlit as st
+
+from engine.errors import ContextInspectorError, ThreadLoadError
+from engine.formats import list_threads
+from engine.views import thread_facts
+from ui import session
+from ui.frame import require_frame
+from ui.text import escape_md
+
+require_frame()
+
+st.title("Threads")
+
+
+def _open(key: str) -> None:
+    session.select_thread(key)
+
+
+def _explain(exc: Exception) -> str:
+    if isinstance(exc, ThreadLoadError):
+        return exc.one_line()
+    if isinstance(exc, ContextInspectorError):
+        return str(exc)
+    return f"unexpected problem while reading the file ({type(exc).__name__}: {exc})"
+
+
+# -- the current thread -------------------------------------------------------------------------
+thread = session.current_thread()
+if thread is not None:
+    facts = thread_facts(thread)
+    with st.container(border=True):
+        st.markdown(f"**Open now:** {escape_md(facts.title or facts.thread_id, limit=120)}")
+        cols = st.columns(5)
+        cols[0].metric("Steps (model calls)", f"{facts.steps:,}")
+        cols[1].metric("Messages", f"{facts.messages:,}")
+        cols[2].metric("Format", facts.source_format)
+        cols[3].metric("Recorded compactions", facts.recorded_compactions)
+        cols[4].metric("Sub-agent transcripts", facts.subagents)
+        st.caption("Messages by role: " + ", ".join(f"{k} {v:,}" for k, v in sorted(facts.by_role.items()))
+                   + (f" · model {escape_md(facts.model, limit=60)}" if facts.model else "")
+                   + (f" · window {thread.max_input_tokens:,}" if thread.max_input_tokens else "")
+                   + (f" · provider usage recorded for {facts.recorded_usage:,} calls" if facts.recorded_usage else ""))
+
+samples_col, upload_col = st.columns(2)
+
+# -- samples ------------------------------------------------------------------------------------
+with samples_col:
+    st.subheader("Samples")
+    files = session.sample_files()
+    if not files:
+        if session.synthetic_available():
+            st.caption("No sample threads are bundled yet; a generated demo thread is available.")
+            st.button("Open the generated demo thread", key="open_demo", on_click=_open, args=(session.DEMO_KEY,))
+        else:
+            st.info(f"No sample threads found in `{session.samples_dir()}`. Upload a transcript instead.")
+    for path in files:
+        key = session.sample_key(path)
+        sample = session.thread_for(key)
+        if sample is None:  # a broken sample must not hide the others
+            st.warning(f"{escape_md(path.name)}: {escape_md(session.load_error(key) or 'not available')}")
+            continue
+        current = key == st.session_state.get("thread_key")
+        row = st.columns([6, 2], vertical_alignment="center")
+        row[0].markdown(f"**{escape_md(sample.title or path.stem, limit=90)}**  \n"
+                        f":gray[{escape_md(path.name)} · {len(sample.ai_indices()):,} steps · "
+                        f"{len(sample.messages):,} messages]")
+        row[1].button("Open" if not current else "Open ✓", key=f"open_{path.stem}", on_click=_open, args=(key,),
+                      disabled=current, width="stretch")
+
+# -- upload -------------------------------------------------------------------------------------
+with upload_col:
+    st.subheader("Upload")
+    st.caption("Claude Code session (.jsonl), OpenAI chat or Responses dump, LangChain messages, a LangGraph "
+               "SQLite checkpoint, SWE-agent .traj, tau-bench, or this tool's own JSON. The format is detected.")
+    uploaded = st.file_uploader("Transcript file", key="uploader")
+    if uploaded is not None:
+        data = uploaded.getvalue()
+        try:
+            refs = list_threads(data=data, name=uploaded.name)
+        except Exception as exc:
+            st.error(f"Could not read {escape_md(uploaded.name)}: {escape_md(_explain(exc))}")
+            refs = []
+        chosen = None
+        if len(refs) == 1:
+            chosen = refs[0].thread_id
+        elif len(refs) > 1:
+            labels = {r.thread_id: f"{r.title or r.thread_id} ({r.messages if r.messages is not None else '?'} messages)"
+                      for r in refs}
+            pick = st.selectbox(f"{len(refs)} threads in this file; pick one", list(labels),
+                                format_func=lambda t: labels[t], key="upload_pick")
+            if st.button("Open this thread", key="upload_open"):
+                chosen = pick
+        if chosen is not None:
+            upload = session.Upload(uploaded.name, data, chosen)
+            key = session.upload_key(data, chosen)
+            # a single-thread file opens once on upload; later reruns keep whatever the user opened since
+            if len(refs) > 1 or st.session_state.get("opened_upload") != key:
+                session.add_upload(upload)
+                if session.thread_for(key) is None:
+                    st.session_state["uploads"].pop(key, None)
+                    st.error(f"Could not load {escape_md(uploaded.name)}: {escape_md(session.load_error(key) or '')}")
+                else:
+                    st.session_state["opened_upload"] = key
+                    session.select_thread(key)
+                    st.rerun()
+
+# -- run panel (another issue adds ui/run_panel.py) --------------------------------------------------
+if importlib.util.find_spec("ui.run_panel") is not None:
+    panel = importlib.import_module("ui.run_panel")
+    if hasattr(panel, "render_run_panel"):
+        st.subheader("Run")
+        panel.render_run_panel()

@@ -1,0 +1,88 @@
+"""AppTest fixtures: a folder of test threads the app reads instead of sample_threads/."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.ui.builders import build_thread, demo_thread, write_samples
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+@pytest.fixture(scope="session")
+def samples_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    folder = write_samples(tmp_path_factory.mktemp("samples"), a_demo=demo_thread(), b_small=build_thread(20),
+                           hostile=build_thread(12, hostile=True, thread_id="hostile", recorded_compaction_at=9))
+    old = os.environ.get("CTXI_SAMPLES_DIR")
+    os.environ["CTXI_SAMPLES_DIR"] = str(folder)
+    yield folder
+    if old is None:
+        os.environ.pop("CTXI_SAMPLES_DIR", None)
+    else:
+        os.environ["CTXI_SAMPLES_DIR"] = old
+
+
+@pytest.fixture
+def navigation_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep AppTest in st.navigation mode.
+
+    AppTest resets `PagesManager.uses_pages_directory` before every run, so with a `pages/` folder
+    every run after the first would execute the page file alone (Streamlit's legacy mode);
+    `ui.frame.require_frame` recovers from that with a rerun, but the detour drops widget state.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    original = PagesManager.__init__
+
+    def init(self, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)
+
+
+@pytest.fixture
+def start(samples_dir: Path, navigation_mode: None):  # noqa: ANN201 - a factory
+    def _start(page: str | None = None, **query: str) -> AppTest:
+        at = AppTest.from_file(APP, default_timeout=120)
+        for k, v in query.items():
+            at.query_params[k] = v
+        at.run()
+        assert not at.exception, at.exception
+        if page is not None:
+            at.switch_page(page).run()
+            assert not at.exception, at.exception
+        return at
+
+    return _start
+
+
+def figure(at: AppTest, index: int = 0) -> dict[str, Any]:
+    return json.loads(at.get("plotly_chart")[index].proto.spec)
+
+
+def layer_event_counts(at: AppTest) -> dict[str, int]:
+    """Events per layer as the timeline's lane traces name them: 'summarization (7)'."""
+    out = {}
+    for trace in figure(at)["data"]:
+        m = re.fullmatch(r"(\w+) \((\d+)\)", trace.get("name") or "")
+        if m and trace.get("yaxis") == "y2":
+            out[m.group(1)] = int(m.group(2))
+    return out
+
+
+def hline_levels(at: AppTest) -> dict[str, list[float]]:
+    """Horizontal threshold lines of the timeline by role (legendgroup)."""
+    out: dict[str, list[float]] = {}
+    for shape in figure(at)["layout"].get("shapes", []):
+        if shape.get("xref") == "paper" and shape.get("legendgroup"):
+            out.setdefault(shape["legendgroup"], []).append(shape["y0"])
+    return out

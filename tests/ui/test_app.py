@@ -1,0 +1,302 @@
+"""Every page through Streamlit's AppTest: the sidebar re-runs the engine, pages show the run."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from engine.config import ContextSize, preset
+from engine.formats.native import dumps
+from tests.ui.builders import HOSTILE, build_thread
+from tests.ui.conftest import figure, hline_levels, layer_event_counts
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def titles(at) -> list[str]:  # noqa: ANN001
+    return [t.value for t in at.title]
+
+
+def plain(elements) -> str:  # noqa: ANN001
+    """The text of Markdown elements with our backslash escapes removed."""
+    return " ".join(re.sub(r"\\(.)", r"\1", e.value) for e in elements)
+
+
+# -- timeline and sidebar ----------------------------------------------------------------------
+def test_opens_on_the_first_sample_with_the_default_preset(start) -> None:  # noqa: ANN001
+    at = start()
+    assert titles(at) == ["Timeline"]
+    assert [m.label for m in at.metric] == ["Steps", "Peak view", "Peak raw (no layers)", "Tokens saved", "Events",
+                                             "Summarizer calls"]
+    assert at.metric[0].value == "120"
+    assert hline_levels(at) == {"window": [100_000], "trigger": [85_000], "keep": [10_000]}
+    assert dict(at.query_params) == {"thread": "sample:a_demo", "step": "0", "preset": "deepagents"}
+
+
+def test_changing_the_trigger_in_the_sidebar_changes_the_summarization_events(start) -> None:  # noqa: ANN001
+    at = start(preset="stress")
+    assert layer_event_counts(at)["summarization"] == 7
+    assert hline_levels(at)["trigger"] == [25_000]
+    at.sidebar.number_input(key="sb_trig_val_0_fraction").set_value(0.5).run()
+    assert not at.exception
+    assert layer_event_counts(at)["summarization"] == 3
+    assert hline_levels(at)["trigger"] == [50_000]
+    assert at.session_state["config"].summarization.trigger == (ContextSize(type="fraction", value=0.5),)
+    assert at.query_params["summarization.trigger"] == "fraction:0.5"
+
+
+def test_trigger_type_switch_keeps_the_level_and_messages_clauses_are_not_drawn(start) -> None:  # noqa: ANN001
+    at = start(preset="stress")
+    at.sidebar.selectbox(key="sb_trig_type_0").set_value("tokens").run()
+    assert at.session_state["config"].summarization.trigger == (ContextSize(type="tokens", value=25_000),)
+    assert hline_levels(at)["trigger"] == [25_000]
+    at.sidebar.button(key="sb_trig_add").click().run()
+    assert at.session_state["config"].summarization.trigger[1] == ContextSize(type="messages", value=50)
+    names = [t.get("name") for t in figure(at)["data"]]
+    assert "trigger messages:50 counts messages, so it cannot be drawn as a token level" in names
+    at.sidebar.button(key="sb_trig_rm_0").click().run()
+    assert at.session_state["config"].summarization.trigger == (ContextSize(type="messages", value=50),)
+    assert "trigger" not in hline_levels(at)
+    at.sidebar.button(key="sb_trig_rm_0").click().run()
+    assert at.session_state["config"].summarization.trigger is None
+    assert layer_event_counts(at)["summarization"] == 1  # only the fallback when the request outgrows the window
+
+
+def test_keep_mode_window_counter_and_layer_toggles(start) -> None:  # noqa: ANN001
+    at = start(preset="stress")
+    at.sidebar.number_input(key="sb_keep_val_fraction").set_value(0.1).run()
+    assert hline_levels(at)["keep"] == [10_000]
+    at.sidebar.radio(key="sb_mode").set_value("state").run()
+    assert at.session_state["config"].summarization.mode == "state"
+    at.sidebar.number_input(key="sb_window").set_value(200_000).run()
+    assert hline_levels(at)["window"] == [200_000]
+    assert hline_levels(at)["trigger"] == [50_000]
+    assert "filesystem" in layer_event_counts(at)
+    at.sidebar.toggle(key="sb_layer_filesystem").set_value(False).run()
+    assert "filesystem" not in layer_event_counts(at)
+    assert "filesystem" not in at.session_state["config"].order or not at.session_state["config"].filesystem.enabled
+    at.sidebar.selectbox(key="sb_counter").set_value("approximate").run()
+    assert at.session_state["config"].tokens.counter == "approximate"
+    assert not at.exception
+
+
+def test_preset_switch_keeps_window_and_counter(start) -> None:  # noqa: ANN001
+    at = start()
+    at.sidebar.number_input(key="sb_window").set_value(150_000).run()
+    at.sidebar.selectbox(key="sb_preset").set_value("langchain").run()
+    config = at.session_state["config"]
+    assert config.preset == "langchain" and config.model.max_input_tokens == 150_000
+    assert config.summarization.trigger is None
+    assert "No trigger: summarization never fires." in [c.value for c in at.sidebar.caption]
+
+
+def test_clicking_a_step_opens_the_step_page(start) -> None:  # noqa: ANN001
+    at = start(preset="stress")
+    at.session_state["timeline-0"] = {"selection": {"points": [{"curve_number": 9, "point_index": 42, "x": 42,
+                                                                  "y": 1000, "customdata": 42}],
+                                                    "point_indices": [42], "box": [], "lasso": []}}
+    at.run()
+    assert not at.exception
+    assert titles(at) == ["Step 42"]
+    assert at.query_params["step"] == "42"
+
+
+def test_timeline_figure_is_compact_for_the_page(start) -> None:  # noqa: ANN001
+    at = start(preset="stress")
+    spec = at.get("plotly_chart")[0].proto.spec
+    assert len(spec) < 400_000  # 120 steps; bench/bench_ui.py checks 1,000 steps against 2 MB
+
+
+# -- step --------------------------------------------------------------------------------------
+def test_step_page_gauge_breakdown_view_and_diff(start) -> None:  # noqa: ANN001
+    at = start("pages/step.py", preset="stress", step="30")
+    assert titles(at) == ["Step 30"]
+    charts = at.get("plotly_chart")
+    gauge = json.loads(charts[0].proto.spec)["data"][0]
+    assert gauge["type"] == "indicator"
+    assert gauge["gauge"]["threshold"]["value"] == 25_000
+    assert gauge["gauge"]["axis"]["range"] == [0, 100_000]
+    tables = at.dataframe
+    assert tables, "category table missing"
+    # state vs view: in view mode the summarized messages stay in state but are hidden from the model
+    assert any("only in state (hidden from the model):" in m.value and "hidden from the model): 0 " not in m.value
+               for m in at.markdown)
+    at.button(key="step_next").click().run()
+    assert titles(at) == ["Step 31"]
+    at.button(key="step_prev").click().run()
+    at.button(key="step_prev").click().run()
+    assert titles(at) == ["Step 29"]
+    at.number_input(key="step_input").set_value(119).run()
+    assert titles(at) == ["Step 119"]
+    assert at.button(key="step_next").disabled
+
+
+def test_hostile_text_is_shown_literally(start) -> None:  # noqa: ANN001
+    at = start("pages/step.py", thread="sample:hostile", step="2")
+    assert not at.exception
+    bodies = [c.value for c in at.code]
+    assert any(HOSTILE in b for b in bodies), "the hostile text must appear verbatim in a code block"
+    for md in at.markdown:
+        assert "<script" not in md.value and "<img" not in md.value and "](javascript" not in md.value
+    mine = ["app.py", "pages/threads.py", "pages/timeline.py", "pages/step.py", "pages/layers.py", "pages/config.py",
+            "ui/session.py", "ui/sidebar.py", "ui/widgets.py", "ui/text.py", "ui/figures.py"]
+    sources = [ROOT / p for p in mine]
+    assert not [p.name for p in sources if "unsafe_allow_html" in p.read_text() or "st.html(" in p.read_text()]
+
+
+# -- layers ------------------------------------------------------------------------------------
+def test_layers_page_shows_summaries_files_and_events(start) -> None:  # noqa: ANN001
+    at = start("pages/layers.py", preset="stress")
+    assert titles(at) == ["Layers"]
+    assert not at.exception
+    codes = [c.value for c in at.code]
+    assert any("SESSION INTENT" in c for c in codes), "the summary text is shown"
+    selects = {s.key: s for s in at.selectbox}
+    assert selects["layers_file"].options[0].startswith("/")
+    assert len(selects["layers_summary"].options) == 7
+    markdown = " ".join(m.value for m in at.markdown)
+    assert "Removed from the context" in markdown and "Summary" in markdown
+
+
+def test_layers_page_on_a_thread_without_events(start) -> None:  # noqa: ANN001
+    at = start("pages/layers.py", thread="sample:b_small", preset="langchain")
+    assert not at.exception
+    infos = " ".join(i.value for i in at.info)
+    assert "No summarization happened" in infos and "No files were written" in infos
+
+
+# -- config ------------------------------------------------------------------------------------
+def _yaml_area(at):  # noqa: ANN001, ANN202
+    return next(t for t in at.text_area if t.label.startswith("Config YAML"))
+
+
+def test_invalid_yaml_shows_an_error_and_keeps_the_previous_run(start) -> None:  # noqa: ANN001
+    at = start("pages/config.py", preset="stress")
+    before = at.session_state["config"]
+    _yaml_area(at).set_value("summarization:\n  keep: bogus\n")
+    at.button(key="yaml_apply").click().run()
+    assert not at.exception
+    errors = plain(at.error)
+    assert "previous run is kept" in errors and "summarization.keep" in errors
+    assert at.session_state["config"] == before
+    _yaml_area(at).set_value("summarization: [unclosed\n")
+    at.button(key="yaml_apply").click().run()
+    assert "invalid YAML at line" in plain(at.error)
+    assert at.session_state["config"] == before
+    at.switch_page("pages/timeline.py").run()
+    assert layer_event_counts(at)["summarization"] == 7
+
+
+def test_valid_yaml_applies_and_re_runs(start) -> None:  # noqa: ANN001
+    at = start("pages/config.py", preset="stress")
+    text = preset("stress").with_overrides(["summarization.trigger=fraction:0.5"]).to_yaml()
+    _yaml_area(at).set_value(text)
+    at.button(key="yaml_apply").click().run()
+    assert not at.error
+    assert at.session_state["config"].summarization.trigger == (ContextSize(type="fraction", value=0.5),)
+    at.switch_page("pages/timeline.py").run()
+    assert layer_event_counts(at)["summarization"] == 3
+
+
+def test_form_error_is_shown_next_to_the_field(start) -> None:  # noqa: ANN001
+    at = start("pages/config.py", preset="stress")
+    before = at.session_state["config"]
+    keep = next(t for t in at.text_input if t.key.endswith("_summarization.keep"))
+    keep.set_value("fraction:2")
+    submit = next(b for b in at.button if b.label == "Apply and re-run")
+    submit.click().run()
+    assert not at.exception
+    assert at.session_state["config"] == before
+    errors = [plain([e]) for e in at.error]
+    message = "summarization.keep: Fractional values must be between 0 and 1, got 2.0. (got 'fraction:2')"
+    assert errors == [f"Not applied — {message}", message]  # at the top of the form, then under the keep field
+
+
+def test_form_applies_a_valid_change(start) -> None:  # noqa: ANN001
+    at = start("pages/config.py", preset="stress")
+    next(t for t in at.text_input if t.key.endswith("_summarization.trigger")).set_value("tokens:40000, messages:80")
+    next(b for b in at.button if b.label == "Apply and re-run").click().run()
+    assert not at.error
+    assert at.session_state["config"].summarization.trigger == (ContextSize(type="tokens", value=40_000),
+                                                                  ContextSize(type="messages", value=80))
+
+
+def test_compare_pins_a_and_shows_deltas(start) -> None:  # noqa: ANN001
+    at = start("pages/config.py", preset="stress")
+    at.button(key="pin").click().run()
+    at.sidebar.number_input(key="sb_trig_val_0_fraction").set_value(0.5).run()
+    assert not at.exception
+    frames = at.dataframe
+    rows = [json.dumps(f.value.to_dict(orient="records")) for f in frames]
+    delta = next(r for r in rows if "peak view tokens" in r)
+    table = json.loads(delta)
+    summ = next(r for r in table if r["metric"] == "events: summarization")
+    assert (summ["A"], summ["B"], summ["B − A"]) == (7, 3, -4)
+    assert any("summarization.trigger" in r for r in rows)
+    assert len(at.get("plotly_chart")) == 1
+
+
+# -- threads, upload, deep links ---------------------------------------------------------------
+def test_threads_page_lists_samples_and_opens_one(start) -> None:  # noqa: ANN001
+    at = start("pages/threads.py")
+    assert titles(at) == ["Threads"]
+    at.button(key="open_b_small").click().run()
+    assert at.session_state["thread_key"] == "sample:b_small"
+    assert at.session_state["step"] == 0
+
+
+def test_upload_a_thread_and_a_bad_file(start) -> None:  # noqa: ANN001
+    at = start("pages/threads.py")
+    thread = build_thread(7, thread_id="uploaded-one")
+    thread.title = "Uploaded thread"
+    at.file_uploader[0].upload("mine.json", dumps(thread).encode(), "application/json").run()
+    assert not at.exception
+    assert at.session_state["thread_key"].startswith("upload:")
+    assert any(m.value == "Uploaded thread" for m in at.sidebar.markdown)
+    at.file_uploader[0].upload("notes.json", b'{"hello": "world"}', "application/json").run()
+    errors = plain(at.error)
+    assert "Could not read notes.json" in errors and "unrecognised thread format" in errors
+
+
+def test_upload_a_multi_thread_file_lets_the_user_pick(start) -> None:  # noqa: ANN001
+    entries = [{"task_id": t, "trial": 0, "reward": 1.0, "info": {},
+                "traj": [{"role": "system", "content": "policy"}, {"role": "user", "content": f"task {t}"},
+                         {"role": "assistant", "content": f"done {t}"}]} for t in (11, 12)]
+    at = start("pages/threads.py")
+    at.file_uploader[0].upload("tau.json", json.dumps(entries).encode(), "application/json").run()
+    assert not at.exception
+    pick = at.selectbox(key="upload_pick")
+    assert pick.options == ["11-0 (3 messages)", "12-0 (3 messages)"] or len(pick.options) == 2
+    pick.set_value("12-0")
+    at.button(key="upload_open").click().run()
+    assert at.session_state["thread_key"].endswith(":12-0")
+
+
+def test_deep_link_restores_thread_step_and_settings(start) -> None:  # noqa: ANN001
+    at = start("pages/step.py", thread="sample:b_small", step="3", preset="stress",
+               **{"summarization.trigger": "fraction:0.5", "summarization.mode": "state"})
+    assert titles(at) == ["Step 3"]
+    config = at.session_state["config"]
+    assert config == preset("stress").with_overrides(["summarization.trigger=fraction:0.5",
+                                                      "summarization.mode=state"])
+    assert at.session_state["thread_key"] == "sample:b_small"
+
+
+def test_a_bad_link_falls_back_and_says_why(start) -> None:  # noqa: ANN001
+    at = start(thread="upload:deadbeef", preset="nope", **{"summarization.keep": "bogus"})
+    assert not at.exception
+    warnings = plain(at.sidebar.warning)
+    assert "not available here" in warnings and "unknown preset" in warnings and "summarization.keep" in warnings
+    assert at.session_state["thread_key"] == "sample:a_demo"
+
+
+def test_every_page_renders_without_a_thread(start, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setenv("CTXI_SAMPLES_DIR", str(tmp_path))
+    monkeypatch.setattr("ui.session.synthetic_available", lambda: False)
+    at = start()
+    assert at.session_state["thread_key"] is None
+    for page in ("pages/threads.py", "pages/step.py", "pages/layers.py", "pages/config.py", "pages/timeline.py"):
+        at.switch_page(page).run()
+        assert not at.exception, page
+    assert any("no sample threads" in i.value for i in at.info)

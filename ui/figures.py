@@ -1,0 +1,272 @@
+"""Figure builders: pure functions from a Run (or engine.views data) to a plotly Figure."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from engine.kinds import CATEGORIES
+from engine.run import Run, StepRecord
+from engine.views import (
+    ThresholdLine,
+    event_markers,
+    layer_order,
+    recorded_compactions,
+    threshold_lines,
+    timeline_series,
+)
+
+CATEGORY_COLORS: dict[str, str] = {
+    "system": "#6b7280",
+    "tools": "#a3a3a3",
+    "memory": "#8b5cf6",
+    "human": "#2563eb",
+    "ai": "#0ea5e9",
+    "tool_calls": "#14b8a6",
+    "tool_results": "#f59e0b",
+    "stubs": "#84cc16",
+    "summary": "#ec4899",
+    "reminders": "#f97316",
+    "patches": "#ef4444",
+}
+CATEGORY_LABELS: dict[str, str] = {
+    "system": "system prompt",
+    "tools": "tool schemas",
+    "memory": "memory",
+    "human": "human",
+    "ai": "AI text",
+    "tool_calls": "tool calls",
+    "tool_results": "tool results",
+    "stubs": "offload stubs",
+    "summary": "summary",
+    "reminders": "reminders",
+    "patches": "patches",
+}
+LAYER_COLORS: dict[str, str] = {
+    "filesystem": "#65a30d",
+    "subagents": "#0891b2",
+    "summarization": "#db2777",
+    "todo": "#ea580c",
+    "dangling": "#dc2626",
+    "memory": "#7c3aed",
+    "input_context": "#475569",
+}
+LINE_STYLES: dict[str, dict[str, object]] = {
+    "window": {"color": "#111827", "width": 2, "dash": "solid"},
+    "trigger": {"color": "#dc2626", "width": 2, "dash": "dash"},
+    "keep": {"color": "#16a34a", "width": 2, "dash": "dot"},
+}
+RECORDED_COLOR = "#7c3aed"
+MAX_EVENT_LINES = 150  # vertical guides for compactions; more would clutter and bloat the figure
+
+
+def esc(text: str) -> str:
+    """Plotly renders a subset of HTML in hover and legend text; transcript text must stay text."""
+    return html.escape(text, quote=False)
+
+
+def category_label(category: str) -> str:
+    return CATEGORY_LABELS.get(category, category)
+
+
+def _hline(line: ThresholdLine) -> dict[str, object]:
+    style = LINE_STYLES.get(line.role, LINE_STYLES["trigger"])
+    return {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": line.tokens, "y1": line.tokens,
+            "line": style, "layer": "above", "showlegend": True, "name": esc(line.label), "legendgroup": line.role}
+
+
+def _vline(x: float, color: str, dash: str, width: float = 1.0) -> dict[str, object]:
+    return {"type": "line", "xref": "x", "x0": x, "x1": x, "yref": "y domain", "y0": 0, "y1": 1,
+            "line": {"color": color, "dash": dash, "width": width}, "layer": "below"}
+
+
+def event_lanes(run: Run) -> list[str]:
+    """The lanes under the timeline, top to bottom: one per layer that acted, then recorded compactions."""
+    lanes = layer_order(sorted({m.layer for m in event_markers(run)}))
+    return lanes + (["recorded (source)"] if recorded_compactions(run) else [])
+
+
+def timeline_figure(run: Run, *, height: int = 620) -> go.Figure:
+    """Stacked view tokens per category, the raw curve, live threshold lines, a click layer; events in lanes below."""
+    series = timeline_series(run)
+    steps = series.steps
+    markers = event_markers(run)
+    recorded = recorded_compactions(run)
+    lanes = event_lanes(run)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.04,
+                        row_heights=[0.8, 0.2] if len(lanes) > 2 else [0.86, 0.14])
+    for cat in CATEGORIES:
+        y = series.by_category[cat]
+        if not y.any():
+            continue
+        label = category_label(cat)
+        fig.add_trace(go.Scatter(
+            x=steps, y=y, name=label, mode="lines", stackgroup="view", legendgroup="categories",
+            legendgrouptitle_text="view by category", line={"width": 0.5, "color": CATEGORY_COLORS.get(cat)},
+            hovertemplate=f"{label}: %{{y:,}}<extra>step %{{x}}</extra>"), row=1, col=1)
+    fig.add_trace(go.Scatter(
+        x=steps, y=series.raw_tokens, name="raw (no layers)", mode="lines",
+        line={"color": "#374151", "width": 1.5, "dash": "dot"},
+        hovertemplate="raw: %{y:,}<extra>step %{x}</extra>"), row=1, col=1)
+    if series.recorded_input_tokens is not None:
+        fig.add_trace(go.Scatter(
+            x=steps, y=series.recorded_input_tokens, name="recorded input (provider usage)", mode="lines",
+            line={"color": "#0f766e", "width": 1, "dash": "dashdot"}, connectgaps=False,
+            hovertemplate="recorded input: %{y:,}<extra>step %{x}</extra>"), row=1, col=1)
+
+    lines = threshold_lines(run.config, run.window_tokens)
+    shapes = [_hline(li) for li in lines if li.tokens is not None]
+    for li in lines:
+        if li.tokens is None:  # a message count: listed in the legend, not drawn as a level
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=esc(li.note), legendgroup=li.role,
+                                     line={**LINE_STYLES.get(li.role, {}), "width": 1}, hoverinfo="skip"),
+                          row=1, col=1)
+
+    for layer in lanes:
+        rows = [m for m in markers if m.layer == layer]
+        if not rows:
+            continue
+        warn = [m.severity == "warning" for m in rows]
+        xs = np.array([m.step for m in rows])
+        fig.add_trace(go.Scatter(
+            x=xs, y=[layer] * len(rows), mode="markers",
+            name=f"{layer} ({len(rows)})", legendgroup="events", legendgrouptitle_text="events by layer",
+            marker={"color": LAYER_COLORS.get(layer, "#334155"), "size": [12 if w else 9 for w in warn],
+                    "symbol": ["x" if w else "circle" for w in warn], "line": {"width": 1, "color": "white"}},
+            customdata=xs, hovertext=[esc(m.text) for m in rows],
+            hovertemplate="step %{x}<br>%{hovertext}<extra></extra>"), row=2, col=1)
+        if layer == "summarization":
+            shapes.extend(_vline(m.step, LAYER_COLORS["summarization"], "dot") for m in rows[:MAX_EVENT_LINES])
+
+    if recorded:
+        xs = np.array([s for s, _ in recorded])
+        fig.add_trace(go.Scatter(
+            x=xs, y=["recorded (source)"] * len(recorded), mode="markers",
+            name=f"compaction recorded in the source ({len(recorded)})", legendgroup="events",
+            marker={"symbol": "star-diamond", "size": 15, "color": RECORDED_COLOR, "line": {"width": 1, "color": "white"}},
+            customdata=xs,
+            hovertext=[esc(f"recorded compaction ({c.trigger or 'unknown trigger'}): "
+                           f"{f'{c.pre_tokens:,}' if c.pre_tokens else '?'} tokens before; summary {len(c.summary):,} chars")
+                       for _, c in recorded],
+            hovertemplate="step %{x}<br>%{hovertext}<extra></extra>"), row=2, col=1)
+        shapes.extend(_vline(s, RECORDED_COLOR, "dashdot", 2) for s, _ in recorded[:MAX_EVENT_LINES])
+
+    # The click layer: stacked areas return no selection, so invisible markers carry the step.
+    hover = [f"step {i}: view {v:,} · raw {r:,} · {e} event(s)"
+             for i, v, r, e in zip(steps.tolist(), series.view_tokens.tolist(), series.raw_tokens.tolist(),
+                                   series.event_counts.tolist(), strict=True)]
+    fig.add_trace(go.Scattergl(
+        x=steps, y=series.view_tokens, mode="markers", name="steps (click to open)", showlegend=False,
+        marker={"size": 8, "opacity": 0, "color": "#000000"}, customdata=steps, hovertext=hover,
+        hovertemplate="%{hovertext}<extra>click to open</extra>"), row=1, col=1)
+
+    # Scale to what the model saw and the live levels; a raw curve far above the window is clipped
+    # (and labelled) rather than squashing the view into a thin band.
+    top = max([int(run.window_tokens * 1.1), int(series.view_tokens.max(initial=0)),
+               *[li.tokens for li in lines if li.tokens is not None]])
+    raw_peak = int(series.raw_tokens.max(initial=0))
+    annotations = []
+    if raw_peak > top * 1.06:
+        annotations.append({"xref": "paper", "x": 0.01, "yref": "y domain", "y": 0.99, "showarrow": False,
+                            "xanchor": "left", "yanchor": "top", "font": {"size": 11, "color": "#374151"},
+                            "text": f"raw curve clipped: it peaks at {raw_peak:,} tokens (double-click to see all)"})
+    fig.update_layout(
+        shapes=shapes, annotations=annotations, height=height, hovermode="closest", clickmode="event+select",
+        margin={"l": 70, "r": 20, "t": 20, "b": 50},
+        legend={"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 11}, "groupclick": "toggleitem"},
+        xaxis2={"title": {"text": "step (model call)"}, "rangemode": "tozero"},
+        yaxis={"title": {"text": f"tokens in the view ({run.counter.name} estimate)"}, "range": [0, top * 1.06],
+               "tickformat": ",d"},
+        yaxis2={"categoryorder": "array", "categoryarray": list(reversed(lanes)), "range": [-0.6, max(0.6, len(lanes) - 0.4)],
+                "showgrid": True, "tickfont": {"size": 10}},
+        uirevision="timeline",
+    )
+    return fig
+
+
+def gauge_figure(step: StepRecord, window_tokens: int, lines: Sequence[ThresholdLine], *, height: int = 260) -> go.Figure:
+    """Used vs window at one step; the first trigger level as the threshold, keep as a band."""
+    used = step.view_tokens
+    trigger = min((li.tokens for li in lines if li.role == "trigger" and li.tokens is not None), default=None)
+    keep = next((li.tokens for li in lines if li.role == "keep" and li.tokens is not None), None)
+    top = max(window_tokens, used)
+    bands = []
+    if keep:
+        bands.append({"range": [0, min(keep, top)], "color": "#dcfce7"})
+    if trigger:
+        bands.append({"range": [min(trigger, top), top], "color": "#fee2e2"})
+    if window_tokens < top:
+        bands.append({"range": [window_tokens, top], "color": "#fca5a5"})
+    gauge: dict[str, object] = {
+        "axis": {"range": [0, top], "tickformat": ",d"},
+        "bar": {"color": "#2563eb" if used <= (trigger or window_tokens) else "#dc2626"},
+        "steps": bands,
+    }
+    if trigger:
+        gauge["threshold"] = {"line": {"color": "crimson", "width": 4}, "thickness": 0.85, "value": trigger}
+    indicator = go.Indicator(
+        mode="gauge+number+delta" if trigger else "gauge+number", value=used,
+        number={"valueformat": ",d", "suffix": " tokens"},
+        delta={"reference": trigger, "valueformat": ",d", "increasing": {"color": "#dc2626"},
+               "decreasing": {"color": "#16a34a"}} if trigger else None,
+        title={"text": f"step {step.index}: view vs window {window_tokens:,}"
+                       + (f"<br><span style='font-size:0.8em'>red line = trigger {trigger:,}; green band = keep {keep:,}</span>"
+                          if trigger and keep else "")},
+        gauge=gauge)
+    fig = go.Figure(indicator)
+    fig.update_layout(height=height, margin={"l": 50, "r": 50, "t": 70, "b": 10})
+    return fig
+
+
+def category_bar_figure(step: StepRecord, window_tokens: int, *, height: int = 150) -> go.Figure:
+    """One horizontal bar split by category, with free space: the /context picture."""
+    fig = go.Figure()
+    for cat in CATEGORIES:
+        n = step.view_by_category.get(cat, 0)
+        if n:
+            fig.add_trace(go.Bar(x=[n], y=["view"], orientation="h", name=category_label(cat),
+                                 marker_color=CATEGORY_COLORS.get(cat),
+                                 hovertemplate=f"{category_label(cat)}: %{{x:,}}<extra></extra>"))
+    free = window_tokens - step.view_tokens
+    if free > 0:
+        fig.add_trace(go.Bar(x=[free], y=["view"], orientation="h", name="free space", marker_color="#e5e7eb",
+                             hovertemplate="free: %{x:,}<extra></extra>"))
+    fig.update_layout(barmode="stack", height=height, margin={"l": 10, "r": 10, "t": 50, "b": 30},
+                      showlegend=True, legend={"orientation": "h", "y": 1.05, "yanchor": "bottom", "x": 0},
+                      yaxis={"visible": False}, xaxis={"tickformat": ",d", "range": [0, max(window_tokens, step.view_tokens)]})
+    return fig
+
+
+def compare_figure(a: Run, b: Run, *, height: int = 420) -> go.Figure:
+    """Run A and run B overlaid: view tokens per step, the raw curve, both windows and events."""
+    sa, sb = timeline_series(a), timeline_series(b)
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=sa.steps, y=sa.raw_tokens, name="raw (no layers)", mode="lines",
+                             line={"color": "#9ca3af", "dash": "dot"}))
+    fig.add_trace(go.Scatter(x=sa.steps, y=sa.view_tokens, name="A: view tokens", mode="lines",
+                             line={"color": "#2563eb", "width": 2}))
+    fig.add_trace(go.Scatter(x=sb.steps, y=sb.view_tokens, name="B: view tokens", mode="lines",
+                             line={"color": "#ea580c", "width": 2}))
+    for label, run, series, symbol in (("A", a, sa, "circle"), ("B", b, sb, "diamond")):
+        markers = event_markers(run)
+        if markers:
+            fig.add_trace(go.Scatter(
+                x=np.array([m.step for m in markers]), y=np.array([int(series.view_tokens[m.step]) for m in markers]),
+                mode="markers", name=f"{label}: events ({len(markers)})",
+                marker={"symbol": symbol, "size": 8, "color": [LAYER_COLORS.get(m.layer, "#334155") for m in markers]},
+                hovertext=[esc(m.text) for m in markers], hovertemplate="step %{x}<br>%{hovertext}<extra></extra>"))
+    shapes = []
+    for label, run, dash in (("A", a, "solid"), ("B", b, "dash")):
+        for li in threshold_lines(run.config, run.window_tokens):
+            if li.tokens is not None:
+                line = {**_hline(li), "name": esc(f"{label}: {li.label}")}
+                line["line"] = {**LINE_STYLES.get(li.role, {}), "dash": dash, "width": 1}
+                shapes.append(line)
+    fig.update_layout(shapes=shapes, height=height, hovermode="x unified",
+                      margin={"l": 60, "r": 20, "t": 30, "b": 50},
+                      xaxis={"title": {"text": "step"}}, yaxis={"title": {"text": "tokens in the view"}, "tickformat": ",d"})
+    return fig

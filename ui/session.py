@@ -1,0 +1,304 @@
+"""Session state of the dashboard: the current thread, config and step, the cached replay, URL sync.
+
+The config in session state is the truth; widgets show it and callbacks replace it. A run is
+cached per (thread, config): any change re-runs the engine once, and every page reads the result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from engine.config import DEFAULT_PRESET, EngineConfig, preset
+from engine.errors import ContextInspectorError, ThreadLoadError
+from engine.formats import load_thread
+from engine.replay import replay
+from engine.run import Run
+from engine.thread import Thread
+from engine.views import RESERVED_PARAMS, config_from_params, url_params
+from ui.text import escape_md
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES_ENV = "CTXI_SAMPLES_DIR"
+OPEN_ENV = "CTXI_OPEN"  # set by `ctxi ui FILE`: the one local file the dashboard may open by path
+DEMO_KEY = "demo"
+# query parameters owned by widgets bound to the URL (bind="query-params"); never cleared by sync_url
+BOUND_PARAMS = frozenset({"tab"})
+
+
+def samples_dir() -> Path:
+    return Path(os.environ.get(SAMPLES_ENV) or ROOT / "sample_threads")
+
+
+def sample_files() -> list[Path]:
+    folder = samples_dir()
+    return sorted(folder.glob("*.json")) if folder.is_dir() else []
+
+
+def sample_key(path: Path) -> str:
+    return f"sample:{path.stem}"
+
+
+@dataclass(frozen=True)
+class Upload:
+    """An uploaded file kept in the session (uploads cannot come back from a URL)."""
+
+    name: str
+    data: bytes
+    thread_id: str | None
+
+
+# -- loading (cached: one Thread object per key, shared by every rerun) -------------------------
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _load_sample(path: str, mtime: float) -> Thread:
+    return load_thread(path)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _load_upload(key: str, _upload: Upload) -> Thread:
+    return load_thread(data=_upload.data, name=_upload.name, thread_id=_upload.thread_id)
+
+
+def synthetic_available() -> bool:
+    try:
+        return importlib.util.find_spec("engine.synthetic") is not None
+    except ModuleNotFoundError:
+        return False
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def _demo_thread() -> Thread | None:
+    """A small generated thread for when no samples are bundled (engine.synthetic, when present)."""
+    if not synthetic_available():
+        return None
+    make = importlib.import_module("engine.synthetic").synthetic_thread
+    params = inspect.signature(make).parameters
+    wanted: dict[str, Any] = {"steps": 60, "seed": 7}
+    return make(**{k: v for k, v in wanted.items() if k in params})
+
+
+def upload_key(data: bytes, thread_id: str | None) -> str:
+    digest = hashlib.sha1(data).hexdigest()[:12]
+    return f"upload:{digest}" + (f":{thread_id}" if thread_id else "")
+
+
+def load_error(key: str) -> str | None:
+    """Why the thread behind `key` could not be loaded (set by `thread_for`)."""
+    return st.session_state.get("thread_errors", {}).get(key)
+
+
+def thread_for(key: str | None) -> Thread | None:
+    """The thread behind a key (sample, upload, the file given to `ctxi ui`, or demo); None if unavailable."""
+    if not key:
+        return None
+    try:
+        return _thread_for(key)
+    except ContextInspectorError as exc:
+        message = exc.one_line() if isinstance(exc, ThreadLoadError) else str(exc)
+    except Exception as exc:  # an importer bug: say so in one line instead of a traceback
+        message = f"unexpected problem while reading it ({type(exc).__name__}: {exc})"
+    st.session_state.setdefault("thread_errors", {})[key] = message
+    return None
+
+
+def _thread_for(key: str) -> Thread | None:
+    if key == DEMO_KEY:
+        return _demo_thread()
+    if key.startswith("file:"):
+        # only the file named on the command line: a URL must not make the server read other files
+        path = Path(key.removeprefix("file:"))
+        opened = os.environ.get(OPEN_ENV)
+        if not opened or Path(opened).resolve() != path or not path.is_file():
+            return None
+        return _load_sample(str(path), path.stat().st_mtime)
+    if key.startswith("sample:"):
+        path = samples_dir() / f"{key.removeprefix('sample:')}.json"
+        if not path.is_file():
+            return None
+        return _load_sample(str(path), path.stat().st_mtime)
+    upload = st.session_state.get("uploads", {}).get(key)
+    if upload is None:
+        return None
+    return _load_upload(key, upload)
+
+
+def _thread_version(key: str) -> str:
+    if key.startswith(("sample:", "file:")):
+        path = (samples_dir() / f"{key.removeprefix('sample:')}.json" if key.startswith("sample:")
+                else Path(key.removeprefix("file:")))
+        return f"{key}@{path.stat().st_mtime if path.is_file() else 0}"
+    return key
+
+
+def default_thread_key() -> str | None:
+    opened = os.environ.get(OPEN_ENV)
+    if opened and Path(opened).is_file():
+        return f"file:{Path(opened).resolve()}"
+    files = sample_files()
+    if files:
+        preferred = [p for p in files if "demo" in p.stem or "tour" in p.stem]
+        return sample_key((preferred or files)[0])
+    return DEMO_KEY if synthetic_available() else None
+
+
+# -- the cached replay ------------------------------------------------------------------------
+@st.cache_resource(max_entries=32, show_spinner="Replaying the thread through the layers…")
+def _replay_cached(thread_version: str, config: EngineConfig, _thread: Thread) -> Run:
+    # cache_resource, not cache_data: a Run holds LangChain messages and the shared token counter;
+    # pickling a copy per rerun would be slow and would lose the counter's per-message cache.
+    # Pages treat the Run as read-only.
+    return replay(_thread, config)
+
+
+def run_for(thread_key: str, config: EngineConfig) -> Run:
+    thread = thread_for(thread_key)
+    if thread is None:
+        raise LookupError(f"thread {thread_key!r} is not available")
+    return _replay_cached(_thread_version(thread_key), config, thread)
+
+
+def current_thread() -> Thread | None:
+    return thread_for(st.session_state.get("thread_key"))
+
+
+def current_run() -> Run | None:
+    """The run for the current thread and config; on an engine failure, the last good run (with an error)."""
+    key = st.session_state.get("thread_key")
+    if not key or current_thread() is None:
+        return None
+    config = st.session_state["config"]
+    try:
+        run = run_for(key, config)
+    except Exception as exc:  # a layer bug must not take the whole dashboard down
+        st.error("The engine failed on this thread with these settings: " + escape_md(f"{type(exc).__name__}: {exc}"))
+        last = st.session_state.get("last_good_run")
+        if last is not None and last[0] == key:
+            st.caption("Showing the previous run.")
+            return last[1]
+        return None
+    st.session_state["last_good_run"] = (key, run)
+    return run
+
+
+def current_step(run: Run) -> int:
+    """The selected step, clamped to the run."""
+    k = int(st.session_state.get("step", 0) or 0)
+    return max(0, min(k, len(run.steps) - 1)) if run.steps else 0
+
+
+# -- state changes (call from callbacks or before widgets render) ------------------------------
+def set_config(config: EngineConfig) -> None:
+    st.session_state["config"] = config
+    st.session_state.pop("sidebar_error", None)
+
+
+def set_step(step: int) -> None:
+    st.session_state["step"] = max(0, int(step))
+
+
+def select_thread(key: str) -> None:
+    st.session_state["thread_key"] = key
+    st.session_state["step"] = 0
+    st.session_state.pop("last_good_run", None)
+
+
+def add_upload(upload: Upload) -> str:
+    key = upload_key(upload.data, upload.thread_id)
+    st.session_state.setdefault("uploads", {})[key] = upload
+    return key
+
+
+def notify(message: str) -> None:
+    st.session_state.setdefault("notices", []).append(message)
+
+
+# -- session start and URL ---------------------------------------------------------------------
+def init() -> None:
+    """First run of a session: defaults, then whatever the URL asks for (thread, step, settings)."""
+    if st.session_state.get("initialised"):
+        return
+    st.session_state["initialised"] = True
+    st.session_state.setdefault("uploads", {})
+    st.session_state.setdefault("timeline_nonce", 0)
+    params = {k: st.query_params[k] for k in st.query_params}
+    config_params = {k: v for k, v in params.items() if k not in BOUND_PARAMS}
+    if "preset" in config_params or any(k not in RESERVED_PARAMS for k in config_params):
+        config, errors = config_from_params(config_params)
+        for e in errors:
+            notify(f"Ignored a setting from the link: {e}")
+    else:
+        config = preset(DEFAULT_PRESET)
+    st.session_state.setdefault("config", config)
+    key = params.get("thread")
+    if key and thread_for(key) is None:
+        notify(f"The thread {key!r} from the link is not available here"
+               + (" (uploads last only for the session that uploaded them)" if key.startswith("upload:") else "")
+               + "; opened the default thread instead.")
+        key = None
+    st.session_state.setdefault("thread_key", key or default_thread_key())
+    opened = st.session_state["thread_key"]
+    if opened and thread_for(opened) is None and load_error(opened):
+        notify(f"Could not open {opened.split(':', 1)[-1]}: {load_error(opened)}")
+    try:
+        st.session_state.setdefault("step", max(0, int(params.get("step", 0))))
+    except ValueError:
+        st.session_state.setdefault("step", 0)
+
+
+def wanted_params() -> dict[str, str]:
+    out: dict[str, str] = {}
+    if st.session_state.get("thread_key"):
+        out["thread"] = st.session_state["thread_key"]
+    out["step"] = str(st.session_state.get("step", 0))
+    out.update(url_params(st.session_state["config"]))
+    return out
+
+
+def sync_url() -> None:
+    """Write thread, step and the settings that differ from the preset into the URL."""
+    wanted = wanted_params()
+    current = {k: st.query_params[k] for k in st.query_params}
+    for k in list(current):
+        if k not in wanted and k not in BOUND_PARAMS:
+            del st.query_params[k]
+    for k, v in wanted.items():
+        if current.get(k) != v:
+            st.query_params[k] = v
+
+
+def timeline_key() -> str:
+    """The timeline chart's widget key; bumped after a click is consumed so the selection resets."""
+    return f"timeline-{st.session_state.get('timeline_nonce', 0)}"
+
+
+def consume_timeline_click() -> None:
+    st.session_state["timeline_nonce"] = st.session_state.get("timeline_nonce", 0) + 1
+
+
+def selected_steps(event: Any) -> list[int]:
+    """Steps a plotly selection points at (PlotlyState or the plain dict AppTest gives)."""
+    if not event:
+        return []
+    selection = event.get("selection") if isinstance(event, dict) else getattr(event, "selection", None)
+    if not selection:
+        return []
+    points = selection.get("points") if isinstance(selection, dict) else getattr(selection, "points", None)
+    out: list[int] = []
+    for p in points or []:
+        data = p.get("customdata") if isinstance(p, dict) else None
+        if isinstance(data, list | tuple):
+            data = data[0] if data else None
+        if data is None and isinstance(p, dict) and p.get("x") is not None:
+            data = p.get("x")
+        try:
+            out.append(int(data))
+        except (TypeError, ValueError):
+            continue
+    return out

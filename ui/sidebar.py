@@ -1,0 +1,176 @@
+"""The sidebar on every page: current thread and the live controls (preset, trigger, keep, mode, window, layers)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from engine.config import PRESETS, AllOf, ContextSize, EngineConfig
+from engine.errors import ConfigError
+from engine.tokens import COUNTERS
+from engine.views import TOGGLE_LAYERS, layer_enabled
+from ui import controls, session
+from ui.text import escape_md
+
+LAYER_LABELS = {
+    "filesystem": "L0 filesystem (offload, truncate args)",
+    "subagents": "L1 sub-agents",
+    "summarization": "L2 summarization",
+    "todo": "L3 todo reminder",
+    "dangling": "L4 dangling tool calls",
+    "memory": "L5 memory",
+}
+SIZE_FORMAT = {"fraction": "%.2f", "tokens": "%d", "messages": "%d"}
+
+
+def _config() -> EngineConfig:
+    return st.session_state["config"]
+
+
+def _window() -> int:
+    thread = session.current_thread()
+    return _config().window_tokens(thread.max_input_tokens if thread else None)
+
+
+def _edit(change: Callable[[EngineConfig], EngineConfig]) -> None:
+    """Apply one control's change; an invalid value keeps the previous config and shows why."""
+    try:
+        session.set_config(change(_config()))
+    except (ConfigError, ValueError) as exc:
+        st.session_state["sidebar_error"] = str(exc)
+
+
+def _show(key: str, value: object) -> None:
+    """Make a widget show the config's value (set before the widget is created in this run)."""
+    if st.session_state.get(key) != value:
+        st.session_state[key] = value
+
+
+def _size_value(size: ContextSize) -> float | int:
+    return float(size.value) if size.type == "fraction" else int(size.value)
+
+
+def _size_input(label: str, key: str, size: ContextSize, on_change: Callable[[], None]) -> None:
+    _show(key, _size_value(size))
+    if size.type == "fraction":
+        st.number_input(label, key=key, min_value=0.01, max_value=1.0, step=0.05, format="%.2f",
+                        on_change=on_change, label_visibility="collapsed")
+    else:
+        st.number_input(label, key=key, min_value=1, step=1000 if size.type == "tokens" else 1, format="%d",
+                        on_change=on_change, label_visibility="collapsed")
+
+
+# -- callbacks -------------------------------------------------------------------------------------
+def _on_preset() -> None:
+    name = st.session_state["sb_preset"]
+    if name in PRESETS:
+        _edit(lambda c: controls.switch_preset(c, name))
+
+
+def _on_trigger_type(i: int) -> None:
+    new_type = st.session_state[f"sb_trig_type_{i}"]
+    clause = controls.trigger_clauses(_config())[i]
+    if isinstance(clause, ContextSize):
+        _edit(lambda c: controls.set_trigger_clause(c, i, controls.convert_size(clause, new_type, _window())))
+
+
+def _on_trigger_value(i: int, kind: str) -> None:
+    value = st.session_state[f"sb_trig_val_{i}_{kind}"]
+    _edit(lambda c: controls.set_trigger_clause(c, i, ContextSize(type=kind, value=value)))
+
+
+def _on_keep_type() -> None:
+    new_type = st.session_state["sb_keep_type"]
+    _edit(lambda c: controls.set_keep(c, controls.convert_size(c.summarization.keep, new_type, _window())))
+
+
+def _on_keep_value(kind: str) -> None:
+    value = st.session_state[f"sb_keep_val_{kind}"]
+    _edit(lambda c: controls.set_keep(c, ContextSize(type=kind, value=value)))
+
+
+def _on_window() -> None:
+    _edit(lambda c: controls.set_window(c, int(st.session_state["sb_window"])))
+
+
+def _on_layer(name: str) -> None:
+    _edit(lambda c: controls.set_layer(c, name, bool(st.session_state[f"sb_layer_{name}"])))
+
+
+# -- render ----------------------------------------------------------------------------------------
+def render() -> None:
+    config = _config()
+    thread = session.current_thread()
+    window = _window()
+    with st.sidebar:
+        for notice in st.session_state.pop("notices", []):
+            st.warning(escape_md(notice))
+        st.markdown("#### Thread")
+        if thread is None:
+            st.caption("No thread loaded. Open the **Threads** page.")
+        else:
+            title = thread.title or thread.thread_id
+            st.markdown(escape_md(title, limit=80))
+            st.caption(f"{len(thread.ai_indices()):,} steps · {len(thread.messages):,} messages · "
+                       f"{escape_md(thread.source_format)}")
+
+        st.markdown("#### Settings")
+        names = [*PRESETS] if config.preset in PRESETS else [*PRESETS, "custom"]
+        _show("sb_preset", config.preset if config.preset in PRESETS else "custom")
+        st.selectbox("Preset", names, key="sb_preset", on_change=_on_preset,
+                     help="Start from a reference system's defaults; the controls below change it.")
+
+        summ_on = layer_enabled(config, "summarization")
+        st.markdown("**Summarization trigger** (any clause fires)")
+        clauses = controls.trigger_clauses(config)
+        if not clauses:
+            st.caption("No trigger: summarization never fires.")
+        for i, clause in enumerate(clauses):
+            cols = st.columns([10, 8, 3], vertical_alignment="center", gap="small")
+            if isinstance(clause, AllOf):
+                cols[0].caption(f"AND clause: {escape_md(str(clause))}")
+                cols[1].caption("edit it in Config")
+            else:
+                _show(f"sb_trig_type_{i}", clause.type)
+                cols[0].selectbox("type", controls.SIZE_TYPES, key=f"sb_trig_type_{i}", label_visibility="collapsed",
+                                  on_change=_on_trigger_type, args=(i,), disabled=not summ_on)
+                with cols[1]:
+                    _size_input(f"trigger value {i}", f"sb_trig_val_{i}_{clause.type}", clause,
+                                lambda i=i, t=clause.type: _on_trigger_value(i, t))
+            cols[2].button("", icon=":material/close:", key=f"sb_trig_rm_{i}", help="remove this clause", type="tertiary",
+                           on_click=_edit, args=(lambda c, i=i: controls.remove_trigger_clause(c, i),))
+        st.button("+ add clause", key="sb_trig_add", disabled=not summ_on,
+                  on_click=_edit, args=(lambda c: controls.add_trigger_clause(c, _window()),))
+
+        st.markdown("**Keep** (what survives a summary)")
+        keep = config.summarization.keep
+        cols = st.columns(2)
+        _show("sb_keep_type", keep.type)
+        cols[0].selectbox("keep type", controls.SIZE_TYPES, key="sb_keep_type", label_visibility="collapsed",
+                          on_change=_on_keep_type)
+        with cols[1]:
+            _size_input("keep value", f"sb_keep_val_{keep.type}", keep, lambda t=keep.type: _on_keep_value(t))
+
+        _show("sb_mode", config.summarization.mode)
+        st.radio("Mode", ["state", "view"], key="sb_mode", horizontal=True,
+                 on_change=lambda: _edit(lambda c: controls.set_mode(c, st.session_state["sb_mode"])),
+                 help="state: history replaced by the summary (LangChain, DeerFlow). "
+                      "view: state untouched, the model sees [summary, *kept] (Deep Agents).")
+
+        _show("sb_window", window)
+        st.number_input("Window (tokens)", key="sb_window", min_value=1_000, step=10_000, format="%d",
+                        on_change=_on_window)
+
+        st.markdown("**Layers**")
+        for name in TOGGLE_LAYERS:
+            _show(f"sb_layer_{name}", layer_enabled(config, name))
+            st.toggle(LAYER_LABELS[name], key=f"sb_layer_{name}", on_change=_on_layer, args=(name,))
+
+        _show("sb_counter", config.tokens.counter)
+        st.selectbox("Token counter", COUNTERS, key="sb_counter",
+                     on_change=lambda: _edit(lambda c: controls.set_counter(c, st.session_state["sb_counter"])),
+                     help="Counts are estimates with this tokenizer, not the provider's billing.")
+
+        if st.session_state.get("sidebar_error"):
+            st.error(escape_md(st.session_state["sidebar_error"]))

@@ -1,0 +1,102 @@
+"""Small widgets shared by pages: run metrics, the no-thread message, a view message with badges."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from engine.run import Run
+from engine.views import ViewEntry
+from ui import session
+from ui.text import escape_md, show_text
+
+# kind -> (badge text, colour); fixed strings, so safe inside Markdown directives
+BADGES: dict[str, tuple[str, str]] = {
+    "stub": ("offloaded stub", "green"),
+    "summary": ("summary", "violet"),
+    "reminder": ("reminder", "orange"),
+    "patch": ("patched call", "red"),
+    "truncated": ("truncated arguments", "yellow"),
+    "memory": ("memory", "blue"),
+}
+ROLE_ICONS = {"system": ":material/settings:", "human": ":material/person:", "ai": ":material/smart_toy:",
+              "tool": ":material/build:"}
+
+
+def table(rows: list[dict[str, Any]], **kwargs: Any) -> None:
+    """A dataframe whose token and size columns read 12,345 (cells render as text, never as HTML)."""
+    columns = list(rows[0]) if rows else []
+    numeric = [c for c in columns
+               if all(isinstance(r.get(c), int | None) and not isinstance(r.get(c), bool) for r in rows)
+               and c not in ("step", "index")]
+    config = {c: st.column_config.NumberColumn(c, format="localized") for c in numeric}
+    st.dataframe(rows, hide_index=True, column_config=config, **kwargs)
+
+
+def no_run_message() -> None:
+    if st.session_state.get("thread_key") is None:
+        if session.synthetic_available():
+            st.info("No thread is open. Pick one on the **Threads** page.")
+        else:
+            st.info("No thread is open and no sample threads are bundled yet "
+                    f"(looked in `{session.samples_dir()}`). Upload a transcript on the **Threads** page.")
+    else:
+        reason = session.load_error(st.session_state["thread_key"])
+        st.info("The selected thread is not available" + (f" ({escape_md(reason)})" if reason else "")
+                + ". Pick one on the **Threads** page.")
+    st.page_link("pages/threads.py", label="Go to Threads", icon=":material/folder_open:")
+
+
+def run_metrics(run: Run) -> None:
+    """Context at the peak step vs the window, raw peak, tokens saved, events, summarizer calls."""
+    t = run.totals()
+    window = run.window_tokens
+    cols = st.columns(6)
+    cols[0].metric("Steps", f"{t['steps']:,}")
+    peak = t["peak_view_tokens"]
+    cols[1].metric("Peak view", compact(peak), help="largest single request (what fills the window)",
+                   delta=f"{100 * peak / window:.0f}% of {window:,}" if window else None, delta_color="off")
+    cols[2].metric("Peak raw (no layers)", compact(t["peak_raw_tokens"]),
+                   delta=f"{100 * t['peak_raw_tokens'] / window:.0f}% of window" if window else None, delta_color="off")
+    cols[3].metric("Tokens saved", compact(t["tokens_saved"]),
+                   help=f"{t['tokens_saved']:,} tokens: sum over steps of raw − view (input not sent)")
+    cols[4].metric("Events", f"{t['events']:,}", help=", ".join(f"{k}: {v}" for k, v in t["events_by_layer"].items()) or None)
+    cols[5].metric("Summarizer calls", f"{t['summarizer_calls']:,}", help=f"summarizer: {run.summarizer_name}")
+    billed = sum(s.view_tokens for s in run.steps)
+    st.caption(f"Token counts are estimates ({run.counter.name}). Cumulative input over all steps (billed, not fill): "
+               f"{billed:,} tokens.")
+
+
+def compact(n: int) -> str:
+    """A token count short enough for a metric tile: 950, 12,345, 250k, 13.5M."""
+    if abs(n) < 100_000:
+        return f"{n:,}"
+    if abs(n) < 10_000_000:
+        return f"{n / 1000:,.0f}k"
+    return f"{n / 1_000_000:,.1f}M"
+
+
+def badge(kind: str) -> str:
+    text, color = BADGES.get(kind, (kind, "gray"))
+    return f":{color}-badge[{text}]"
+
+
+def view_message(entry: ViewEntry, *, in_state: bool | None = None) -> None:
+    """One message of a view: role, tokens, badges, then its text shown literally."""
+    head = f"{ROLE_ICONS.get(entry.role, '•')} **{escape_md(entry.role)}** · {entry.tokens:,} tokens"
+    if entry.name:
+        head += f" · name {escape_md(entry.name, limit=60)}"
+    if entry.kind != "original":
+        head += " " + badge(entry.kind)
+    if in_state is False:
+        head += " :gray-badge[view only]"
+    head += f"  \n:gray[id {escape_md(entry.id, limit=80)}]"
+    if entry.tool_call_id:
+        head += f" :gray[· answers {escape_md(entry.tool_call_id, limit=60)}]"
+    st.markdown(head)
+    if entry.text.strip():
+        show_text(entry.text)
+    for name, args in entry.tool_calls:
+        st.markdown(f"↳ tool call **{escape_md(name, limit=60)}**")
+        show_text(args, preview_chars=300, label="all arguments")
