@@ -170,12 +170,14 @@ class _CachedCounter:
     def count_text(self, text: str) -> int:
         raise NotImplementedError
 
-    def breakdown(self, message: BaseMessage) -> Mapping[str, int]:
-        key = id(message)
-        hit = self._cache.get(key)
+    def _cached(self, message: BaseMessage) -> dict[str, int] | None:
+        hit = self._cache.get(id(message))
         if hit is not None and hit[0]() is message and hit[1] is message.content:
             return hit[2]
-        result = self._compute(message)
+        return None
+
+    def _store(self, message: BaseMessage, result: dict[str, int]) -> dict[str, int]:
+        key = id(message)
         cache = self._cache
 
         def _drop(_ref: weakref.ref[BaseMessage], key: int = key) -> None:
@@ -187,11 +189,23 @@ class _CachedCounter:
             cache[key] = (weakref.ref(message, _drop), message.content, result)
         return result
 
+    def breakdown(self, message: BaseMessage) -> Mapping[str, int]:
+        hit = self._cached(message)
+        if hit is not None:
+            return hit
+        return self._store(message, self._compute(message))
+
+    def prime(self, messages: Iterable[BaseMessage]) -> None:
+        """Pre-count many messages at once (a no-op unless the counter can batch)."""
+
     def count_message(self, message: BaseMessage) -> int:
         return sum(self.breakdown(message).values())
 
     def __call__(self, messages: Iterable[BaseMessage], **kwargs: Any) -> int:
         total = 0
+        messages = list(messages)
+        if len(messages) > 64:
+            self.prime(messages)
         for m in messages:
             total += self.count_message(m)
         tools = kwargs.get("tools")
@@ -242,18 +256,42 @@ class TiktokenCounter(_CachedCounter):
         encoded = self._encoding.encode_ordinary_batch(list(texts))
         return sum(len(e) for e in encoded)
 
-    def _compute(self, message: BaseMessage) -> dict[str, int]:
+    def prime(self, messages: Iterable[BaseMessage]) -> None:
+        """Count every uncached message in one batch: tiktoken encodes the texts on all cores."""
+        todo = [m for m in messages if self._cached(m) is None]
+        if len(todo) < 8:
+            return
+        texts = sorted({t for m in todo for t in self._pieces(m) if t})
+        # encode_ordinary treats "<|endoftext|>" as text, like encode(disallowed_special=())
+        lengths = dict(zip(texts, map(len, self._encoding.encode_ordinary_batch(texts, num_threads=4)), strict=True))
+        for m in todo:
+            self._store(m, self._compute(m, lambda s: lengths[s] if s in lengths else self.count_text(s)))
+
+    @staticmethod
+    def _pieces(message: BaseMessage) -> list[str]:
+        texts, _ = content_parts(_content_without_call_blocks(message))
+        if message.name:
+            texts.append(message.name)
+        if isinstance(message, AIMessage):
+            for tc in message.tool_calls:
+                texts.append(str(tc.get("name", "")))
+                texts.append(tool_call_text(tc))
+        return texts
+
+    def _compute(self, message: BaseMessage, count: Any = None) -> dict[str, int]:
+        count = count or self.count_text
         texts, images = content_parts(_content_without_call_blocks(message))
         text_tokens = TOKENS_PER_MESSAGE + images * TOKENS_PER_IMAGE
-        text_tokens += sum(self.count_text(t) for t in texts)
+        text_tokens += sum(count(t) for t in texts if t)
         if message.name:
-            text_tokens += self.count_text(message.name) + 1
+            text_tokens += count(message.name) + 1
         out = {text_category(message): text_tokens}
         if isinstance(message, AIMessage) and message.tool_calls:
             call_tokens = 0
             for tc in message.tool_calls:
-                call_tokens += TOKENS_PER_TOOL_CALL + self.count_text(str(tc.get("name", "")))
-                call_tokens += self.count_text(tool_call_text(tc))
+                name = str(tc.get("name", ""))
+                call_tokens += TOKENS_PER_TOOL_CALL + (count(name) if name else 0)
+                call_tokens += count(tool_call_text(tc))
             out["tool_calls"] = out.get("tool_calls", 0) + call_tokens
         return out
 
