@@ -1,0 +1,197 @@
+"""Evals: needle retention and goal drift after compaction, stress mode, and settings sweeps."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import streamlit as st
+
+from engine.config import EngineConfig
+from engine.errors import ContextInspectorError
+from engine.evals import (
+    DEFAULT_STRESS_FRACTION,
+    STRESS_RANGE,
+    goal_drift,
+    needle_retention,
+    step_ranges,
+    stress_config,
+)
+from engine.run import Run
+from engine.sweep import SweepResult, default_workers, grid_from_args, sweep
+from ui import session
+from ui.eval_figures import CLASS_LABELS, retention_figure, selected_points, sweep_figure
+from ui.figures import compare_figure
+from ui.frame import require_frame
+from ui.text import escape_md
+from ui.widgets import no_run_message, table
+
+require_frame()
+
+DEFAULT_GRID = "summarization.trigger=fraction:0.25,fraction:0.5,fraction:0.85\nsummarization.keep=messages:6,fraction:0.1"
+RESULT_KEY = "ev_sweep_result"
+NONCE_KEY = "ev_sweep_nonce"
+
+
+def _needles() -> list[str]:
+    return [line.strip() for line in str(st.session_state.get("ev_needles", "")).splitlines() if line.strip()]
+
+
+def _score(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0%}"
+
+
+def _sweep_json(result: SweepResult) -> str:
+    return json.dumps(result.to_dict(), indent=1)
+
+
+def _open_in_dashboard(config: EngineConfig, label: str) -> None:
+    session.set_config(config)
+    session.notify(f"Opened {label} from the Evals page.")
+    st.switch_page("pages/timeline.py")
+
+
+def _eval_table(run: Run, label: str) -> dict[str, object]:
+    needle = needle_retention(run, _needles() or None)
+    drift = goal_drift(run)
+    t = run.totals()
+    return {"run": label, "compactions": len(needle.compactions), "peak view": t["peak_view_tokens"],
+            "retention": _score(needle.score), "with recovery": _score(needle.recovery_score),
+            "intent kept": _score(drift.score), "summarizer calls": t["summarizer_calls"],
+            "summarizer tokens": t["summarizer_input_tokens"]}
+
+
+st.title("Evals")
+run = session.current_run()
+if run is None:
+    no_run_message()
+    st.stop()
+thread_key = st.session_state["thread_key"]
+
+needle_tab, stress_tab, sweep_tab = st.tabs(["Needle retention & goal drift", "Stress mode", "Sweep"])
+
+# -- needle retention and goal drift ----------------------------------------------------------------
+with needle_tab:
+    st.text_area("Needles: facts to track, one per line (empty: distinctive facts picked from the thread)",
+                 key="ev_needles", height=90, placeholder="e.g. BLUE-HERON-7")
+    report = needle_retention(run, _needles() or None)
+    drift = goal_drift(run)
+    if report.auto_picked:
+        st.caption("Picked from the thread: " + (", ".join(f"`{escape_md(n)}`" for n in report.needles)
+                                                 or "nothing distinctive found; type a needle above."))
+    cols = st.columns(5)
+    cols[0].metric("Retention", _score(report.score), help="share of checked steps where every needle in the thread "
+                   "is in the view or in a summary (checked: from the first compaction on; all steps without one)")
+    cols[1].metric("With recovery", _score(report.recovery_score), help="also counting needles the agent could grep "
+                   "from the virtual filesystem (offloaded results, history files)")
+    cols[2].metric("Compactions", f"{len(report.compactions):,}")
+    cols[3].metric("Intent kept", _score(drift.score), help="share of steps after the first compaction where the "
+                   "first human request is still in the view or in the summary's SESSION INTENT")
+    cols[4].metric("Drift flags", f"{len(drift.flagged_steps):,}")
+    if report.needles:
+        st.plotly_chart(retention_figure(report, drift), key="ev_retention_chart", config={"displaylogo": False})
+        st.caption("One band per needle and for the session intent: " + " · ".join(
+            f"{label}" for label in CLASS_LABELS.values()) + ". Dotted lines: compactions of this replay; "
+            "dash-dot: compactions the source recorded.")
+    if drift.placeholder_steps:
+        st.warning(f"The summary was LangChain's placeholder “Previous conversation was too long to summarize.” at "
+                   f"steps {step_ranges(drift.placeholder_steps)}: everything it replaced is gone. Raise "
+                   "`summarization.trim_tokens_to_summarize` or lower the keep.")
+    if drift.flagged_steps:
+        st.error(f"Goal drift: the session intent is neither kept nor in the summary at steps "
+                 f"{step_ranges(drift.flagged_steps)}.")
+    elif drift.intent and report.compactions:
+        st.success("The session intent survives every compaction.")
+    if drift.intent:
+        st.caption("Session intent: " + escape_md(drift.intent, limit=300))
+    if report.compactions:
+        rows = []
+        checks = {c.step: c for c in drift.checks}
+        for c in report.at_compactions():
+            row: dict[str, object] = {"step": c["step"], "source": c["source"]}
+            row.update({n: CLASS_LABELS[k] for n, k in c["classes"].items()})
+            check = checks.get(c["step"])
+            row["session intent"] = check.status if check else "-"
+            row["too long to summarize"] = "yes" if c["placeholder"] else ""
+            rows.append(row)
+        st.markdown("**After each compaction**")
+        table(rows, height=min(400, 38 + 35 * len(rows)))
+    else:
+        st.info("No compaction happened with these settings. Lower the trigger in the sidebar, or use Stress mode.")
+
+# -- stress mode -------------------------------------------------------------------------------------
+with stress_tab:
+    low, high = STRESS_RANGE
+    st.slider("Every trigger at this % of the window", min_value=int(low * 100), max_value=int(high * 100),
+              value=int(DEFAULT_STRESS_FRACTION * 100), step=1, key="ev_stress_pct",
+              help="Sets the summarization trigger and the argument-truncation trigger; keeps that would swallow "
+                   "the trigger shrink to a fifth of it. The references force compaction like this to study it.")
+    fraction = st.session_state["ev_stress_pct"] / 100
+    stressed_config = stress_config(run.config, fraction, window_tokens=run.window_tokens)
+    try:
+        stressed = session.run_for(thread_key, stressed_config)
+    except Exception as exc:  # a layer bug must not take the page down
+        st.error(escape_md(f"The engine failed in stress mode: {type(exc).__name__}: {exc}"))
+        stressed = None
+    if stressed is not None:
+        st.plotly_chart(compare_figure(run, stressed), key="ev_stress_chart", config={"displaylogo": False})
+        st.caption(f"A: the current settings. B: stress mode, every trigger at {fraction:.0%} of the "
+                   f"{run.window_tokens:,}-token window.")
+        table([_eval_table(run, "current settings"), _eval_table(stressed, f"stress {fraction:.0%}")])
+        if st.button("Open the stress run in the dashboard", key="ev_stress_open"):
+            _open_in_dashboard(stressed_config, f"stress mode at {fraction:.0%}")
+
+# -- sweep -----------------------------------------------------------------------------------------
+with sweep_tab:
+    st.caption("Replays this thread (and any samples you add) over every combination of the values below, starting "
+               "from the current settings. One `KEY=V1,V2` per line; when a value itself holds commas (a trigger "
+               "list such as `tokens:30000,messages:50`), separate the values with `;`.")
+    st.text_area("Grid", value=DEFAULT_GRID, key="ev_grid", height=90)
+    extra = [p for p in session.sample_files() if session.sample_key(p) != thread_key]
+    st.multiselect("Also sweep these samples", [session.sample_key(p) for p in extra], key="ev_sweep_samples",
+                   format_func=lambda k: k.removeprefix("sample:"))
+    executors = ["process", "serial"] + (["ray"] if importlib.util.find_spec("ray") else [])
+    cols = st.columns(2)
+    cols[0].radio("Executor", executors, key="ev_executor", horizontal=True,
+                  help="process: a local pool on all cores; serial: in this process; ray: a local Ray instance")
+    cols[1].number_input("Workers", min_value=1, max_value=64, value=default_workers(), key="ev_workers")
+    if st.button("Run sweep", key="ev_sweep_run", type="primary"):
+        try:
+            grid = grid_from_args(line for line in str(st.session_state["ev_grid"]).splitlines() if line.strip())
+            threads = [run.thread] + [t for k in st.session_state.get("ev_sweep_samples", [])
+                                      if (t := session.thread_for(k)) is not None]
+            bar = st.progress(0.0, text="Starting workers…")
+            result = sweep(threads, run.config, grid, executor=st.session_state["ev_executor"],
+                           workers=int(st.session_state["ev_workers"]), needles=_needles() or None,
+                           progress=lambda done, total: bar.progress(done / total, text=f"{done}/{total} replays"))
+            bar.empty()
+            st.session_state[RESULT_KEY] = (thread_key, result)
+        except ContextInspectorError as exc:
+            st.error(escape_md(str(exc)))
+    stored = st.session_state.get(RESULT_KEY)
+    if stored is not None and stored[0] == thread_key:
+        result = stored[1]
+        st.caption(f"{len(result.points)} points × {len(result.thread_ids)} threads = {result.replays} replays in "
+                   f"{result.elapsed_s:.1f} s ({result.executor}, {result.workers} workers). Marker size: summarizer "
+                   "input tokens. Click a point to open its settings in the Timeline.")
+        event = st.plotly_chart(sweep_figure(result), key=f"ev_sweep_chart_{st.session_state.get(NONCE_KEY, 0)}",
+                                on_select="rerun", selection_mode="points", config={"displaylogo": False})
+        picked = selected_points(event)
+        if picked:
+            st.session_state[NONCE_KEY] = st.session_state.get(NONCE_KEY, 0) + 1  # consume the click
+            _open_in_dashboard(result.config_for(picked[0]), f"sweep point {result.points[picked[0]].point.label}")
+        table([{"point": p.point.index, "settings": p.point.label, "Pareto": "★" if p.pareto else "",
+                "peak view": p.metrics["peak_view_tokens"], "retention": _score(p.metrics["retention"]),
+                "intent kept": _score(p.metrics["drift"]), "compactions": p.metrics["compactions"],
+                "summarizer calls": p.metrics["summarizer_calls"],
+                "summarizer tokens": p.metrics["summarizer_input_tokens"]} for p in result.points],
+              height=min(420, 38 + 35 * len(result.points)))
+        cols = st.columns([3, 1], vertical_alignment="bottom")
+        cols[0].selectbox("Open a point", range(len(result.points)), key="ev_open_point",
+                          format_func=lambda i: f"{i}: {result.points[i].point.label}")
+        if cols[1].button("Open in Timeline", key="ev_open_point_go"):
+            i = int(st.session_state["ev_open_point"])
+            _open_in_dashboard(result.config_for(i), f"sweep point {result.points[i].point.label}")
+        st.download_button("Download the sweep (JSON)", data=lambda: _sweep_json(result), file_name="sweep.json",
+                           mime="application/json", key="ev_sweep_download", on_click="ignore")
+

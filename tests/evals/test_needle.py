@@ -1,0 +1,100 @@
+"""Needle retention: exact classes on hand-made threads where the answer is known."""
+
+from __future__ import annotations
+
+from engine.config import preset
+from engine.evals import needle_retention, pick_needles
+from engine.replay import replay
+from engine.synthetic import synthetic_thread
+from tests.evals.threads import (
+    NEEDLE_BIG,
+    NEEDLE_INTENT,
+    NEEDLE_NEVER,
+    NEEDLE_TOOL,
+    needle_thread,
+    summarization_only,
+)
+
+
+def test_state_mode_needle_in_intent_survives_in_summary_tool_needle_is_lost() -> None:
+    run = replay(needle_thread(), summarization_only("state"))
+    report = needle_retention(run, [NEEDLE_INTENT, NEEDLE_TOOL, NEEDLE_NEVER])
+    assert [c.step for c in report.compactions] == [3]
+    assert report.classes == {
+        NEEDLE_INTENT: ["in_view", "in_view", "in_view", "in_summary", "in_summary"],
+        NEEDLE_TOOL: ["absent", "in_view", "in_view", "lost", "lost"],
+        NEEDLE_NEVER: ["absent"] * 5,
+    }
+    assert report.introduced == {NEEDLE_INTENT: 0, NEEDLE_TOOL: 1, NEEDLE_NEVER: None}
+    assert report.checked_steps == [3, 4]
+    assert report.score == 0.0 and report.recovery_score == 0.0
+    assert report.counts() == {"in_view": 0, "in_summary": 2, "recoverable": 0, "lost": 2}
+    assert report.files == {NEEDLE_INTENT: [], NEEDLE_TOOL: [], NEEDLE_NEVER: []}
+
+
+def test_view_mode_history_file_makes_the_tool_needle_recoverable() -> None:
+    run = replay(needle_thread(), summarization_only("view"))
+    report = needle_retention(run, [NEEDLE_INTENT, NEEDLE_TOOL])
+    assert report.classes[NEEDLE_TOOL] == ["absent", "in_view", "in_view", "recoverable", "recoverable"]
+    assert report.classes[NEEDLE_INTENT] == ["in_view", "in_view", "in_view", "in_summary", "in_summary"]
+    (path,) = report.files[NEEDLE_TOOL]
+    assert path.startswith("/conversation_history/") and path.endswith(".md")
+    assert report.score == 0.0 and report.recovery_score == 1.0
+    assert report.at_compactions() == [{"step": 3, "source": "simulated", "kind": "summarize", "placeholder": False,
+                                        "classes": {NEEDLE_INTENT: "in_summary", NEEDLE_TOOL: "recoverable"}}]
+
+
+def test_case_insensitive_match() -> None:
+    run = replay(needle_thread(), summarization_only("view"))
+    report = needle_retention(run, ["zebra-4411", "kestrel-09"])
+    assert report.classes["zebra-4411"][3] == "in_summary"
+    assert report.classes["kestrel-09"][3] == "recoverable"
+
+
+def test_too_long_placeholder_loses_every_needle() -> None:
+    run = replay(needle_thread(), summarization_only("state", "summarization.trim_tokens_to_summarize=20"))
+    report = needle_retention(run, [NEEDLE_INTENT, NEEDLE_TOOL])
+    assert report.classes[NEEDLE_INTENT] == ["in_view", "in_view", "in_view", "lost", "lost"]
+    assert [(c.step, c.placeholder) for c in report.compactions] == [(3, True)]
+
+
+def test_offloaded_result_is_recoverable_without_any_compaction() -> None:
+    config = preset("deepagents").with_overrides([
+        "tokens.counter=approximate", "filesystem.tool_result_token_limit=500", "summarization.trigger=messages:100"])
+    run = replay(needle_thread(big_result=True), config)
+    report = needle_retention(run, [NEEDLE_BIG, NEEDLE_TOOL])
+    assert report.compactions == []
+    assert report.files[NEEDLE_BIG] == ["/large_tool_results/c1"]
+    assert report.classes[NEEDLE_BIG] == ["absent", "absent", "recoverable", "recoverable", "recoverable"]
+    # no compaction: every step is checked; steps 1-4 hold a needle, only step 1 has all of them in view
+    assert report.checked_steps == [0, 1, 2, 3, 4]
+    assert report.score == 0.25 and report.recovery_score == 1.0
+
+
+def test_no_compaction_and_everything_in_view_scores_one() -> None:
+    run = replay(needle_thread(), preset("langchain").with_overrides(["tokens.counter=approximate"]))
+    report = needle_retention(run, [NEEDLE_INTENT])
+    assert report.classes[NEEDLE_INTENT] == ["in_view"] * 5
+    assert report.score == 1.0
+
+
+def test_needle_never_in_thread_has_no_score() -> None:
+    run = replay(needle_thread(), summarization_only("state"))
+    report = needle_retention(run, [NEEDLE_NEVER])
+    assert report.score is None and report.recovery_score is None
+
+
+def test_auto_picked_needles_are_the_planted_codes() -> None:
+    assert pick_needles(needle_thread()) == [NEEDLE_INTENT, NEEDLE_TOOL]
+    assert pick_needles(synthetic_thread(120)) == ["BLUE-HERON-7"]
+    run = replay(needle_thread(), summarization_only("state"))
+    report = needle_retention(run)
+    assert report.auto_picked and report.needles == (NEEDLE_INTENT, NEEDLE_TOOL)
+
+
+def test_report_json_shape() -> None:
+    run = replay(needle_thread(), summarization_only("view"))
+    doc = needle_retention(run, [NEEDLE_TOOL]).to_dict(per_step=False)
+    assert sorted(doc) == ["auto_picked", "checked_steps", "compactions", "counts", "files", "introduced",
+                           "needles", "recovery_score", "score"]
+    assert "classes" in needle_retention(run, [NEEDLE_TOOL]).to_dict()

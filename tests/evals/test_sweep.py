@@ -1,0 +1,133 @@
+"""Sweeps: grid parsing, identical numbers to single replays, Pareto front, executors."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from engine.config import preset
+from engine.errors import ConfigError
+from engine.replay import replay
+from engine.sweep import (
+    grid_from_args,
+    grid_points,
+    override_value,
+    pareto_indices,
+    parse_grid_arg,
+    run_metrics,
+    sweep,
+)
+from engine.synthetic import synthetic_thread
+from tests.evals.threads import NEEDLE_INTENT, NEEDLE_TOOL, needle_thread
+
+BASE = preset("deepagents").with_overrides(["tokens.counter=approximate"])
+GRID = {"summarization.trigger": ["messages:6", "tokens:3000"], "summarization.keep": ["messages:2", "messages:4"]}
+
+
+def _threads():
+    return [needle_thread(), synthetic_thread(30, seed=1, tokens_per_step=400, max_input_tokens=20_000)]
+
+
+def test_parse_grid_arg_commas_and_semicolons() -> None:
+    assert parse_grid_arg("summarization.keep=messages:10,messages:20") == (
+        "summarization.keep", ["messages:10", "messages:20"])
+    # with any ';' present, ';' separates the values and ',' stays inside a value (a trigger list)
+    assert parse_grid_arg("summarization.trigger=tokens:30000,messages:50;tokens:60000") == (
+        "summarization.trigger", ["tokens:30000,messages:50", "tokens:60000"])
+    with pytest.raises(ConfigError, match="expected KEY=V1,V2"):
+        parse_grid_arg("summarization.keep")
+    with pytest.raises(ConfigError, match="no values"):
+        parse_grid_arg("summarization.keep=")
+    with pytest.raises(ConfigError, match="given twice"):
+        grid_from_args(["a.b=1", "a.b=2"])
+
+
+def test_grid_points_are_the_cartesian_product_first_key_slowest() -> None:
+    points = grid_points(GRID)
+    assert [p.overrides for p in points] == [
+        ("summarization.trigger=messages:6", "summarization.keep=messages:2"),
+        ("summarization.trigger=messages:6", "summarization.keep=messages:4"),
+        ("summarization.trigger=tokens:3000", "summarization.keep=messages:2"),
+        ("summarization.trigger=tokens:3000", "summarization.keep=messages:4"),
+    ]
+    assert points[0].label == "trigger=messages:6 · keep=messages:2"
+    assert grid_points({})[0].overrides == ()
+    assert override_value(True) == "true" and override_value(["tokens:1", "messages:2"]) == "tokens:1,messages:2"
+    cfg = points[3].config(BASE)
+    assert str(cfg.summarization.trigger[0]) == "tokens:3000" and str(cfg.summarization.keep) == "messages:4"
+
+
+def test_bad_key_fails_before_any_worker_starts() -> None:
+    with pytest.raises(ConfigError, match="unknown key"):
+        sweep(needle_thread(), BASE, {"summarization.nope": [1, 2]}, executor="process")
+    with pytest.raises(ConfigError, match="unknown executor"):
+        sweep(needle_thread(), BASE, GRID, executor="threads")
+
+
+def _expected(threads, needles):
+    out = []
+    for p in grid_points(GRID):
+        cfg = p.config(BASE)
+        out.append([run_metrics(replay(t, cfg), n) for t, n in zip(threads, needles, strict=True)])
+    return out
+
+
+def test_process_pool_sweep_equals_single_replays() -> None:
+    threads = _threads()
+    result = sweep(threads, BASE, GRID, executor="process", workers=2)
+    assert result.executor == "process" and result.workers == 2 and result.replays == 8
+    assert result.needles == [[NEEDLE_INTENT, NEEDLE_TOOL], ["BLUE-HERON-7"]]
+    assert [p.threads for p in result.points] == _expected(threads, result.needles)
+    # some point compacts: the sweep is not comparing empty runs
+    assert any(p.metrics["compactions"] > 0 for p in result.points)
+
+
+def test_serial_sweep_equals_single_replays_and_aggregates() -> None:
+    threads = _threads()
+    result = sweep(threads, BASE, GRID, executor="serial", needles=["BLUE-HERON-7", NEEDLE_INTENT])
+    expected = _expected(threads, result.needles)
+    assert [p.threads for p in result.points] == expected
+    for point, rows in zip(result.points, expected, strict=True):
+        m = point.metrics
+        assert m["peak_view_tokens"] == max(r["peak_view_tokens"] for r in rows)
+        assert m["summarizer_calls"] == sum(r["summarizer_calls"] for r in rows)
+        assert m["summarizer_input_tokens"] == sum(r["summarizer_input_tokens"] for r in rows)
+    assert [p.point.index for p in result.points if p.pareto] == pareto_indices([p.metrics for p in result.points])
+    doc = result.to_dict()
+    assert doc["schema"] == "context-inspector/sweep" and doc["pareto"] == [p.point.index for p in result.pareto_front]
+
+
+def test_pareto_front_exact() -> None:
+    def m(peak, retention, cost):
+        return {"peak_view_tokens": peak, "retention": retention, "summarizer_input_tokens": cost}
+
+    metrics = [m(100, 1.0, 50), m(100, 0.5, 50), m(80, 0.5, 60), m(120, 1.0, 10), m(80, 0.5, 70), m(100, 1.0, 50)]
+    # 1 is dominated by 0; 4 by 2; 0 and 5 are equal, so neither dominates the other
+    assert pareto_indices(metrics) == [0, 2, 3, 5]
+    assert pareto_indices([m(10, None, 5), m(20, None, 5)]) == [0]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (optional extra)")
+def test_ray_executor_on_a_local_instance_equals_single_replays() -> None:
+    threads = [needle_thread()]
+    grid = {"summarization.trigger": ["messages:6", "messages:8"]}
+    result = sweep(threads, BASE, grid, executor="ray", workers=2)
+    assert result.executor == "ray"
+    expected = [[run_metrics(replay(threads[0], p.config(BASE)), result.needles[0])] for p in grid_points(grid)]
+    assert [p.threads for p in result.points] == expected
+
+
+def test_ray_missing_gives_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_ray(name, *args, **kwargs):
+        if name == "ray" or name.startswith("ray."):
+            raise ImportError("No module named 'ray'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_ray)
+    with pytest.raises(ConfigError, match=r"pip install 'context-inspector\[ray\]'"):
+        sweep(needle_thread(), BASE, {"summarization.trigger": ["messages:6", "messages:8"]}, executor="ray", workers=2)
