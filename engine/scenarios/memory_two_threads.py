@@ -144,6 +144,7 @@ class MemoryTwoThreads(Scenario):
                            workspace=workspace, vfs=layer_files, thread_id=f"{base}-1")
         outcome = first.session.send(first.task)
         first_result = self.finish(first, outcome)
+        first_result.thread.title = f"{self.title} (1/2: the user states facts)"
         if outcome != "done":
             return first_result
         memories = {p: layer_files.read(p) for p in layer_files.paths() if p.startswith("/memories/")}
@@ -154,6 +155,7 @@ class MemoryTwoThreads(Scenario):
         second.extra["previous_thread"] = first_result.thread.thread_id
         second.extra["memories_before"] = memories
         result = self.finish(second, second.session.send(second.task))
+        result.thread.title = f"{self.title} (2/2: a new thread that needs them)"
         result.related = [first_result.thread]
         return result
 

@@ -74,9 +74,9 @@ class AgentFiles:
         return sorted(hits, key=lambda m: (m["path"], m["line"]))
 
 
-def numbered(text: str, offset: int = 0) -> str:
+def numbered(lines: list[str], offset: int = 0) -> str:
     """`cat -n` style lines (6-wide line number, a tab), numbering from offset + 1."""
-    return "\n".join(f"{i:6d}\t{line[:MAX_LINE_CHARS]}" for i, line in enumerate(text.splitlines(), start=offset + 1))
+    return "\n".join(f"{i:6d}\t{line[:MAX_LINE_CHARS]}" for i, line in enumerate(lines, start=offset + 1))
 
 
 def line_count(vfs: Any, path: str) -> int:
@@ -169,7 +169,7 @@ class Toolbox:
             lines = text.splitlines()
             if offset >= len(lines) and lines:
                 return f"Error: Line offset {offset} exceeds file length ({len(lines)} lines)"
-            chunk = "\n".join(lines[offset:offset + limit])
+            chunk = lines[offset:offset + limit]
             out = numbered(chunk, offset) if chunk else "System reminder: File exists but has empty contents"
             if offset + limit < len(lines):
                 out += (f"\n\n[showing lines {offset + 1}-{offset + limit} of {len(lines)}; "
