@@ -87,10 +87,27 @@ def _saved_runs() -> None:
     with st.expander(f"Saved runs in {escape_md(str(ws.root))} ({len(refs)})"):
         labels = {r.thread_id: f"{r.title or r.thread_id} ({r.messages} messages)" for r in refs}
         pick = st.selectbox("Saved run", list(labels), format_func=lambda t: labels[t], key="run_saved_pick")
-        if st.button("Open saved run", key="run_saved_open"):
-            path = ws.thread_path(pick)
-            _open_thread_bytes(path.name, path.read_bytes())
-            st.rerun()
+        st.button("Open saved run", key="run_saved_open", on_click=_open_saved, args=(ws, pick))
+
+
+def _open_saved(ws: Workspace, thread_id: str) -> None:
+    path = ws.thread_path(thread_id)
+    _open_thread_bytes(path.name, path.read_bytes())
+
+
+def _start(kind: str, target: str, choice: str, kwargs: dict[str, Any]) -> None:
+    # a callback, so the click survives the dashboard's frame rerun (callbacks run before the script)
+    st.session_state.pop("run_error", None)
+    if kind == "Real model" and (":" not in target or not kwargs.get("task")):
+        st.session_state["run_error"] = "Give a model as provider:model and a task."
+        return
+    st.session_state[HANDLE_KEY] = start_live(target, config=_config(choice), **kwargs)
+
+
+def _cancel() -> None:
+    handle = st.session_state.get(HANDLE_KEY)
+    if handle is not None:
+        handle.cancel()
 
 
 def render_run_panel() -> None:
@@ -126,15 +143,13 @@ def render_run_panel() -> None:
     choice = st.selectbox("Config", options, key="run_config", disabled=running,
                           help="The layers the live agent runs with (a preset, or the sidebar's current settings).")
     cols = st.columns([1, 1, 4])
-    start = cols[0].button("Start", type="primary", key="run_start", disabled=running)
-    if running and cols[1].button("Cancel", key="run_cancel"):
-        handle.cancel()  # type: ignore[union-attr]
-    if start:
-        if kind == "Real model" and (":" not in target or not kwargs.get("task")):
-            st.error("Give a model as provider:model and a task.")
-        else:
-            handle = start_live(target, config=_config(choice), **kwargs)
-            st.session_state[HANDLE_KEY] = handle
+    cols[0].button("Start", type="primary", key="run_start", disabled=running, on_click=_start,
+                   args=(kind, target, choice, kwargs))
+    if running:
+        cols[1].button("Cancel", key="run_cancel", on_click=_cancel)
+    if st.session_state.get("run_error"):
+        st.error(st.session_state["run_error"])
+    handle = st.session_state.get(HANDLE_KEY)
     if handle is not None:
         _progress(handle, steps)
         if handle.error:
@@ -149,4 +164,8 @@ def render_run_panel() -> None:
                        f"{escape_md(handle.saved[-1])} and opened.")
             if first:
                 st.rerun()
+            try:
+                st.page_link("pages/timeline.py", label="Open it in the timeline", icon=":material/stacked_line_chart:")
+            except Exception:  # outside the dashboard's navigation (e.g. the panel rendered on its own)
+                pass
     _saved_runs()

@@ -12,7 +12,7 @@ from tests.scenarios.conftest import TEST_STEPS, generated
 
 @pytest.mark.parametrize("name", scenario_names())
 def test_regeneration_is_byte_identical(name: str) -> None:
-    steps = min(TEST_STEPS[name], 16)
+    steps = min(TEST_STEPS[name], 10)
     first = dumps(generate(name, steps=steps, seed=3))
     assert dumps(generate(name, steps=steps, seed=3)) == first
     assert "uuid" not in first

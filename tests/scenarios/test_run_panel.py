@@ -43,3 +43,20 @@ def test_real_model_needs_a_model_and_a_task(tmp_path: Path, monkeypatch: pytest
     at.radio(key="run_kind").set_value("Real model").run()
     at.button(key="run_start").click().run()
     assert at.error[0].value == "Give a model as provider:model and a task."
+
+
+def test_run_from_the_threads_page_opens_in_the_timeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CTXI_WORKSPACE", str(tmp_path))
+    root = Path(__file__).resolve().parents[2]
+    at = AppTest.from_file(str(root / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("pages/threads.py").run()
+    at.selectbox(key="run_scenario").set_value("needle").run()
+    at.number_input(key="run_steps_needle").set_value(6).run()
+    at.button(key="run_start").click().run()
+    assert not at.exception
+    assert at.success[0].value.startswith("Finished after 6 steps")
+    at.switch_page("pages/timeline.py").run()
+    assert not at.exception
+    assert at.session_state["thread_key"].startswith("upload:")
+    assert any(m.value == "6" for m in at.metric)  # the timeline shows the new thread's 6 steps
