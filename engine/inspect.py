@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from engine.kinds import mark
 from engine.thread import RecordedCompaction, Thread
-from engine.tokens import TokenCounter, breakdown_messages
+from engine.tokens import TokenCounter, breakdown_messages, counter_for_thread
 
 SCHEMA = "context-inspector/inspect"
 VERSION = 1
@@ -22,12 +22,14 @@ def summary_message(compaction: RecordedCompaction) -> HumanMessage:
     return mark(HumanMessage(content=compaction.summary, id=compaction.message_id), "summary")  # type: ignore[return-value]
 
 
-def step_contexts(thread: Thread, counter: TokenCounter) -> list[dict[str, Any]]:
+def step_contexts(thread: Thread, counter: TokenCounter | None = None) -> list[dict[str, Any]]:
     """One entry per AI message: the tokens of everything before it, from the last recorded compaction.
 
     Before any compaction that is every earlier message; after one it is the compaction's summary
     plus the messages since its `index`. `recorded_input_tokens` is the source's own count, or None.
+    Without a counter, the thread's own (`counter_for_thread`: Claude threads get Anthropic framing).
     """
+    counter = counter or counter_for_thread(thread)
     sizes = [counter.count_message(m) for m in thread.messages]
     before = [0, *accumulate(sizes)]  # before[i] = tokens of messages[:i]
     compactions = sorted(thread.compactions, key=lambda c: c.index)
@@ -77,8 +79,12 @@ def _tool_calls(thread: Thread) -> dict[str, Any]:
     return {"count": sum(names.values()), "by_name": dict(sorted(names.items(), key=lambda kv: (-kv[1], kv[0])))}
 
 
-def inspect_thread(thread: Thread, counter: TokenCounter) -> dict[str, Any]:
-    """The stable, JSON-ready description of a thread (documented in docs/inspect-json.md)."""
+def inspect_thread(thread: Thread, counter: TokenCounter | None = None) -> dict[str, Any]:
+    """The stable, JSON-ready description of a thread (documented in docs/inspect-json.md).
+
+    Without a counter, the thread's own (`counter_for_thread`: Claude threads get Anthropic framing).
+    """
+    counter = counter or counter_for_thread(thread)
     steps = step_contexts(thread, counter)
     peak_step = max(steps, key=lambda s: (s["context_tokens"], -s["step"])) if steps else None
     final = _final_context(thread, counter)

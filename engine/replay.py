@@ -36,7 +36,7 @@ from engine.kinds import message_kind
 from engine.layers import LayerContext, build_layers
 from engine.run import Run, StepRecord
 from engine.thread import Thread
-from engine.tokens import TokenCounter, get_counter
+from engine.tokens import TokenCounter, counter_for_thread
 from engine.vfs import VirtualFilesystem
 
 PARTS_KEY = "ctxi_parts"  # system message parts: [{"part", "category", "text"}], set by prompt layers
@@ -359,7 +359,7 @@ def replay(
 ) -> Run:
     """Replay `thread` through the layers `config` describes; same inputs give an identical Run."""
     config = config or preset(DEFAULT_PRESET)
-    counter = token_counter or get_counter(config.tokens.counter)
+    counter = token_counter or counter_for_thread(thread, config.tokens.counter)
     window = config.window_tokens(thread.max_input_tokens)
     vfs = VirtualFilesystem()
     context = LayerContext(counter=counter, vfs=vfs, window_tokens=window, thread=thread,

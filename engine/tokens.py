@@ -2,6 +2,12 @@
 
 Counts are additive: a list of messages costs the sum of its messages, so a count can be cached
 per message object and re-used by every step and every re-run that shares it.
+
+A tiktoken counter has a *framing*: how a tool call and a tool result are turned into text before
+they are counted. "openai" charges OpenAI's chat overheads (a few tokens per message and per call,
+plus the arguments' JSON); "anthropic" counts the text Claude's tool-use prompt format renders
+(`<function_calls><invoke …>` blocks and `<function_results>` wrappers), which is what a Claude
+model is sent. `counter_for_thread` picks the framing from the thread's source and model.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, Protocol, runtime_checkable
 
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
 from engine.kinds import text_category
@@ -30,6 +36,10 @@ ENCODINGS: dict[str, str] = {
 }
 COUNTERS: tuple[str, ...] = ("o200k_base", "cl100k_base", "approximate")
 DEFAULT_COUNTER = "o200k_base"
+FRAMINGS: tuple[str, ...] = ("openai", "anthropic")
+DEFAULT_FRAMING = "openai"
+# Sources whose threads were sent to a Claude model, whatever model name they recorded.
+ANTHROPIC_FORMATS: frozenset[str] = frozenset({"claude_code", "anthropic"})
 
 # Per-message framing, as in OpenAI's chat token accounting: every message costs a few tokens
 # beyond its text, and so does each tool call.
@@ -123,6 +133,46 @@ def message_text(message: BaseMessage) -> str:
 
 def tool_call_text(tool_call: Mapping[str, Any]) -> str:
     return json.dumps(tool_call.get("args", {}), ensure_ascii=False, sort_keys=True, default=str)
+
+
+# -- Claude's tool-use prompt format ---------------------------------------------------------------
+# Anthropic documents that the API builds a special tool-use system prompt from the tool
+# definitions (Implement tool use, "Tool use system prompt":
+# https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use) and that tool_use
+# and tool_result blocks cost input tokens (Tool use pricing and tokens). The call markup below, the
+# `<function_calls>`/`<invoke name>`/`<parameter name>` block with "String and scalar parameters
+# [...] as is, while lists and objects should use JSON format", is that prompt as extracted from the
+# API (jujumilk3/leaked-system-prompts, anthropic-claude-api-tool-use_20250119.md; not an official
+# document). The result wrapper is the published legacy tool-use format
+# (https://docs.anthropic.com/claude/docs/legacy-tool-use; anthropics/anthropic-tools,
+# tool_use_package/prompt_constructors.py: `construct_successful_function_run_injection_prompt`);
+# the current wrapper is not published, so an error result puts `<error>` where `<stdout>` was.
+def _parameter_value(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def render_function_calls(tool_calls: Sequence[Mapping[str, Any]]) -> str:
+    """The tool calls of one AI message as Claude's `<function_calls>` block."""
+    lines = ["<function_calls>"]
+    for tc in tool_calls:
+        lines.append(f'<invoke name="{tc.get("name", "")}">')
+        args = tc.get("args", {})
+        if isinstance(args, Mapping):
+            lines.extend(f'<parameter name="{key}">{_parameter_value(value)}</parameter>' for key, value in args.items())
+        elif args:
+            lines.append(_parameter_value(args))
+        lines.append("</invoke>")
+    lines.append("</function_calls>")
+    return "\n".join(lines)
+
+
+def render_function_result(name: str, content: str, *, error: bool = False) -> str:
+    """One tool result as Claude's `<function_results>` wrapper (`<error>` for a failed call)."""
+    tag = "error" if error else "stdout"
+    return (f"<function_results>\n<result>\n<tool_name>{name}</tool_name>\n<{tag}>\n{content}\n</{tag}>\n"
+            "</result>\n</function_results>")
 
 
 def _content_without_call_blocks(message: BaseMessage) -> Any:
@@ -238,11 +288,17 @@ def tool_schema(tool: Any) -> dict[str, Any]:
 
 
 class TiktokenCounter(_CachedCounter):
-    """Exact counts with a tiktoken encoding (o200k_base by default), loaded offline."""
+    """Exact counts with a tiktoken encoding (o200k_base by default), loaded offline.
 
-    def __init__(self, encoding: str = DEFAULT_COUNTER) -> None:
+    `framing` says how tool calls and results become text (module docstring): "openai" or "anthropic".
+    """
+
+    def __init__(self, encoding: str = DEFAULT_COUNTER, framing: str = DEFAULT_FRAMING) -> None:
         super().__init__()
+        if framing not in FRAMINGS:
+            raise ValueError(f"unknown framing {framing!r}; choose one of {', '.join(FRAMINGS)}")
         self.name = encoding
+        self.framing = framing
         self._encoding = load_encoding(encoding)
 
     def count_text(self, text: str) -> int:
@@ -267,32 +323,42 @@ class TiktokenCounter(_CachedCounter):
         for m in todo:
             self._store(m, self._compute(m, lambda s: lengths[s] if s in lengths else self.count_text(s)))
 
-    @staticmethod
-    def _pieces(message: BaseMessage) -> list[str]:
-        texts, _ = content_parts(_content_without_call_blocks(message))
+    def _pieces(self, message: BaseMessage) -> list[str]:
+        return [text for _, text in self._layout(message)[0]]
+
+    def _layout(self, message: BaseMessage) -> tuple[list[tuple[str, str]], dict[str, int]]:
+        """The texts a message is counted as, each with its category, and fixed tokens per category.
+
+        `_compute` and the batch path of `prime` both read this, so they always count the same texts.
+        """
+        category = text_category(message)
+        texts, images = content_parts(_content_without_call_blocks(message))
+        fixed = {category: TOKENS_PER_MESSAGE + images * TOKENS_PER_IMAGE}
+        if self.framing == "anthropic" and isinstance(message, ToolMessage):
+            # The tool's name sits inside the wrapper, so it is not charged again below.
+            wrapped = render_function_result(str(message.name or ""), "\n".join(texts), error=message.status == "error")
+            return [(category, wrapped)], fixed
+        pieces = [(category, t) for t in texts]
         if message.name:
-            texts.append(message.name)
-        if isinstance(message, AIMessage):
-            for tc in message.tool_calls:
-                texts.append(str(tc.get("name", "")))
-                texts.append(tool_call_text(tc))
-        return texts
+            pieces.append((category, message.name))
+            fixed[category] += 1
+        if isinstance(message, AIMessage) and message.tool_calls:
+            if self.framing == "anthropic":
+                pieces.append(("tool_calls", render_function_calls(message.tool_calls)))
+                fixed["tool_calls"] = 0
+            else:
+                fixed["tool_calls"] = TOKENS_PER_TOOL_CALL * len(message.tool_calls)
+                for tc in message.tool_calls:
+                    pieces.append(("tool_calls", str(tc.get("name", ""))))
+                    pieces.append(("tool_calls", tool_call_text(tc)))
+        return pieces, fixed
 
     def _compute(self, message: BaseMessage, count: Any = None) -> dict[str, int]:
         count = count or self.count_text
-        texts, images = content_parts(_content_without_call_blocks(message))
-        text_tokens = TOKENS_PER_MESSAGE + images * TOKENS_PER_IMAGE
-        text_tokens += sum(count(t) for t in texts if t)
-        if message.name:
-            text_tokens += count(message.name) + 1
-        out = {text_category(message): text_tokens}
-        if isinstance(message, AIMessage) and message.tool_calls:
-            call_tokens = 0
-            for tc in message.tool_calls:
-                name = str(tc.get("name", ""))
-                call_tokens += TOKENS_PER_TOOL_CALL + (count(name) if name else 0)
-                call_tokens += count(tool_call_text(tc))
-            out["tool_calls"] = out.get("tool_calls", 0) + call_tokens
+        pieces, out = self._layout(message)
+        for category, text in pieces:
+            if text:
+                out[category] += count(text)
         return out
 
 
@@ -300,6 +366,8 @@ class ApproximateCounter(_CachedCounter):
     """LangChain's `count_tokens_approximately` (chars / 4 + 3 per message), split by category."""
 
     name = "approximate"
+    # LangChain's approximation has no tool-call rendering, so it ignores the framing it is asked for.
+    framing = DEFAULT_FRAMING
 
     def __init__(self, chars_per_token: float = 4.0) -> None:
         super().__init__()
@@ -329,17 +397,36 @@ class ApproximateCounter(_CachedCounter):
 
 
 @cache
-def _shared_counter(name: str) -> TokenCounter:
+def _shared_counter(name: str, framing: str) -> TokenCounter:
     if name == "approximate":
         return ApproximateCounter()
-    return TiktokenCounter(name)
+    return TiktokenCounter(name, framing)
 
 
-def get_counter(name: str = DEFAULT_COUNTER) -> TokenCounter:
-    """The process-wide counter for `name` (o200k_base, cl100k_base or approximate)."""
+def get_counter(name: str = DEFAULT_COUNTER, framing: str = DEFAULT_FRAMING) -> TokenCounter:
+    """The process-wide counter for `name` (o200k_base, cl100k_base or approximate) and `framing`.
+
+    `framing` is "openai" or "anthropic" (see the module docstring); the approximate counter ignores it.
+    """
     if name not in COUNTERS:
         raise ValueError(f"unknown token counter {name!r}; choose one of {', '.join(COUNTERS)}")
-    return _shared_counter(name)
+    if framing not in FRAMINGS:
+        raise ValueError(f"unknown framing {framing!r}; choose one of {', '.join(FRAMINGS)}")
+    return _shared_counter(name, DEFAULT_FRAMING if name == "approximate" else framing)
+
+
+def framing_for_thread(thread: Any) -> str:
+    """"anthropic" for a thread a Claude model was sent (by source format or model name), else "openai"."""
+    if getattr(thread, "source_format", None) in ANTHROPIC_FORMATS:
+        return "anthropic"
+    if "claude" in str(getattr(thread, "model", None) or "").lower():
+        return "anthropic"
+    return DEFAULT_FRAMING
+
+
+def counter_for_thread(thread: Any, name: str | None = None) -> TokenCounter:
+    """The shared counter `name` (default o200k_base) with the framing that fits `thread`."""
+    return get_counter(name or DEFAULT_COUNTER, framing_for_thread(thread))
 
 
 def breakdown_messages(counter: TokenCounter, messages: Iterable[BaseMessage]) -> dict[str, int]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from engine.formats import FORMATS, list_threads, load_thread
 from engine.inspect import inspect_thread
-from engine.tokens import COUNTERS, DEFAULT_COUNTER, get_counter
+from engine.tokens import COUNTERS, DEFAULT_COUNTER, counter_for_thread
 
 NAME = "inspect"
 HELP = "Show a thread's format, messages, tool calls, sub-agents, compactions and tokens per step."
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
             print(_list_text(refs))
         return 0
     thread = load_thread(args.file, format=args.format, thread_id=args.thread, max_bytes=args.max_bytes)
-    report = inspect_thread(thread, get_counter(args.counter))
+    report = inspect_thread(thread, counter_for_thread(thread, args.counter))
     if args.json:
         _print_json(report)
     else:

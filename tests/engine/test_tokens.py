@@ -9,8 +9,21 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
+from engine.inspect import inspect_thread
 from engine.kinds import mark
-from engine.tokens import ENCODINGS, get_counter, load_encoding
+from engine.replay import replay
+from engine.thread import Thread
+from engine.tokens import (
+    ENCODINGS,
+    FRAMINGS,
+    TiktokenCounter,
+    counter_for_thread,
+    framing_for_thread,
+    get_counter,
+    load_encoding,
+    render_function_calls,
+    render_function_result,
+)
 
 
 @pytest.mark.parametrize("name", sorted(ENCODINGS))
@@ -85,3 +98,114 @@ def test_tool_use_blocks_duplicating_tool_calls_are_counted_once() -> None:
     both = AIMessage([{"type": "text", "text": "hello world"},
                       {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "/a"}}], tool_calls=[call])
     assert dict(c.breakdown(both)) == dict(c.breakdown(plain)) == {"ai": 5, "tool_calls": 11}
+
+
+# -- Anthropic framing: tool calls and results counted as Claude's rendered prompt text -------------
+def o200k(text: str) -> int:
+    return len(load_encoding("o200k_base").encode(text))
+
+
+CALL = {"name": "Edit", "args": {"file_path": "/src/app.py", "edits": [{"old": "a", "new": "b"}]}, "id": "toolu_1"}
+CALL_TEXT = (
+    '<function_calls>\n<invoke name="Edit">\n'
+    '<parameter name="file_path">/src/app.py</parameter>\n'
+    '<parameter name="edits">[{"old": "a", "new": "b"}]</parameter>\n'
+    "</invoke>\n</function_calls>"
+)
+RESULT_TEXT = (
+    "<function_results>\n<result>\n<tool_name>Read</tool_name>\n<stdout>\nline 1\nline 2\n</stdout>\n"
+    "</result>\n</function_results>"
+)
+ERROR_TEXT = (
+    "<function_results>\n<result>\n<tool_name>Bash</tool_name>\n<error>\n1 failed\n</error>\n"
+    "</result>\n</function_results>"
+)
+
+
+def test_rendered_claude_tool_text() -> None:
+    assert render_function_calls([CALL]) == CALL_TEXT
+    assert render_function_result("Read", "line 1\nline 2") == RESULT_TEXT
+    assert render_function_result("Bash", "1 failed", error=True) == ERROR_TEXT
+    two = render_function_calls([CALL, {"name": "Read", "args": {"offset": 3}, "id": "toolu_2"}])
+    assert two == CALL_TEXT.removesuffix("</function_calls>") + (
+        '<invoke name="Read">\n<parameter name="offset">3</parameter>\n</invoke>\n</function_calls>')
+
+
+def test_anthropic_framing_counts_the_rendered_tool_call() -> None:
+    c = get_counter("o200k_base", framing="anthropic")
+    ai = AIMessage("hello world", tool_calls=[CALL])
+    assert (o200k(CALL_TEXT), o200k("hello world")) == (54, 2)
+    assert dict(c.breakdown(ai)) == {"ai": 3 + 2, "tool_calls": 54}
+    # the OpenAI framing of the same call: 3 + "Edit" + the sorted JSON of its arguments
+    args_json = '{"edits": [{"new": "b", "old": "a"}], "file_path": "/src/app.py"}'
+    assert dict(get_counter().breakdown(ai)) == {"ai": 5, "tool_calls": 3 + o200k("Edit") + o200k(args_json)}
+
+
+def test_anthropic_framing_counts_the_result_wrapper() -> None:
+    c = get_counter(framing="anthropic")
+    ok = ToolMessage("line 1\nline 2", tool_call_id="toolu_1", name="Read")
+    failed = ToolMessage("1 failed", tool_call_id="toolu_2", name="Bash", status="error")
+    assert (o200k(RESULT_TEXT), o200k(ERROR_TEXT)) == (37, 32)
+    # the tool's name is inside the wrapper, not charged again
+    assert dict(c.breakdown(ok)) == {"tool_results": 3 + 37}
+    assert dict(c.breakdown(failed)) == {"tool_results": 3 + 32}
+    png = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    shot = ToolMessage([{"type": "text", "text": "line 1"}, {"type": "text", "text": "line 2"}, png],
+                       tool_call_id="toolu_3", name="Read")
+    assert dict(c.breakdown(shot)) == {"tool_results": 3 + 85 + 37}
+    stub = mark(ToolMessage("line 1\nline 2", tool_call_id="toolu_4", name="Read"), "stub")
+    assert dict(c.breakdown(stub)) == {"stubs": 3 + 37}
+    # messages without tool calls or results are counted as with the OpenAI framing
+    assert dict(c.breakdown(HumanMessage("hello world"))) == {"human": 5}
+
+
+def test_batch_priming_counts_the_same_as_one_by_one() -> None:
+    messages = [m for i in range(6) for m in (
+        AIMessage(f"step {i}", tool_calls=[{**CALL, "id": f"c{i}"}]),
+        ToolMessage(f"result {i}\n" * 3, tool_call_id=f"c{i}", name="Edit", status="error" if i % 2 else "success"),
+    )]
+    for framing in FRAMINGS:
+        fresh = TiktokenCounter("o200k_base", framing)
+        one_by_one = [dict(fresh.breakdown(m)) for m in messages]
+        primed = TiktokenCounter("o200k_base", framing)
+        primed.prime(messages)
+        assert [dict(primed.breakdown(m)) for m in messages] == one_by_one
+        assert primed(messages) == sum(sum(b.values()) for b in one_by_one)
+
+
+def test_counters_are_shared_per_name_and_framing() -> None:
+    anthropic = get_counter("cl100k_base", framing="anthropic")
+    assert anthropic is get_counter("cl100k_base", "anthropic")
+    assert anthropic is not get_counter("cl100k_base")
+    assert (anthropic.name, anthropic.framing) == ("cl100k_base", "anthropic")
+    assert (get_counter().name, get_counter().framing) == ("o200k_base", "openai")
+    # LangChain's approximation has no tool-call rendering: one counter whatever the framing
+    assert get_counter("approximate", framing="anthropic") is get_counter("approximate")
+    with pytest.raises(ValueError, match="unknown framing 'gemini'; choose one of openai, anthropic"):
+        get_counter(framing="gemini")
+
+
+@pytest.mark.parametrize("source_format, model, framing", [
+    ("claude_code", None, "anthropic"),
+    ("anthropic", "some-model", "anthropic"),
+    ("openai_chat", "Claude-Sonnet-4-5", "anthropic"),
+    ("langgraph_sqlite", "anthropic:claude-opus-4-6", "anthropic"),
+    ("openai_chat", "gpt-4o", "openai"),
+    ("native", None, "openai"),
+])
+def test_counter_for_thread_picks_the_framing(source_format: str, model: str | None, framing: str) -> None:
+    thread = Thread("t", [], source_format=source_format, model=model)
+    assert framing_for_thread(thread) == framing
+    assert counter_for_thread(thread) is get_counter("o200k_base", framing)
+    assert counter_for_thread(thread, "cl100k_base") is get_counter("cl100k_base", framing)
+    assert counter_for_thread(thread, "approximate") is get_counter("approximate")
+
+
+def test_replay_and_inspect_default_to_the_threads_framing() -> None:
+    messages = [HumanMessage("fix it", id="h"), AIMessage("", tool_calls=[CALL], id="a"),
+                ToolMessage("line 1\nline 2", tool_call_id="toolu_1", name="Read", id="t"), AIMessage("done", id="b")]
+    claude = Thread("t", messages, source_format="claude_code", model="claude-opus-4-6")
+    assert replay(claude).counter is get_counter("o200k_base", "anthropic")
+    # human "fix it" (3 + 2); then the call (3 + 54) and its wrapped result (3 + 37)
+    assert [s["context_tokens"] for s in inspect_thread(claude)["steps"]] == [5, 5 + 57 + 40]
+    assert replay(Thread("t", messages, source_format="openai_chat", model="gpt-4o")).counter is get_counter()

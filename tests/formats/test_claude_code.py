@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from engine.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats import detect_format, list_threads, load_thread, open_source
 from engine.inspect import step_contexts
-from engine.tokens import get_counter
+from engine.tokens import counter_for_thread, get_counter
 from tests.conftest import trace_path
 
 BIG_A = "4d5611e5-241a-462a-8d15-5122611a9569"
@@ -270,9 +270,14 @@ def test_small_sessions_list(name: str, expected: tuple[str, str, int]) -> None:
 
 # -- counted context vs the usage Claude Code recorded ----------------------------------------------
 def max_deviation(path: Path) -> float:
-    """Largest |context + hidden - recorded| / recorded before the first compaction (the issue's check)."""
+    """Largest |context + hidden - recorded| / recorded before the first compaction (the issue's check).
+
+    Counted with the thread's default counter: o200k_base with Anthropic tool-call framing.
+    """
     thread = load_thread(path)
-    steps = step_contexts(thread, get_counter())
+    counter = counter_for_thread(thread)
+    assert (counter.name, counter.framing) == ("o200k_base", "anthropic")
+    steps = step_contexts(thread, counter)
     first_compaction = min((c.index for c in thread.compactions), default=len(thread.messages))
     measured = [s for s in steps if s["recorded_input_tokens"] is not None and s["index"] < first_compaction]
     assert measured, "no step with recorded usage"
@@ -289,15 +294,17 @@ def max_deviation(path: Path) -> float:
     (f"{BIG_A}/subagents/agent-a2898e3.jsonl", 0.15),
     (f"{BIG_B}/subagents/agent-a93ccab.jsonl", 0.15),
     (f"{BIG_B}/subagents/agent-aa84377.jsonl", 0.15),
-    # Measured 0.196: everything the file holds is imported (content characters match the file);
-    # the rest is Claude's tokenizer and tool-call framing costing more than o200k_base counts.
+    # Measured 0.159 (0.196 with OpenAI framing): everything the file holds is imported (content
+    # characters match the file) and tool calls/results are counted as Claude's rendered
+    # <function_calls>/<function_results> text; the rest is Claude's tokenizer costing more than
+    # o200k_base counts on this code-heavy session.
     (f"{BIG_B}.jsonl", 0.20),
 ])
 def test_context_tracks_recorded_input(name: str, bound: float) -> None:
     assert max_deviation(cc(*name.split("/"))) <= bound
 
 
-@pytest.mark.xfail(strict=True, reason="o200k_base undercounts Claude's tokens by ~20 % on this code-heavy session")
+@pytest.mark.xfail(strict=True, reason="o200k_base undercounts Claude's tokens by ~16 % on this code-heavy session")
 def test_second_large_session_within_issue_bound() -> None:
     assert max_deviation(cc(f"{BIG_B}.jsonl")) <= 0.15
 
