@@ -26,7 +26,7 @@ from engine.events import recording
 from engine.kinds import message_kind
 from engine.layers import LayerContext, build_layers
 from engine.thread import Thread
-from engine.tokens import TokenCounter, get_counter
+from engine.tokens import TokenCounter, counter_for_thread
 from engine.vfs import VirtualFilesystem
 
 
@@ -118,7 +118,7 @@ def drive_with_create_agent(
 ) -> list[ObservedRequest]:
     """Run the thread through `create_agent` with the config's layers; the requests the model got."""
     config = config or preset(DEFAULT_PRESET)
-    counter = token_counter or get_counter(config.tokens.counter)
+    counter = token_counter or counter_for_thread(thread, config.tokens.counter)
     window = config.window_tokens(thread.max_input_tokens)
     context = LayerContext(counter=counter, vfs=VirtualFilesystem(), window_tokens=window, thread=thread,
                            summarizer=summarizer)
