@@ -77,7 +77,7 @@ with needle_tab:
     report = needle_retention(run, _needles() or None)
     drift = goal_drift(run)
     if report.auto_picked:
-        st.caption("Picked from the thread: " + (", ".join(f"`{escape_md(n)}`" for n in report.needles)
+        st.caption("Picked from the thread: " + (", ".join(f"**{escape_md(n)}**" for n in report.needles)
                                                  or "nothing distinctive found; type a needle above."))
     cols = st.columns(5)
     cols[0].metric("Retention", _score(report.score), help="share of checked steps where every needle in the thread "

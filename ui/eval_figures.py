@@ -29,7 +29,8 @@ CLASS_LABELS: dict[str, str] = {
     "recoverable": "recoverable (VFS)",
     "lost": "lost",
 }
-INTENT_AS_CLASS = {"before": "absent", "kept": "in_view", "summary": "in_summary", "missing": "lost"}
+# before the first compaction nothing has removed the first human message: it is in the view
+INTENT_AS_CLASS = {"before": "in_view", "kept": "in_view", "summary": "in_summary", "missing": "lost"}
 _CODES = {c: i for i, c in enumerate(CLASS_COLORS)}
 INTENT_ROW = "session intent"
 PARETO_COLOR = "#db2777"

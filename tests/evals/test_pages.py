@@ -1,0 +1,140 @@
+"""The Evals and Workshop pages through AppTest, starting from app.py like a user."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from engine.config import ContextSize
+
+EVALS = "pages/evals.py"
+WORKSHOP = "pages/workshop.py"
+
+
+def chart(at, key: str) -> dict:  # noqa: ANN001
+    for element in at.get("plotly_chart"):
+        if element.proto.id and key in element.proto.id:
+            return json.loads(element.proto.spec)
+    raise AssertionError(f"no chart {key!r}")
+
+
+def metrics(at) -> dict[str, str]:  # noqa: ANN001
+    return {m.label: m.value for m in at.metric}
+
+
+# -- Evals ---------------------------------------------------------------------------------------
+def test_evals_needle_and_drift_under_stress(start) -> None:  # noqa: ANN001
+    at = start(EVALS, preset="stress")
+    assert [t.value for t in at.title] == ["Evals"]
+    m = metrics(at)
+    assert m["Compactions"] == "7" and m["Retention"] == "100%" and m["Intent kept"] == "100%"
+    assert m["Drift flags"] == "0"
+    heat = chart(at, "ev_retention_chart")["data"][0]
+    assert heat["type"] == "heatmap" and heat["y"] == ["BLUE-HERON-7", "session intent"]
+    compactions = at.dataframe[0].value
+    assert len(compactions) == 7 and set(compactions["BLUE-HERON-7"]) == {"in summary"}
+    at.text_area(key="ev_needles").set_value("blue-heron-7\nNOT-THERE-42").run()
+    assert not at.exception
+    assert chart(at, "ev_retention_chart")["data"][0]["y"] == ["blue-heron-7", "NOT-THERE-42", "session intent"]
+
+
+def test_evals_without_compaction_says_so(start) -> None:  # noqa: ANN001
+    at = start(EVALS, thread="sample:b_small")  # 20 small steps: far below every trigger
+    assert metrics(at)["Compactions"] == "0"
+    assert any("No compaction happened" in i.value for i in at.info)
+
+
+def test_stress_mode_beside_the_default_run(start) -> None:  # noqa: ANN001
+    at = start(EVALS, thread="sample:b_small")
+    spec = chart(at, "ev_stress_chart")
+    assert [t["name"] for t in spec["data"]][:3] == ["raw (no layers)", "A: view tokens", "B: view tokens"]
+    at.slider(key="ev_stress_pct").set_value(10).run()
+    assert not at.exception
+    table = [d.value for d in at.dataframe if "run" in d.value.columns][0]
+    assert list(table["run"]) == ["current settings", "stress 10%"]
+    assert table["compactions"][0] == 0 and table["compactions"][1] > 0
+    at.button(key="ev_stress_open").click().run()
+    assert [t.value for t in at.title] == ["Timeline"]
+    assert at.session_state["config"].summarization.trigger == (ContextSize(type="fraction", value=0.1),)
+
+
+def test_sweep_runs_and_a_click_opens_the_point_in_the_timeline(start) -> None:  # noqa: ANN001
+    at = start(EVALS)
+    at.text_area(key="ev_grid").set_value("summarization.trigger=fraction:0.25,fraction:0.85\n"
+                                          "summarization.keep=messages:6").run()
+    at.radio(key="ev_executor").set_value("serial").run()
+    at.button(key="ev_sweep_run").click().run()
+    assert not at.exception
+    spec = chart(at, "ev_sweep_chart_0")
+    assert [t["name"] for t in spec["data"] if t.get("mode") == "markers"][-1].startswith("Pareto front")
+    result = at.session_state["ev_sweep_result"][1]
+    assert [p.point.label for p in result.points] == ["trigger=fraction:0.25 · keep=messages:6",
+                                                      "trigger=fraction:0.85 · keep=messages:6"]
+    assert result.points[0].metrics["compactions"] > result.points[1].metrics["compactions"]
+    # a click on the scatter (AppTest's stand-in for plotly's selection) opens that point's settings
+    at.session_state["ev_sweep_chart_0"] = {"selection": {"points": [{"customdata": 0}], "point_indices": [0],
+                                                          "box": [], "lasso": []}}
+    at.run()
+    assert not at.exception
+    assert [t.value for t in at.title] == ["Timeline"]
+    config = at.session_state["config"]
+    assert config.summarization.trigger == (ContextSize(type="fraction", value=0.25),)
+    assert config.summarization.keep == ContextSize(type="messages", value=6)
+
+
+def test_sweep_grid_error_is_shown(start) -> None:  # noqa: ANN001
+    at = start(EVALS)
+    at.text_area(key="ev_grid").set_value("summarization.nope=1,2").run()
+    at.button(key="ev_sweep_run").click().run()
+    assert not at.exception
+    shown = [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]
+    assert any("summarization.nope: unknown key" in text for text in shown), shown
+
+
+# -- Workshop ------------------------------------------------------------------------------------
+def test_workshop_overview_lists_every_lesson(start) -> None:  # noqa: ANN001
+    at = start(WORKSHOP)
+    assert [t.value for t in at.title] == ["Overview: what the model actually sees"]
+    assert len(at.dataframe[0].value) == 7
+    assert chart(at, "ws_chart_overview")["data"][1]["name"] == "A: view tokens"
+    assert any(d.proto.label == "Figure as HTML" for d in at.get("download_button"))
+
+
+def test_a_new_user_runs_the_summarization_lesson_end_to_end(start) -> None:  # noqa: ANN001
+    at = start(WORKSHOP)
+    at.selectbox(key="ws_lesson").set_value("summarization").run()
+    assert [t.value for t in at.title] == ["L2 Summarization: trigger, keep and mode"]
+    assert metrics(at)["summarization.summarize events"] == "1"
+    at.radio(key="ws_try_summarization_summarization.trigger").set_value("fraction:0.25").run()
+    assert not at.exception
+    assert metrics(at)["summarization.summarize events"] == "9"
+    assert any("trigger fraction:0.85 → fraction:0.25" in c.value for c in at.caption)
+    at.radio(key="ws_check_summarization").set_value(0).run()
+    assert at.warning and "Not quite" in at.warning[0].value
+    at.radio(key="ws_check_summarization").set_value(1).run()
+    assert at.success and at.success[0].value.startswith("Right.")
+
+
+def test_presenter_mode_reveals_step_by_step_and_navigates(start) -> None:  # noqa: ANN001
+    at = start(WORKSHOP)
+    at.selectbox(key="ws_lesson").set_value("dangling").run()
+    at.toggle(key="ws_presenter").set_value(True).run()
+    assert not at.exception
+
+    def bullets() -> int:
+        return sum(line.startswith("- ") for md in at.markdown for line in md.value.splitlines())
+
+    assert bullets() == 1 and not at.get("plotly_chart")
+    for _ in range(2):
+        at.button(key="ws_next_point").click().run()
+    assert bullets() == 3 and not at.get("plotly_chart")
+    at.button(key="ws_next_point").click().run()  # the try-this part
+    assert at.get("plotly_chart") and not at.radio(key="ws_try_dangling_dangling.enabled").disabled
+    at.button(key="ws_next_point").click().run()  # the check question
+    assert at.radio(key="ws_check_dangling").value is None
+    assert at.button(key="ws_next_point").disabled
+    at.button(key="ws_next_lesson").click().run()
+    assert at.session_state["ws_lesson"] == "memory" and bullets() == 1
+    at.button(key="ws_prev_lesson").click().run()
+    assert at.session_state["ws_lesson"] == "dangling"
+    assert [b.proto.shortcut for b in at.button if b.key in ("ws_next_point", "ws_next_lesson")] == ["right", "pagedown"]
