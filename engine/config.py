@@ -470,6 +470,7 @@ def preset(name: str) -> EngineConfig:
                 "truncate_args": deep.filesystem.truncate_args.model_copy(update={
                     "trigger": ContextSize(type="fraction", value=0.25)})}),
             "todo": TodoConfig(enabled=True),
+            "subagents": SubagentsConfig(max_concurrent=3),
         })
     raise ConfigError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}", key="preset")
 
