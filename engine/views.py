@@ -306,9 +306,14 @@ def stub_for(run: Run, path: str, source_id: str | None) -> BaseMessage | None:
 
 
 def subagent_rows(run: Run) -> list[dict[str, Any]]:
-    """Per task call: tokens spent inside the sub-agent's transcript vs tokens returned to the parent."""
+    """Per task call: tokens spent inside the sub-agent vs tokens returned to the parent.
+
+    The sub-agent layer's event (when present) says what the sub-agent *sent* over all its model
+    calls; the transcript's own size is the fallback.
+    """
     names = set(run.config.subagents.task_tool_names)
     results = run.thread.tool_results()
+    measured = {e.payload.get("tool_call_id"): e for e in events_of(run, "subagents") if e.kind == "subagent"}
     rows = []
     for m in run.thread.messages:
         if not isinstance(m, AIMessage):
@@ -320,13 +325,16 @@ def subagent_rows(run: Run) -> list[dict[str, Any]]:
                 continue
             result = results.get(call_id)
             args = tc.get("args") or {}
+            event = measured.get(call_id)
             rows.append({
                 "tool_call_id": call_id,
                 "subagent": str(args.get("subagent_type") or args.get("agent") or tc.get("name")),
                 "description": str(args.get("description") or args.get("prompt") or "")[:200],
-                "inside_messages": len(inner.messages) if inner else None,
-                "inside_tokens": sum(run.counter.count_message(x) for x in inner.messages) if inner else None,
-                "returned_tokens": run.counter.count_message(result) if result is not None else None,
+                "inside steps": event.payload.get("inside_steps") if event else None,
+                "transcript tokens": sum(run.counter.count_message(x) for x in inner.messages) if inner else None,
+                "sent inside (all its calls)": event.payload.get("inside_tokens") if event else None,
+                "peak inside": event.payload.get("inside_peak_tokens") if event else None,
+                "returned tokens": run.counter.count_message(result) if result is not None else None,
             })
     return rows
 

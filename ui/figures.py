@@ -13,6 +13,7 @@ from engine.kinds import CATEGORIES
 from engine.run import Run, StepRecord
 from engine.views import (
     ThresholdLine,
+    TimelineSeries,
     event_markers,
     layer_order,
     recorded_compactions,
@@ -84,6 +85,21 @@ def _vline(x: float, color: str, dash: str, width: float = 1.0) -> dict[str, obj
             "line": {"color": color, "dash": dash, "width": width}, "layer": "below"}
 
 
+def _step_hover(series: TimelineSeries, window_tokens: int) -> list[str]:
+    """Per step: view vs window, raw, and the categories that hold tokens (largest first)."""
+    present = [c for c in CATEGORIES if series.by_category[c].any()]
+    columns = [series.by_category[c].tolist() for c in present]
+    out = []
+    for j, (view, raw, events) in enumerate(zip(series.view_tokens.tolist(), series.raw_tokens.tolist(),
+                                                series.event_counts.tolist(), strict=True)):
+        parts = sorted(((col[j], c) for col, c in zip(columns, present, strict=True) if col[j]), reverse=True)
+        pct = f" ({100 * view / window_tokens:.0f}% of window)" if window_tokens else ""
+        out.append(f"<b>step {j}</b>: view {view:,}{pct} · raw {raw:,}<br>"
+                   + "<br>".join(f"{category_label(c)} {n:,}" for n, c in parts)
+                   + (f"<br>{events} event(s)" if events else ""))
+    return out
+
+
 def event_lanes(run: Run) -> list[str]:
     """The lanes under the timeline, top to bottom: one per layer that acted, then recorded compactions."""
     lanes = layer_order(sorted({m.layer for m in event_markers(run)}))
@@ -107,7 +123,7 @@ def timeline_figure(run: Run, *, height: int = 620) -> go.Figure:
         fig.add_trace(go.Scatter(
             x=steps, y=y, name=label, mode="lines", stackgroup="view", legendgroup="categories",
             legendgrouptitle_text="view by category", line={"width": 0.5, "color": CATEGORY_COLORS.get(cat)},
-            hovertemplate=f"{label}: %{{y:,}}<extra>step %{{x}}</extra>"), row=1, col=1)
+            hoverinfo="skip"), row=1, col=1)  # the click layer's hover lists every category instead
     fig.add_trace(go.Scatter(
         x=steps, y=series.raw_tokens, name="raw (no layers)", mode="lines",
         line={"color": "#374151", "width": 1.5, "dash": "dot"},
@@ -132,12 +148,14 @@ def timeline_figure(run: Run, *, height: int = 620) -> go.Figure:
             continue
         warn = [m.severity == "warning" for m in rows]
         xs = np.array([m.step for m in rows])
+        # numpy arrays, not lists: plotly validates lists element by element (slow at 1,000+ events)
         fig.add_trace(go.Scatter(
-            x=xs, y=[layer] * len(rows), mode="markers",
+            x=xs, y=np.full(len(rows), layer, dtype=object), mode="markers",
             name=f"{layer} ({len(rows)})", legendgroup="events", legendgrouptitle_text="events by layer",
-            marker={"color": LAYER_COLORS.get(layer, "#334155"), "size": [12 if w else 9 for w in warn],
-                    "symbol": ["x" if w else "circle" for w in warn], "line": {"width": 1, "color": "white"}},
-            customdata=xs, hovertext=[esc(m.text) for m in rows],
+            marker={"color": LAYER_COLORS.get(layer, "#334155"), "size": np.array([12 if w else 9 for w in warn]),
+                    "symbol": np.array(["x" if w else "circle" for w in warn], dtype=object),
+                    "line": {"width": 1, "color": "white"}},
+            customdata=xs, hovertext=np.array([esc(m.text) for m in rows], dtype=object),
             hovertemplate="step %{x}<br>%{hovertext}<extra></extra>"), row=2, col=1)
         if layer == "summarization":
             shapes.extend(_vline(m.step, LAYER_COLORS["summarization"], "dot") for m in rows[:MAX_EVENT_LINES])
@@ -155,13 +173,12 @@ def timeline_figure(run: Run, *, height: int = 620) -> go.Figure:
             hovertemplate="step %{x}<br>%{hovertext}<extra></extra>"), row=2, col=1)
         shapes.extend(_vline(s, RECORDED_COLOR, "dashdot", 2) for s, _ in recorded[:MAX_EVENT_LINES])
 
-    # The click layer: stacked areas return no selection, so invisible markers carry the step.
-    hover = [f"step {i}: view {v:,} · raw {r:,} · {e} event(s)"
-             for i, v, r, e in zip(steps.tolist(), series.view_tokens.tolist(), series.raw_tokens.tolist(),
-                                   series.event_counts.tolist(), strict=True)]
+    # The click layer: stacked areas return no selection, so invisible markers carry the step;
+    # their hover is the step's whole breakdown (the areas themselves do not hover).
     fig.add_trace(go.Scattergl(
         x=steps, y=series.view_tokens, mode="markers", name="steps (click to open)", showlegend=False,
-        marker={"size": 8, "opacity": 0, "color": "#000000"}, customdata=steps, hovertext=hover,
+        marker={"size": 10, "opacity": 0, "color": "#000000"}, customdata=steps,
+        hovertext=np.array(_step_hover(series, run.window_tokens), dtype=object), hoverlabel={"align": "left"},
         hovertemplate="%{hovertext}<extra>click to open</extra>"), row=1, col=1)
 
     # Scale to what the model saw and the live levels; a raw curve far above the window is clipped
@@ -171,8 +188,9 @@ def timeline_figure(run: Run, *, height: int = 620) -> go.Figure:
     raw_peak = int(series.raw_tokens.max(initial=0))
     annotations = []
     if raw_peak > top * 1.06:
-        annotations.append({"xref": "paper", "x": 0.01, "yref": "y domain", "y": 0.99, "showarrow": False,
-                            "xanchor": "left", "yanchor": "top", "font": {"size": 11, "color": "#374151"},
+        annotations.append({"xref": "paper", "x": 0.99, "yref": "y domain", "y": 0.99, "showarrow": False,
+                            "xanchor": "right", "yanchor": "top", "font": {"size": 11, "color": "#374151"},
+                            "bgcolor": "rgba(255,255,255,0.8)",
                             "text": f"raw curve clipped: it peaks at {raw_peak:,} tokens (double-click to see all)"})
     fig.update_layout(
         shapes=shapes, annotations=annotations, height=height, hovermode="closest", clickmode="event+select",
@@ -236,7 +254,8 @@ def category_bar_figure(step: StepRecord, window_tokens: int, *, height: int = 1
         fig.add_trace(go.Bar(x=[free], y=["view"], orientation="h", name="free space", marker_color="#e5e7eb",
                              hovertemplate="free: %{x:,}<extra></extra>"))
     fig.update_layout(barmode="stack", height=height, margin={"l": 10, "r": 10, "t": 50, "b": 30},
-                      showlegend=True, legend={"orientation": "h", "y": 1.05, "yanchor": "bottom", "x": 0},
+                      showlegend=True, legend={"orientation": "h", "y": 1.05, "yanchor": "bottom", "x": 0,
+                                                "traceorder": "normal"},
                       yaxis={"visible": False}, xaxis={"tickformat": ",d", "range": [0, max(window_tokens, step.view_tokens)]})
     return fig
 

@@ -29,6 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLES_ENV = "CTXI_SAMPLES_DIR"
 OPEN_ENV = "CTXI_OPEN"  # set by `ctxi ui FILE`: the one local file the dashboard may open by path
 DEMO_KEY = "demo"
+# the sample a new visitor sees first: large tool results offloaded and a raw curve past the window
+PREFERRED_SAMPLES = ("code-analysis", "a_demo")
 # query parameters owned by widgets bound to the URL (bind="query-params"); never cleared by sync_url
 BOUND_PARAMS = frozenset({"tab"})
 
@@ -143,8 +145,9 @@ def default_thread_key() -> str | None:
         return f"file:{Path(opened).resolve()}"
     files = sample_files()
     if files:
-        preferred = [p for p in files if "demo" in p.stem or "tour" in p.stem]
-        return sample_key((preferred or files)[0])
+        by_stem = {p.stem: p for p in files}
+        first = next((by_stem[s] for s in PREFERRED_SAMPLES if s in by_stem), files[0])
+        return sample_key(first)
     return DEMO_KEY if synthetic_available() else None
 
 

@@ -6,8 +6,11 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from engine.config import ContextSize, preset
 from engine.formats.native import dumps
+from tests.conftest import trace_path
 from tests.ui.builders import HOSTILE, build_thread
 from tests.ui.conftest import figure, hline_levels, layer_event_counts
 
@@ -300,3 +303,30 @@ def test_every_page_renders_without_a_thread(start, tmp_path: Path, monkeypatch)
         at.switch_page(page).run()
         assert not at.exception, page
     assert any("no sample threads" in i.value for i in at.info)
+
+
+# -- real public transcripts (skipped when ../shared/traces is absent) ---------------------------
+TRACES = [
+    ("claude-code", "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"),
+    ("swe-agent", "pydicom__pydicom-1458.traj"),
+    ("tau-bench", "gpt-4o-airline.json"),
+    ("nilenso-context-viewer", "storymachine_run_42.responses.json"),
+]
+
+
+@pytest.mark.parametrize("parts", TRACES, ids=[p[0] for p in TRACES])
+def test_real_transcripts_open_on_every_page(start, monkeypatch, parts: tuple[str, str]) -> None:  # noqa: ANN001
+    path = trace_path(*parts)
+    monkeypatch.setenv("CTXI_OPEN", str(path))  # what `ctxi ui FILE` sets
+    at = start()
+    assert at.session_state["thread_key"] == f"file:{path.resolve()}"
+    steps = int(at.metric[0].value.replace(",", ""))
+    assert steps > 0
+    if parts[0] == "claude-code":  # its compact_boundary is drawn as a recorded compaction
+        assert any("recorded in the source" in (t.get("name") or "") for t in figure(at)["data"])
+    for page in ("pages/step.py", "pages/layers.py", "pages/config.py", "pages/threads.py"):
+        at.switch_page(page).run()
+        assert not at.exception, page
+    at.switch_page("pages/step.py").run()
+    at.number_input(key="step_input").set_value(steps - 1).run()
+    assert titles(at) == [f"Step {steps - 1}"]

@@ -1,0 +1,144 @@
+"""The dashboard in Debian's Chromium: deep links, the live trigger, clicking a step, upload, hostile text."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("playwright")
+from playwright.sync_api import Page, expect  # noqa: E402
+
+from engine.formats.native import dumps  # noqa: E402
+from tests.ui.builders import build_thread  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+TIMEOUT_MS = 60_000
+
+
+def wait_for_app(page: Page) -> None:
+    """Until the script run is over and every widget and chart has drawn."""
+    page.wait_for_timeout(250)  # let a just-triggered rerun start
+    page.locator("[data-testid='stApp'][data-test-connection-state='CONNECTED']").wait_for(state="attached",
+                                                                                          timeout=TIMEOUT_MS)
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(state="attached",
+                                                                                       timeout=TIMEOUT_MS)
+    expect(page.get_by_test_id("stSkeleton")).to_have_count(0, timeout=TIMEOUT_MS)
+    page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')]"
+                           ".every(c => c.querySelector('.main-svg'))", timeout=TIMEOUT_MS)
+    page.wait_for_timeout(300)
+
+
+def open_page(page: Page, url: str) -> None:
+    page.goto(url)
+    wait_for_app(page)
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
+def lane_counts(page: Page) -> dict[str, int]:
+    """Events per layer as the timeline's lane traces name them."""
+    names = page.evaluate("() => document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot')"
+                          ".data.map(t => t.name || '')")
+    return {m.group(1): int(m.group(2)) for n in names if (m := re.fullmatch(r"(\w+) \((\d+)\)", n))}
+
+
+def shot(page: Page, folder: Path, name: str) -> None:
+    """The whole page: the app scrolls inside its own container, so grow the viewport to its height."""
+    height = page.evaluate("() => Math.max(...[...document.querySelectorAll("
+                           "'[data-testid=stMain], [data-testid=stAppViewContainer], [data-testid=stSidebarContent]')]"
+                           ".map(e => e.scrollHeight), 1000)")
+    size = page.viewport_size or {"width": 1500, "height": 1000}
+    page.set_viewport_size({"width": size["width"], "height": min(int(height) + 40, 6000)})
+    page.wait_for_timeout(600)  # charts re-layout to the new size
+    page.screenshot(path=str(folder / f"{name}.png"))
+    page.set_viewport_size(size)
+
+
+def test_a_deep_link_on_a_fresh_server_opens_the_page_inside_the_frame(page: Page, app_url: str) -> None:
+    open_page(page, f"{app_url}/step?thread=sample:a_demo&step=12&preset=stress&summarization.trigger=fraction:0.5")
+    expect(page.get_by_role("heading", name="Step 12")).to_be_visible()
+    expect(page.get_by_test_id("stSidebar").get_by_text("Synthetic demo (120 steps)")).to_be_visible()
+    page.reload()
+    wait_for_app(page)
+    expect(page.get_by_role("heading", name="Step 12")).to_be_visible()
+    assert "summarization.trigger=fraction%3A0.5" in page.url or "summarization.trigger=fraction:0.5" in page.url
+
+
+def test_changing_the_trigger_changes_the_timeline_events(page: Page, app_url: str, screenshots: Path) -> None:
+    open_page(page, f"{app_url}/?preset=stress")
+    assert lane_counts(page)["summarization"] == 7
+    shot(page, screenshots, "timeline")
+    value = page.get_by_test_id("stSidebar").get_by_label("trigger value 0")
+    value.fill("0.5")
+    value.press("Enter")
+    wait_for_app(page)
+    assert lane_counts(page)["summarization"] == 3
+    expect(page.get_by_test_id("stSidebar").get_by_label("trigger value 0")).to_have_value("0.50")
+
+
+def test_clicking_a_step_opens_the_step_page(page: Page, app_url: str, screenshots: Path) -> None:
+    open_page(page, f"{app_url}/?preset=stress")
+    point = page.evaluate("""() => {
+        const gd = document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot');
+        const hit = gd._fullData.find(t => t.type === 'scattergl');
+        const box = gd.getBoundingClientRect();
+        const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+        return {x: box.left + xa._offset + xa.l2p(40), y: box.top + ya._offset + ya.l2p(hit.y[40])};
+    }""")
+    page.mouse.move(point["x"], point["y"])
+    page.wait_for_timeout(300)
+    page.mouse.click(point["x"], point["y"])
+    wait_for_app(page)
+    expect(page.get_by_role("heading", name="Step 40")).to_be_visible(timeout=TIMEOUT_MS)
+    assert "/step" in page.url
+    shot(page, screenshots, "step")
+
+
+def test_upload_a_thread(page: Page, app_url: str, screenshots: Path, tmp_path: Path) -> None:
+    open_page(page, f"{app_url}/threads")
+    thread = build_thread(9, thread_id="browser-upload")
+    thread.title = "Uploaded in the browser"
+    path = tmp_path / "uploaded.json"
+    path.write_text(dumps(thread), encoding="utf-8")
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(path))
+    wait_for_app(page)
+    expect(page.get_by_test_id("stSidebar").get_by_text("Uploaded in the browser")).to_be_visible(timeout=TIMEOUT_MS)
+    shot(page, screenshots, "threads")
+    bad = tmp_path / "notes.json"
+    bad.write_text('{"hello": "world"}', encoding="utf-8")
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(bad))
+    wait_for_app(page)
+    expect(page.get_by_test_id("stAlertContentError")).to_contain_text("unrecognised thread format")
+
+
+def test_hostile_text_shows_literally_and_runs_nothing(page: Page, app_url: str, screenshots: Path) -> None:
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    for path in ("step?thread=sample:hostile&step=2", "layers?thread=sample:hostile&tab=All+events"):
+        open_page(page, f"{app_url}/{path}")
+        if path.startswith("step"):
+            expect(page.get_by_text("<script>alert(1)</script>", exact=False).first).to_be_visible()
+            shot(page, screenshots, "step-hostile")
+        assert page.locator("img[src='x']").count() == 0
+        assert page.evaluate("() => [...document.querySelectorAll('script')].some(s => s.text.includes('alert(1)'))") is False
+        assert page.locator("a[href^='javascript']").count() == 0
+    page.wait_for_timeout(500)
+    assert dialogs == []
+
+
+def test_screenshots_of_the_other_pages(page: Page, app_url: str, screenshots: Path) -> None:
+    for name, path in (("layers", "layers?preset=stress"), ("layers-summaries", "layers?preset=stress&tab=Summaries"),
+                       ("config", "config?preset=stress"), ("config-yaml", "config?preset=stress&tab=YAML")):
+        open_page(page, f"{app_url}/{path}")
+        shot(page, screenshots, name)
+    open_page(page, f"{app_url}/config?preset=stress&tab=Compare+runs")
+    page.get_by_role("button", name="Pin current run as A").click()
+    wait_for_app(page)
+    value = page.get_by_test_id("stSidebar").get_by_label("trigger value 0")
+    value.fill("0.5")
+    value.press("Enter")
+    wait_for_app(page)
+    expect(page.get_by_text("Settings A → B")).to_be_visible()
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(1)
+    shot(page, screenshots, "config-compare")

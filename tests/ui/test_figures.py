@@ -1,0 +1,145 @@
+"""Figure builders, sidebar config edits, the generated config form and safe text."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.config import PRESETS, ContextSize, preset
+from engine.errors import ConfigError
+from engine.events import Event
+from engine.replay import replay
+from engine.tokens import get_counter
+from engine.views import recorded_compactions, threshold_lines
+from tests.ui.builders import HOSTILE, build_thread
+from ui import controls
+from ui.config_form import all_fields, apply_form, field_for_error, widget_value
+from ui.figures import category_bar_figure, compare_figure, gauge_figure, timeline_figure
+from ui.text import escape_md
+
+COUNTER = get_counter("approximate")
+
+
+@pytest.fixture(scope="module")
+def run():  # noqa: ANN201
+    r = replay(build_thread(10, result_words=60, recorded_compaction_at=8), preset("stress"), token_counter=COUNTER,
+               layers=[])
+    r.steps[4].events.append(Event("summarization", "summarize", 4, 900, 200, message=HOSTILE))
+    r.steps[6].events.append(Event("dangling", "patch", 6, severity="warning", message="1 call patched"))
+    return r
+
+
+def test_timeline_traces_lines_and_click_layer(run) -> None:  # noqa: ANN001
+    fig = timeline_figure(run)
+    spec = json.loads(fig.to_json())
+    names = [t.get("name") for t in spec["data"]]
+    assert names[:6] == ["system prompt", "tool schemas", "human", "AI text", "tool calls", "tool results"]
+    assert "raw (no layers)" in names
+    assert "summarization (1)" in names and "dangling (1)" in names
+    assert "compaction recorded in the source (1)" in names
+    hit = spec["data"][-1]
+    assert hit["type"] == "scattergl" and hit["marker"]["opacity"] == 0
+    assert fig.data[-1].customdata.tolist() == list(range(10))
+    shapes = spec["layout"]["shapes"]
+    levels = {s["legendgroup"]: s["y0"] for s in shapes if s.get("legendgroup")}
+    assert levels == {"window": 40_000, "trigger": 10_000, "keep": 2_000}
+    vlines = [s for s in shapes if s["xref"] == "x"]
+    (recorded_step, _), = recorded_compactions(run)
+    assert [(s["x0"], s["line"]["dash"]) for s in vlines] == [(4, "dot"), (recorded_step, "dashdot")]
+    lanes = spec["layout"]["yaxis2"]["categoryarray"]
+    assert lanes == ["recorded (source)", "dangling", "summarization"]
+
+
+def test_timeline_hover_text_is_escaped(run) -> None:  # noqa: ANN001
+    fig = timeline_figure(run)
+    summ = next(t for t in fig.data if t.name == "summarization (1)")
+    assert "<script>" not in summ.hovertext[0] and "&lt;script&gt;alert(1)&lt;/script&gt;" in summ.hovertext[0]
+    warn = next(t for t in fig.data if t.name == "dangling (1)")
+    assert list(warn.marker.symbol) == ["x"]
+
+
+def test_gauge_uses_the_first_trigger_and_keep_band(run) -> None:  # noqa: ANN001
+    lines = threshold_lines(run.config, run.window_tokens)
+    spec = json.loads(gauge_figure(run.steps[3], run.window_tokens, lines).to_json())["data"][0]
+    assert spec["value"] == run.steps[3].view_tokens
+    assert spec["gauge"]["threshold"]["value"] == 10_000
+    assert spec["gauge"]["steps"][0]["range"] == [0, 2_000]
+    assert spec["delta"]["reference"] == 10_000
+
+
+def test_category_bar_and_compare(run) -> None:  # noqa: ANN001
+    bar = json.loads(category_bar_figure(run.steps[2], run.window_tokens).to_json())
+    assert [t["name"] for t in bar["data"]][-1] == "free space"
+    assert sum(t["x"][0] for t in bar["data"]) == run.window_tokens
+    cmp = json.loads(compare_figure(run, run).to_json())
+    assert [t["name"] for t in cmp["data"]][:3] == ["raw (no layers)", "A: view tokens", "B: view tokens"]
+
+
+# -- sidebar edits -----------------------------------------------------------------------------
+def test_convert_size_keeps_the_level() -> None:
+    frac = ContextSize(type="fraction", value=0.25)
+    assert controls.convert_size(frac, "tokens", 40_000) == ContextSize(type="tokens", value=10_000)
+    assert controls.convert_size(ContextSize(type="tokens", value=10_000), "fraction", 40_000) == frac
+    assert controls.convert_size(frac, "messages", 40_000) == ContextSize(type="messages", value=50)
+    assert controls.convert_size(ContextSize(type="messages", value=9), "tokens", 40_000) == ContextSize(
+        type="tokens", value=20_000)
+
+
+def test_trigger_clause_edits() -> None:
+    config = preset("stress")
+    two = controls.add_trigger_clause(config, 40_000)
+    assert two.summarization.trigger == (ContextSize(type="fraction", value=0.25), ContextSize(type="messages", value=50))
+    three = controls.add_trigger_clause(two, 40_000)
+    assert three.summarization.trigger[2] == ContextSize(type="tokens", value=20_000)
+    assert controls.remove_trigger_clause(controls.remove_trigger_clause(two, 0), 0).summarization.trigger is None
+    assert controls.add_trigger_clause(preset("langchain"), 1000).summarization.trigger == (
+        ContextSize(type="fraction", value=0.85),)
+    changed = controls.set_trigger_clause(config, 0, ContextSize(type="tokens", value=123))
+    assert changed.summarization.trigger == (ContextSize(type="tokens", value=123),)
+    assert changed.summarization.keep == config.summarization.keep
+
+
+def test_preset_switch_and_other_edits() -> None:
+    mine = controls.set_counter(controls.set_window(preset("stress"), 64_000), "approximate")
+    switched = controls.switch_preset(mine, "deerflow")
+    assert switched.preset == "deerflow" and switched.model.max_input_tokens == 64_000
+    assert switched.tokens.counter == "approximate"
+    assert controls.set_mode(mine, "state").summarization.mode == "state"
+    assert controls.set_keep(mine, ContextSize(type="messages", value=3)).summarization.keep.value == 3
+    with pytest.raises(ConfigError):
+        controls.set_mode(mine, "sideways")
+
+
+# -- config form -------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", PRESETS)
+def test_form_round_trips_every_preset(name: str) -> None:
+    config = preset(name)
+    assert apply_form(config, {f.key: widget_value(config, f) for f in all_fields()}) == config
+
+
+def test_form_covers_every_setting() -> None:
+    keys = {f.key for f in all_fields()}
+    flat = set(preset("stress").diff(preset("langchain"))) | {"summarization.summary_prompt", "memory.facts"}
+    assert flat - {"preset"} <= keys
+
+
+def test_form_errors_name_the_field() -> None:
+    config = preset("stress")
+    with pytest.raises(ConfigError) as err:
+        apply_form(config, {"memory.facts": "- content: x\n  confidence: 5"})
+    assert field_for_error(err.value.key, all_fields()) == "memory.facts"
+    with pytest.raises(ConfigError) as err:
+        apply_form(config, {"memory.facts": "- [unclosed"})
+    assert err.value.key == "memory.facts" and "invalid YAML" in str(err.value)
+    assert apply_form(config, {"summarization.trigger": "none"}).summarization.trigger is None
+    assert apply_form(config, {"summarization.model_name": ""}).summarization.model_name is None
+
+
+# -- safe text ---------------------------------------------------------------------------------
+def test_escape_md_neutralises_markup() -> None:
+    out = escape_md(HOSTILE)
+    assert "<" not in out.replace("\\<", "") and "[" not in out.replace("\\[", "")
+    assert ":" not in out.replace("\\:", "") and "$" not in out.replace("\\$", "")
+    assert escape_md("a\nb  c") == "a b c"
+    assert escape_md("x" * 10, limit=5) == "xxxx…"
