@@ -10,7 +10,6 @@ tool result through the `wrap_tool_call` chain, and `after_agent` when the invoc
 from __future__ import annotations
 
 import itertools
-import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -68,7 +67,8 @@ class _PrefixSums:
     def breakdown(self, messages: tuple[BaseMessage, ...]) -> dict[str, int]:
         prev = self.prev
         n = len(prev)
-        if n and len(messages) >= n and all(map(operator.is_, prev, messages)):
+        # tuple == checks identity first, element by element, at C speed
+        if n and len(messages) >= n and messages[:n] == prev:
             totals = dict(self.prev_totals)
             start = n
         else:
@@ -114,7 +114,9 @@ class _Driver:
         self.system = SystemMessage(content=prompt, id="system") if prompt else None
         self.state: dict[str, Any] = {"messages": []}
         self._ids: set[str | None] = set()
-        if thread.todos:
+        # A thread that records its own write_todos calls builds the list as it goes; seeding it
+        # with the final list would make the todo reminder fire before any call was made.
+        if thread.todos and not any(tc.get("name") == "write_todos" for tc in thread.tool_calls()):
             self.state["todos"] = list(thread.todos)
 
     # -- state updates --------------------------------------------------------------------
