@@ -9,6 +9,7 @@ import difflib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -284,9 +285,15 @@ def system_parts(step: StepRecord, counter: TokenCounter) -> list[dict[str, Any]
 
 
 # -- layers ----------------------------------------------------------------------------------
+@lru_cache(maxsize=512)
+def _text_tokens(counter: TokenCounter, text: str) -> int:
+    # history files reach hundreds of kB; pages ask for their size on every rerun
+    return counter.count_text(text)
+
+
 def file_rows(run: Run) -> list[dict[str, Any]]:
     """The virtual filesystem: path, size, tokens, the step and layer that wrote each file."""
-    return [{"path": e.path, "chars": e.size_chars, "tokens": run.counter.count_text(e.content), "step": e.step,
+    return [{"path": e.path, "chars": e.size_chars, "tokens": _text_tokens(run.counter, e.content), "step": e.step,
              "layer": e.layer, "source_id": e.source_id} for e in run.files.entries()]
 
 
@@ -383,7 +390,8 @@ def base_config(config: EngineConfig) -> EngineConfig:
     return preset(config.preset) if config.preset in PRESETS else EngineConfig()
 
 
-def _encode_value(key: str, value: Any) -> str:
+def setting_text(key: str, value: Any) -> str:
+    """A config value as written after `--set KEY=` (and in the URL): `fraction:0.5`, `[a, b]`, `view`."""
     leaf = key.rsplit(".", 1)[-1]
     if leaf == "trigger" and isinstance(value, list):
         return ",".join(_clause_text(c) for c in value) if value else "[]"
@@ -413,7 +421,7 @@ def url_params(config: EngineConfig) -> dict[str, str]:
     params = {"preset": config.preset or "custom"}
     for key, (_, value) in base.diff(config).items():
         if key != "preset":
-            params[key] = _encode_value(key, value)
+            params[key] = setting_text(key, value)
     return params
 
 

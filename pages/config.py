@@ -6,7 +6,7 @@ import streamlit as st
 
 from engine.config import PRESETS, EngineConfig, preset
 from engine.errors import ConfigError
-from engine.views import base_config, compare_runs
+from engine.views import base_config, compare_runs, setting_text
 from ui import session
 from ui.config_form import (
     SECTIONS,
@@ -133,7 +133,7 @@ with yaml_tab:
         st.markdown("**File**")
         st.download_button("Download YAML", data=config.to_yaml(), file_name="context-inspector.yaml",
                            mime="application/yaml", on_click="ignore", key="yaml_download")
-        uploaded = st.file_uploader("Upload YAML", type=["yaml", "yml"], key="yaml_upload")
+        uploaded = st.file_uploader("Upload YAML", type=["yaml", "yml"], key="yaml_upload", max_upload_size=5)
         if uploaded is not None and st.session_state.get("yaml_upload_seen") != uploaded.file_id:
             st.session_state["yaml_upload_seen"] = uploaded.file_id
             try:
@@ -146,7 +146,7 @@ with yaml_tab:
         diff = {k: v for k, v in base_config(config).diff(config).items() if k != "preset"}
         st.markdown(f"**Differs from preset {escape_md(config.preset or 'defaults')}**")
         if diff:
-            table([{"key": k, "preset": str(a), "now": str(b)} for k, (a, b) in diff.items()])
+            table([{"key": k, "preset": setting_text(k, a), "now": setting_text(k, b)} for k, (a, b) in diff.items()])
         else:
             st.caption("nothing — the preset as is")
 
@@ -154,7 +154,7 @@ with yaml_tab:
 with compare_tab:
     st.caption("Pin the current run as A, change settings (sidebar, form or YAML), and the current run is B.")
     pinned = st.session_state.get("pinned")
-    cols = st.columns(2)
+    cols = st.columns([2, 1, 4])
     cols[0].button("Pin current run as A" if pinned is None else "Re-pin current run as A", key="pin", on_click=_pin)
     if pinned is not None:
         cols[1].button("Clear A", key="unpin", on_click=lambda: st.session_state.pop("pinned", None))
@@ -172,8 +172,9 @@ with compare_tab:
             changed = pinned[1].diff(run_b.config)
             if changed:
                 st.markdown("**Settings A → B**")
-                table([{"key": k, "A": str(a), "B": str(b)} for k, (a, b) in changed.items()])
+                table([{"key": k, "A": setting_text(k, a), "B": setting_text(k, b)} for k, (a, b) in changed.items()])
             else:
                 st.info("A and B have the same settings; change something to compare.")
             st.plotly_chart(compare_figure(run_a, run_b), key="compare_chart")
-            table(compare_runs(run_a, run_b))
+            rows = compare_runs(run_a, run_b)
+            table(rows, height=38 + 35 * len(rows))

@@ -93,7 +93,8 @@ with tabs[0]:
         table(rows, height=min(400, 38 + 35 * len(rows)))
         path = st.selectbox("Read a file", [r["path"] for r in rows], key="layers_file")
         entry = run.files.entry(path)
-        st.caption(f"{entry.size_chars:,} characters · {run.counter.count_text(entry.content):,} tokens · "
+        tokens = next(r["tokens"] for r in rows if r["path"] == path)
+        st.caption(f"{entry.size_chars:,} characters · {tokens:,} tokens · "
                    f"written at step {entry.step} by {entry.layer or '?'}")
         stub = stub_for(run, path, entry.source_id)
         if stub is not None:

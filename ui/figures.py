@@ -270,14 +270,16 @@ def compare_figure(a: Run, b: Run, *, height: int = 420) -> go.Figure:
                              line={"color": "#2563eb", "width": 2}))
     fig.add_trace(go.Scatter(x=sb.steps, y=sb.view_tokens, name="B: view tokens", mode="lines",
                              line={"color": "#ea580c", "width": 2}))
-    for label, run, series, symbol in (("A", a, sa, "circle"), ("B", b, sb, "diamond")):
-        markers = event_markers(run)
+    # only the compactions: per-step layers (offloads, patches) would bury the lines; the delta table counts them
+    for label, run, symbol, color in (("A", a, "circle", "#2563eb"), ("B", b, "diamond", "#ea580c")):
+        markers = [m for m in event_markers(run) if m.layer == "summarization"]
         if markers:
             fig.add_trace(go.Scatter(
-                x=np.array([m.step for m in markers]), y=np.array([int(series.view_tokens[m.step]) for m in markers]),
-                mode="markers", name=f"{label}: events ({len(markers)})",
-                marker={"symbol": symbol, "size": 8, "color": [LAYER_COLORS.get(m.layer, "#334155") for m in markers]},
-                hovertext=[esc(m.text) for m in markers], hovertemplate="step %{x}<br>%{hovertext}<extra></extra>"))
+                x=np.array([m.step for m in markers]), y=np.array([m.tokens for m in markers]),
+                mode="markers", name=f"{label}: summarizations ({len(markers)})",
+                marker={"symbol": symbol, "size": 10, "color": color, "line": {"width": 1, "color": "white"}},
+                hovertext=np.array([esc(m.text) for m in markers], dtype=object),
+                hovertemplate="step %{x}<br>%{hovertext}<extra></extra>"))
     shapes = []
     for label, run, dash in (("A", a, "solid"), ("B", b, "dash")):
         for li in threshold_lines(run.config, run.window_tokens):
