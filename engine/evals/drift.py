@@ -13,6 +13,7 @@ are flagged as well (`placeholder`). `score` is the fraction of checked steps no
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -175,22 +176,29 @@ def goal_drift(run: Run) -> DriftReport:
     latest_recorded: Compaction | None = None
     seen: dict[int, tuple[BaseMessage, bool, bool]] = {}  # per message object: (it, is summary, is the intent)
     read: dict[str, tuple[bool, float | None]] = {}
+    prev: tuple[BaseMessage, ...] = ()
+    view_summaries: list[str] = []
+    view_kept = False
     for s in run.steps:
         if s.index in recorded:
             latest_recorded = recorded[s.index]
         if s.index < first:
             statuses.append(BEFORE)
             continue
-        summaries: list[str] = []
-        kept = False
-        for m in s.view:
+        view = s.view
+        if not (prev and len(view) >= len(prev) and all(map(operator.is_, prev, view))):
+            view_summaries, view_kept, prev = [], False, ()  # not an extension of the previous view
+        for m in view[len(prev):]:  # most views only append to the previous one
             hit = seen.get(id(m))
             if hit is None or hit[0] is not m:
                 is_summary = message_kind(m) == "summary"
                 hit = seen[id(m)] = (m, is_summary, not is_summary and _is_intent(m, intent_msg, squashed))
             if hit[1]:
-                summaries.append(message_text(m))
-            kept = kept or hit[2]
+                view_summaries.append(message_text(m))
+            view_kept = view_kept or hit[2]
+        prev = view
+        summaries = list(view_summaries)
+        kept = view_kept
         if latest_recorded is not None:
             # the source agent cut its history here: only its summary stands for what came before
             summaries.append(latest_recorded.summary_text)

@@ -18,6 +18,7 @@ least one needle is in the thread, at which every needle in the thread is `in_vi
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,7 @@ from langchain_core.messages import BaseMessage
 from engine.evals.compactions import Compaction, compactions, searchable_text
 from engine.kinds import message_kind
 from engine.run import Run
+from engine.thread import Thread
 from engine.vfs import FileEntry, VirtualFilesystem
 
 IN_VIEW, IN_SUMMARY, RECOVERABLE, LOST, ABSENT = "in_view", "in_summary", "recoverable", "lost", "absent"
@@ -47,7 +49,8 @@ class NeedleReport:
     checked_steps: list[int]
     score: float | None
     recovery_score: float | None
-    files: dict[str, list[str]] = field(default_factory=dict)  # needle -> VFS paths holding it
+    # needle -> VFS paths holding it; searched only for needles that were ever out of view and summary
+    files: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def steps(self) -> int:
@@ -86,16 +89,33 @@ class NeedleReport:
         return out
 
 
+Hit = tuple[BaseMessage, int, bool]  # (message, bitmask of the needles it holds, is it a summary)
+# Per (thread, needles): the hits of the thread's own messages, shared by every run of that thread
+# (a sweep worker replays one thread many times). Messages a run creates stay in the run's index.
+_THREAD_HITS: dict[tuple[int, tuple[str, ...]], tuple[Thread, frozenset[int], dict[int, Hit]]] = {}
+_MAX_THREAD_HITS = 4
+
+
 class _NeedleIndex:
     """Which needles each message contains, computed once per message object (views share them)."""
 
-    def __init__(self, needles: Sequence[str]) -> None:
+    def __init__(self, needles: Sequence[str], thread: Thread | None = None) -> None:
         self.lowered = [n.lower() for n in needles]
-        self._masks: dict[int, tuple[BaseMessage, int, bool]] = {}
+        self._masks: dict[int, Hit] = {}
+        self._thread_ids: frozenset[int] = frozenset()
+        self._shared: dict[int, Hit] = {}
+        if thread is not None:
+            key = (id(thread), tuple(self.lowered))
+            entry = _THREAD_HITS.get(key)
+            if entry is None or entry[0] is not thread:
+                if len(_THREAD_HITS) >= _MAX_THREAD_HITS:
+                    _THREAD_HITS.pop(next(iter(_THREAD_HITS)))
+                entry = _THREAD_HITS[key] = (thread, frozenset(id(m) for m in thread.messages), {})
+            self._thread_ids, self._shared = entry[1], entry[2]
 
-    def lookup(self, message: BaseMessage) -> tuple[BaseMessage, int, bool]:
-        """(message, bitmask of the needles it contains, whether it is a summary)."""
-        hit = self._masks.get(id(message))
+    def lookup(self, message: BaseMessage) -> Hit:
+        key = id(message)
+        hit = self._masks.get(key) or self._shared.get(key)
         if hit is not None and hit[0] is message:
             return hit
         text = searchable_text(message).lower()
@@ -104,7 +124,7 @@ class _NeedleIndex:
             if n in text:
                 m |= 1 << i
         hit = (message, m, message_kind(message) == "summary")  # the message is kept so its id is never reused
-        self._masks[id(message)] = hit
+        (self._shared if key in self._thread_ids else self._masks)[key] = hit
         return hit
 
     def mask(self, message: BaseMessage) -> int:
@@ -117,35 +137,29 @@ def needle_retention(run: Run, needles: Sequence[str] | None = None, *, max_auto
 
     auto = not needles
     picked = tuple(dict.fromkeys(n for n in (needles or pick_needles(run.thread, k=max_auto)) if n.strip()))
-    index = _NeedleIndex(picked)
+    index = _NeedleIndex(picked, run.thread)
     introduced = _introduced(run, picked, index)
-    files, written_at = _files_with_needles(run, picked)
     classes: dict[str, list[str]] = {n: [] for n in picked}
-    for s in run.steps:
-        view_mask = summary_mask = 0
-        if s.system is not None:
-            view_mask |= index.mask(s.system)
-        lookup = index.lookup
-        for m in s.view:
-            _, mask, is_summary = lookup(m)
-            if is_summary:
-                summary_mask |= mask
-            else:
-                view_mask |= mask
+    pending: list[tuple[str, int]] = []  # (needle, step) out of view and summary: recoverable or lost
+    for step, view_mask, summary_mask in _step_masks(run, index):
         for i, n in enumerate(picked):
             bit = 1 << i
             first = introduced[n]
             if view_mask & bit or summary_mask & bit:
                 c = IN_VIEW if view_mask & bit else IN_SUMMARY
-                if first is None or s.index < first:  # a layer showed it first (e.g. memory in the prompt)
-                    introduced[n] = s.index
-            elif first is None or s.index < first:
+                if first is None or step < first:  # a layer showed it first (e.g. memory in the prompt)
+                    introduced[n] = step
+            elif first is None or step < first:
                 c = ABSENT
-            elif any(written_at[p] <= s.index for p in files[n]):
-                c = RECOVERABLE
             else:
                 c = LOST
+                pending.append((n, step))
             classes[n].append(c)
+    # the filesystem is searched only for needles that left the view (history files are large)
+    files, written_at = _files_with_needles(run, list(dict.fromkeys(n for n, _ in pending)))
+    for n, step in pending:
+        if any(written_at[p] <= step for p in files[n]):
+            classes[n][step] = RECOVERABLE
     comps = compactions(run)
     checked = list(range(comps[0].step, len(run.steps))) if comps else list(range(len(run.steps)))
     return NeedleReport(
@@ -157,8 +171,31 @@ def needle_retention(run: Run, needles: Sequence[str] | None = None, *, max_auto
         checked_steps=checked,
         score=_score(classes, picked, checked, RETAINED),
         recovery_score=_score(classes, picked, checked, RETAINED | {RECOVERABLE}),
-        files=files,
+        files={n: files.get(n, []) for n in picked},
     )
+
+
+def _step_masks(run: Run, index: _NeedleIndex) -> list[tuple[int, int, int]]:
+    """Per step: (step, needles in the view outside summaries, needles in summaries) as bitmasks."""
+    lookup = index.lookup
+    out: list[tuple[int, int, int]] = []
+    prev: tuple[BaseMessage, ...] = ()
+    body_mask = summary_mask = 0
+    for s in run.steps:
+        view = s.view
+        if not (prev and len(view) >= len(prev) and all(map(operator.is_, prev, view))):
+            body_mask = summary_mask = 0  # not an extension of the previous view: start over
+            prev = ()
+        for m in view[len(prev):]:  # most views only append to the previous one
+            _, mask, is_summary = lookup(m)
+            if is_summary:
+                summary_mask |= mask
+            else:
+                body_mask |= mask
+        prev = view
+        system_mask = index.mask(s.system) if s.system is not None else 0
+        out.append((s.index, body_mask | system_mask, summary_mask))
+    return out
 
 
 def _score(classes: dict[str, list[str]], needles: Sequence[str], steps: list[int], ok: frozenset[str]) -> float | None:
