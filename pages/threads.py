@@ -91,8 +91,8 @@ with upload_col:
         if len(refs) == 1:
             chosen = refs[0].thread_id
         elif len(refs) > 1:
-            labels = {r.thread_id: f"{r.title or r.thread_id} ({r.messages if r.messages is not None else '?'} messages)"
-                      for r in refs}
+            labels = {r.thread_id: (f"{r.thread_id}: {r.title}" if r.title and r.title != r.thread_id else r.thread_id)
+                      + f" ({r.messages if r.messages is not None else '?'} messages)" for r in refs}
             pick = st.selectbox(f"{len(refs)} threads in this file; pick one", list(labels),
                                 format_func=lambda t: labels[t], key="upload_pick")
             if st.button("Open this thread", key="upload_open"):

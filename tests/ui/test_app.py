@@ -270,7 +270,7 @@ def test_upload_a_multi_thread_file_lets_the_user_pick(start) -> None:  # noqa: 
     at.file_uploader[0].upload("tau.json", json.dumps(entries).encode(), "application/json").run()
     assert not at.exception
     pick = at.selectbox(key="upload_pick")
-    assert pick.options == ["11-0 (3 messages)", "12-0 (3 messages)"] or len(pick.options) == 2
+    assert pick.options == ["11-0: reward 1.0:  (3 messages)", "12-0: reward 1.0:  (3 messages)"]
     pick.set_value("12-0")
     at.button(key="upload_open").click().run()
     assert at.session_state["thread_key"].endswith(":12-0")
@@ -330,3 +330,21 @@ def test_real_transcripts_open_on_every_page(start, monkeypatch, parts: tuple[st
     at.switch_page("pages/step.py").run()
     at.number_input(key="step_input").set_value(steps - 1).run()
     assert titles(at) == [f"Step {steps - 1}"]
+
+
+def test_upload_a_langgraph_sqlite_database_and_pick_a_thread(start, tmp_path: Path) -> None:  # noqa: ANN001
+    from tests.formats.test_langgraph_sqlite import build_database
+
+    db = tmp_path / "checkpoints.sqlite"
+    build_database(db)
+    at = start("pages/threads.py")
+    at.file_uploader[0].upload("checkpoints.sqlite", db.read_bytes(), "application/octet-stream").run()
+    assert not at.exception
+    pick = at.selectbox(key="upload_pick")
+    assert pick.options == ["alpha: read a.py (4 messages)", "beta (4 messages)"]
+    pick.set_value("beta")
+    at.button(key="upload_open").click().run()
+    assert at.session_state["thread_key"].endswith(":beta")
+    at.switch_page("pages/timeline.py").run()
+    assert not at.exception
+    assert at.metric[0].value == "2"  # the latest checkpoint state, after LangChain summarized it
