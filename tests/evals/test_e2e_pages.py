@@ -22,9 +22,7 @@ def test_evals_page_needles_stress_and_a_sweep_click(page: Page, app_url: str, s
     page.get_by_role("tab", name="Stress mode").click()
     wait_for_app(page)
     shot(page, screenshots, "evals-stress")
-    page.get_by_role("tab", name="Sweep").click()
-    page.get_by_test_id("stRadio").get_by_text("serial").click()
-    wait_for_app(page)
+    page.get_by_role("tab", name="Sweep").click()  # the default executor: a process pool inside the server
     page.get_by_role("button", name="Run sweep").click()
     wait_for_app(page)
     chart = page.get_by_test_id("stPlotlyChart").last
