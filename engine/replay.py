@@ -52,6 +52,44 @@ def replay_model(window_tokens: int) -> ReplayModel:
     return ReplayModel(messages=iter(()), profile={"max_input_tokens": window_tokens})
 
 
+class Snapshot(Sequence[BaseMessage]):
+    """The first `n` messages of a list the driver only appends to: a step's state or view
+    without copying it (the driver forks the list before any in-place replacement)."""
+
+    __slots__ = ("src", "n")
+
+    def __init__(self, src: list[BaseMessage], n: int | None = None) -> None:
+        self.src = src
+        self.n = len(src) if n is None else n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return tuple(self.src[: self.n])[i]
+        if i < 0:
+            i += self.n
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        return self.src[i]
+
+    def __iter__(self) -> Any:
+        return itertools.islice(self.src, self.n)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Snapshot):
+            return (other.src is self.src and other.n == self.n) or tuple(self) == tuple(other)
+        if isinstance(other, (tuple, list)):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Snapshot({self.n} messages)"
+
+
 class _PrefixSums:
     """Token breakdown of a message list, re-using the previous list's sums when it is a prefix.
 
@@ -61,20 +99,21 @@ class _PrefixSums:
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
-        self.prev: tuple[BaseMessage, ...] = ()
+        self.prev: Sequence[BaseMessage] = ()
         self.prev_totals: dict[str, int] = {}
 
-    def breakdown(self, messages: tuple[BaseMessage, ...]) -> dict[str, int]:
+    def breakdown(self, messages: Sequence[BaseMessage]) -> dict[str, int]:
         prev = self.prev
         n = len(prev)
-        # tuple == checks identity first, element by element, at C speed
-        if n and len(messages) >= n and messages[:n] == prev:
-            totals = dict(self.prev_totals)
-            start = n
+        if (isinstance(messages, Snapshot) and isinstance(prev, Snapshot) and messages.src is prev.src
+                and messages.n >= n):
+            prefix = True  # the same append-only list: O(1)
         else:
-            totals, start = {}, 0
+            # tuple == checks identity first, element by element, at C speed
+            prefix = bool(n) and len(messages) >= n and tuple(messages[:n]) == tuple(prev)
+        totals, start = (dict(self.prev_totals), n) if prefix else ({}, 0)
         bd = self.counter.breakdown
-        for m in messages[start:]:
+        for m in itertools.islice(messages, start, None):
             for cat, k in bd(m).items():
                 totals[cat] = totals.get(cat, 0) + k
         self.prev, self.prev_totals = messages, totals
@@ -113,7 +152,7 @@ class _Driver:
             prompt = "\n\n".join(str(m.content) for m in leading)
         self.system = SystemMessage(content=prompt, id="system") if prompt else None
         self.state: dict[str, Any] = {"messages": []}
-        self._ids: set[str | None] = set()
+        self._index: dict[str | None, int] = {}
         # A thread that records its own write_todos calls builds the list as it goes; seeding it
         # with the final list would make the todo reminder fire before any call was made.
         if thread.todos and not any(tc.get("name") == "write_todos" for tc in thread.tool_calls()):
@@ -126,14 +165,23 @@ class _Driver:
         for key, value in update.items():
             if key == "messages":
                 new = list(value)
-                known = self._ids
-                if any(isinstance(m, RemoveMessage) or m.id in known or m.id is None for m in new):
+                if any(isinstance(m, RemoveMessage) or m.id is None for m in new):
                     self.state["messages"] = add_messages(self.state["messages"], new)
-                    self._ids = {m.id for m in self.state["messages"]}
-                else:
-                    # plain appends (the common case) stay O(new): ids are tracked incrementally
-                    self.state["messages"].extend(new)
-                    known.update(m.id for m in new)
+                    self._index = {m.id: i for i, m in enumerate(self.state["messages"])}
+                    continue
+                # add_messages' semantics without its O(state) cost per update: a known id is
+                # replaced in place, a new one appended (ids are tracked incrementally)
+                current, index = self.state["messages"], self._index
+                if any(m.id in index for m in new):
+                    # earlier steps' snapshots share this list: replace in a copy
+                    current = self.state["messages"] = list(current)
+                for m in new:
+                    pos = index.get(m.id)
+                    if pos is None:
+                        index[m.id] = len(current)
+                        current.append(m)
+                    else:
+                        current[pos] = m
             elif key != "jump_to":
                 self.state[key] = value
 
@@ -165,7 +213,8 @@ class _Driver:
         handler: Callable[[ModelRequest[Any]], tuple[ModelResponse[Any], list[Command[Any]]]] = innermost
         for mw in reversed(self.wrap_model):
             handler = _compose_model(mw, handler)
-        request = ModelRequest(model=self.model, messages=list(self.state["messages"]), system_message=self.system,
+        # like create_agent, the request carries the state's own list (layers override, never mutate)
+        request = ModelRequest(model=self.model, messages=self.state["messages"], system_message=self.system,
                                tools=list(self.thread.tools), state=self.state, runtime=self.runtime)
         response, commands = handler(request)
         messages = list(response.result)
@@ -247,9 +296,10 @@ class _Driver:
                     in_invocation = True
                 self.recorder.step = step
                 self.run_hooks(self.before_model, "before_model")
-                state_msgs = tuple(self.state["messages"])
+                state_msgs = Snapshot(self.state["messages"])
                 request, result = self.model_call(m)
-                view = tuple(request.messages)
+                view = (Snapshot(request.messages, len(state_msgs)) if request.messages is state_msgs.src
+                        else tuple(request.messages))
                 ai = next((r for r in result if isinstance(r, AIMessage)), m)
                 self.run_hooks(self.after_model, "after_model")
                 # after_model may replace the AI message by id (e.g. the sub-agent clamp)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,8 +27,8 @@ class StepRecord:
     index: int
     message_index: int
     message_id: str
-    state: tuple[BaseMessage, ...]
-    view: tuple[BaseMessage, ...]
+    state: Sequence[BaseMessage]  # a tuple or a replay Snapshot: read-only sequences
+    view: Sequence[BaseMessage]
     system: SystemMessage | None
     tool_names: tuple[str, ...]
     state_tokens: int

@@ -134,12 +134,28 @@ class OfflineSummarizer:
         self.max_chars = max_tokens * CHARS_PER_TOKEN
         self.calls = 0
         self.input_tokens = 0
+        self._template_cache: dict[tuple[str, str], int] = {}
 
     def __call__(self, messages: Sequence[BaseMessage], *, prompt_text: str = "") -> str:
         self.calls += 1
         counter = self.counter or get_counter("approximate")
-        self.input_tokens += counter.count_text(prompt_text) if prompt_text else counter(messages)
+        # What a model summarizer would read: the messages (counts are cached per message, so this
+        # is cheap) plus the prompt's own instructions, counted once per distinct prompt template.
+        self.input_tokens += counter(messages) + self._instruction_tokens(counter, prompt_text, messages)
         return self.summarize(messages)
+
+    def _instruction_tokens(self, counter: TokenCounter, prompt_text: str, messages: Sequence[BaseMessage]) -> int:
+        if not prompt_text:
+            return 0
+        # the prompt is the template with the messages' XML inserted; its fixed part is the head
+        # before the first message and the tail after the last one
+        head = prompt_text.split("<message", 1)[0]
+        tail = prompt_text.rsplit("</message>", 1)[-1] if "</message>" in prompt_text else ""
+        key = (head, tail)
+        cached = self._template_cache.get(key)
+        if cached is None:
+            cached = self._template_cache[key] = counter.count_text(head) + counter.count_text(tail)
+        return cached
 
     def summarize(self, messages: Sequence[BaseMessage]) -> str:
         """The summary text alone (no call counted)."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
-from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -26,18 +25,43 @@ def normalize_path(path: str) -> str:
     return "/" + "/".join(parts)
 
 
-@dataclass
 class FileEntry:
-    path: str
-    content: str
-    step: int | None = None
-    layer: str | None = None
-    source_id: str | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
+    """One file. Appends are kept as chunks and joined on first read, so a history file that
+    grows by one section per summarization costs linear time, not quadratic."""
+
+    __slots__ = ("path", "_chunks", "step", "layer", "source_id", "meta")
+
+    def __init__(self, path: str, content: str, step: int | None = None, layer: str | None = None,
+                 source_id: str | None = None, meta: dict[str, Any] | None = None) -> None:
+        self.path = path
+        self._chunks = [content]
+        self.step = step
+        self.layer = layer
+        self.source_id = source_id
+        self.meta = dict(meta or {})
+
+    @property
+    def content(self) -> str:
+        if len(self._chunks) > 1:
+            self._chunks = ["".join(self._chunks)]
+        return self._chunks[0]
+
+    @content.setter
+    def content(self, value: str) -> None:
+        self._chunks = [value]
+
+    def append(self, text: str) -> None:
+        self._chunks.append(text)
 
     @property
     def size_chars(self) -> int:
-        return len(self.content)
+        return sum(map(len, self._chunks))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FileEntry) and self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        return f"FileEntry({self.path!r}, {self.size_chars} chars, step={self.step}, layer={self.layer!r})"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -77,7 +101,7 @@ class VirtualFilesystem:
         old = self._files.get(p)
         if old is None:
             return self.write(p, content, step=step, layer=layer)
-        old.content += content
+        old.append(content)
         old.step = step if step is not None else old.step
         return old
 

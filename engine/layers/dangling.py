@@ -28,7 +28,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMess
 from engine.config import EngineConfig
 from engine.kinds import mark
 from engine.layers.base import ContextLayer, LayerContext
-from engine.layers.filesystem import replaced_in_prefix
+from engine.layers.filesystem import grown_prefix, replaced_in_prefix
 
 Style = Literal["deerflow", "deepagents"]
 
@@ -155,7 +155,7 @@ class DanglingToolCallLayer(ContextLayer):
         self._tokens, self._cached = 0, None
 
     def _scan(self, messages: Sequence[BaseMessage]) -> None:
-        replaced = replaced_in_prefix(self._seen, messages)
+        replaced = [] if grown_prefix(self, messages) else replaced_in_prefix(self._seen, messages)
         if replaced is None or not self._swap(replaced, messages):
             self._reset()
         start = len(self._seen)

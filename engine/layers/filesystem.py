@@ -263,6 +263,19 @@ def trigger_met(n_messages: int, total_tokens: int, trigger: ContextSize, window
     return total_tokens >= max(1, int(window_tokens * trigger.value))
 
 
+def grown_prefix(owner: Any, messages: Sequence[BaseMessage]) -> int:
+    """The length seen last time when `messages` is the very list seen then, only appended to.
+
+    Replay hands layers the state's own list and never changes it except by appending (it
+    forks the list before replacing anything), so this O(1) check replaces an O(n) compare;
+    create_agent gives a new list each step and falls back to `unchanged_prefix`.
+    """
+    src = getattr(owner, "_seen_src", None)
+    owner._seen_src = messages
+    n = len(owner._seen)
+    return n if src is messages and n and len(messages) >= n else 0
+
+
 def unchanged_prefix(previous: list[BaseMessage], messages: Sequence[BaseMessage]) -> int:
     """How many leading messages are those seen last time (all of them while the state only grows).
 
@@ -367,7 +380,7 @@ class FilesystemLayer(ContextLayer):
 
     # -- argument truncation (view only) ---------------------------------------------------------
     def _scan(self, messages: Sequence[BaseMessage]) -> None:
-        start = unchanged_prefix(self._seen, messages)
+        start = grown_prefix(self, messages) or unchanged_prefix(self._seen, messages)
         if start == 0:
             self._prefix, self._candidates, self._view = [0], [], []
             self._applied = self._saved_tokens = self._cut_args = 0
@@ -455,6 +468,7 @@ __all__ = [
     "trigger_met",
     "truncate_tool_call",
     "truncated_copy",
+    "grown_prefix",
     "replaced_in_prefix",
     "unchanged_prefix",
 ]

@@ -14,6 +14,7 @@ The rules (trigger, cutoff, trim, prompt, event projection) are pure functions n
 from __future__ import annotations
 
 import hashlib
+import itertools
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -319,13 +320,29 @@ def summary_id(to_summarize: Sequence[BaseMessage], text: str) -> str:
 _message_id = operator.attrgetter("id")
 
 
-def _ensure_ids(messages: Sequence[BaseMessage]) -> None:
+def _ensure_ids(messages: Sequence[BaseMessage], start: int = 0) -> None:
     # LangChain assigns uuid4s here; a stable id keeps replays identical.
-    if None not in map(_message_id, messages):  # the common case, checked at C speed
+    if None not in map(_message_id, itertools.islice(messages, start, None)):  # the common case, at C speed
         return
     for i, m in enumerate(messages):
         if m.id is None:
             m.id = stable_id(f"msg-{m.type}", i, message_text(m))
+
+
+class _IdCheck:
+    """Checks ids only past the prefix verified last time: state grows by appends, so each
+    step costs its new messages instead of the whole (never trimmed, in view mode) history."""
+
+    def __init__(self) -> None:
+        self.length = 0
+        self.last: BaseMessage | None = None
+
+    def __call__(self, messages: Sequence[BaseMessage]) -> None:
+        n = self.length
+        start = n if n and len(messages) >= n and messages[n - 1] is self.last else 0
+        _ensure_ids(messages, start)
+        self.length = len(messages)
+        self.last = messages[-1] if messages else None
 
 
 # -- overflow tail clip (Deep Agents' _clip_overflow_tail) -------------------------------------
@@ -447,6 +464,7 @@ class SummarizationLayer(ContextLayer):
         max_output_tokens: int = 0,
     ) -> None:
         super().__init__(context)
+        self._id_check = _IdCheck()
         if mode not in ("state", "view"):
             raise ConfigError(f"mode must be 'state' or 'view', got {mode!r}", key="summarization.mode")
         self.mode: Mode = mode
@@ -591,7 +609,7 @@ class SummarizationLayer(ContextLayer):
         if self.mode != "state":
             return None
         messages = state["messages"]
-        _ensure_ids(messages)
+        self._id_check(messages)
         total = self._state_tokens(messages)
         trigger = self._fired(messages, total, self.model)
         if trigger is None:
@@ -659,7 +677,7 @@ class SummarizationLayer(ContextLayer):
         state = request.state if isinstance(request.state, Mapping) else {}
         event = state.get(EVENT_KEY)
         messages = list(request.messages)
-        _ensure_ids(messages)
+        self._id_check(messages)
         effective = apply_event(messages, event)
         total = self._request_tokens(effective, request)
         window = self.window_for(request.model)

@@ -23,7 +23,7 @@ from langgraph.types import Command
 from engine.config import EngineConfig
 from engine.kinds import mark
 from engine.layers.base import ContextLayer, LayerContext
-from engine.layers.filesystem import unchanged_prefix
+from engine.layers.filesystem import grown_prefix, unchanged_prefix
 from engine.thread import stable_id
 
 REMINDER_NAME = "todo_reminder"
@@ -84,7 +84,7 @@ class TodoReminderLayer(ContextLayer):
         return cls(context)
 
     def _scan(self, messages: Sequence[BaseMessage]) -> None:
-        start = unchanged_prefix(self._seen, messages)
+        start = grown_prefix(self, messages) or unchanged_prefix(self._seen, messages)
         if start == 0:
             self._writes = self._reminders = 0
         for m in messages[start:]:

@@ -72,11 +72,17 @@ EXPECTED = """## SESSION INTENT
 
 
 def test_offline_summary_fills_the_four_sections() -> None:
-    summarizer = OfflineSummarizer(get_counter("approximate"))
+    counter = get_counter("approximate")
+    summarizer = OfflineSummarizer(counter)
+    # input tokens = the messages read + the prompt's instructions (here 400 chars = 100 tokens)
+    read = counter(session())
     assert summarizer(session(), prompt_text="p" * 400) == EXPECTED
-    assert (summarizer.calls, summarizer.input_tokens) == (1, 100)
+    assert (summarizer.calls, summarizer.input_tokens) == (1, read + 100)
     assert summarizer(session(), prompt_text="p" * 400) == EXPECTED  # same input, same text
-    assert (summarizer.calls, summarizer.input_tokens) == (2, 200)
+    assert (summarizer.calls, summarizer.input_tokens) == (2, 2 * (read + 100))
+    framed = OfflineSummarizer(counter)
+    framed(session(), prompt_text="head " * 8 + '<message type="human">x</message>' + " tail" * 4)
+    assert framed.input_tokens == read + counter.count_text("head " * 8) + counter.count_text(" tail" * 4)
 
 
 def test_offline_summary_with_nothing_to_report_says_none() -> None:
