@@ -32,6 +32,7 @@ class Compaction:
     kind: str
     summary_text: str = ""
     placeholder: bool = False  # the "too long to summarize" case
+    message_index: int | None = None  # recorded: the first thread message after the source's cut
 
     def to_dict(self) -> dict[str, Any]:
         return {"step": self.step, "source": self.source, "kind": self.kind, "placeholder": self.placeholder}
@@ -61,7 +62,7 @@ def compactions(run: Run) -> list[Compaction]:
         step = step_after_message(run, rec.index)
         if step is not None:
             found.append(Compaction(step, "recorded", rec.trigger or "recorded", rec.summary,
-                                    TOO_LONG_PLACEHOLDER in rec.summary))
+                                    TOO_LONG_PLACEHOLDER in rec.summary, rec.index))
     return sorted(found, key=lambda c: (c.step, c.source != "simulated"))
 
 

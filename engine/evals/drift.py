@@ -172,7 +172,7 @@ def goal_drift(run: Run) -> DriftReport:
     placeholders: list[int] = []
     per_step: dict[int, tuple[str, bool, bool, float]] = {}
     intent_pos = next((i for i, m in enumerate(run.thread.messages) if m is intent_msg), 0)
-    cut_at = {c.summary_text: c for c in run.thread.compactions}
+    cut_at = {c.summary: c for c in run.thread.compactions}
     latest_recorded: Compaction | None = None
     seen: dict[int, tuple[BaseMessage, bool, bool]] = {}  # per message object: (it, is summary, is the intent)
     read: dict[str, tuple[bool, float | None]] = {}

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from engine.config import preset
 from engine.evals import goal_drift, session_intent
 from engine.evals.drift import intent_overlap, intent_section
 from engine.replay import replay
+from engine.thread import RecordedCompaction
 from tests.evals.threads import INTENT, greeting_thread, needle_thread, summarization_only
 
 
@@ -52,3 +54,20 @@ def test_session_intent_and_section_parsing() -> None:
     # content words: migrate, billing, service, new, cluster, vault, code, zebra-4411 -> 3 of 8 present
     assert intent_overlap(INTENT, "migrate the billing cluster") == 0.375
     assert intent_overlap(INTENT, "x " + INTENT.upper() + " y") == 1.0
+
+
+def test_recorded_compaction_summary_stands_for_the_cut_history() -> None:
+    covered = needle_thread()
+    covered.compactions.append(RecordedCompaction(
+        index=4, summary="1. Primary Request and Intent:\n   Migrate the billing service to the new cluster "
+                         "(vault code ZEBRA-4411).\n2. Key Technical Concepts:\n   - none"))
+    config = preset("langchain").with_overrides(["tokens.counter=approximate"])
+    report = goal_drift(replay(covered, config))
+    assert report.statuses == ["before", "before", "summary", "summary", "summary"]
+    assert [c.to_dict() for c in report.checks] == [{"step": 2, "source": "recorded", "status": "summary",
+                                                     "placeholder": False, "has_intent_section": True,
+                                                     "overlap": 1.0}]
+    bare = needle_thread()
+    bare.compactions.append(RecordedCompaction(index=4, summary="We looked at some files."))
+    report = goal_drift(replay(bare, config))
+    assert report.statuses[2:] == ["missing", "missing", "missing"] and report.flagged_steps == [2, 3, 4]

@@ -6,6 +6,7 @@ from engine.config import preset
 from engine.evals import needle_retention, pick_needles
 from engine.replay import replay
 from engine.synthetic import synthetic_thread
+from engine.thread import RecordedCompaction
 from tests.evals.threads import (
     NEEDLE_BIG,
     NEEDLE_INTENT,
@@ -98,3 +99,16 @@ def test_report_json_shape() -> None:
     assert sorted(doc) == ["auto_picked", "checked_steps", "compactions", "counts", "files", "introduced",
                            "needles", "recovery_score", "score"]
     assert "classes" in needle_retention(run, [NEEDLE_TOOL]).to_dict()
+
+
+def test_recorded_compaction_is_read_in_the_source_agents_own_view() -> None:
+    thread = needle_thread()
+    # the source agent cut everything before t1 (message 4) and kept only the intent's code in its summary
+    thread.compactions.append(RecordedCompaction(index=4, trigger="auto", summary=f"Task: migrate. Code {NEEDLE_INTENT}."))
+    run = replay(thread, preset("langchain").with_overrides(["tokens.counter=approximate"]))
+    report = needle_retention(run, [NEEDLE_INTENT, NEEDLE_TOOL, NEEDLE_NEVER])
+    assert [(c.step, c.source) for c in report.compactions] == [(2, "recorded")]
+    assert report.at_compactions()[0]["classes"] == {NEEDLE_INTENT: "in_summary", NEEDLE_TOOL: "lost",
+                                                     NEEDLE_NEVER: "absent"}
+    # the replay itself did not cut: per step, both are still in its view
+    assert report.classes[NEEDLE_TOOL][2] == "in_view"
