@@ -212,7 +212,8 @@ class ViewEntry:
     tool_call_id: str | None = None
 
 
-def _entry(position: int, m: BaseMessage, counter: TokenCounter) -> ViewEntry:
+def message_entry(position: int, m: BaseMessage, counter: TokenCounter) -> ViewEntry:
+    """One message as the pages show it: role, kind, tokens, text and tool calls."""
     calls = tuple((str(tc.get("name", "")), tool_call_text(tc)) for tc in m.tool_calls) if isinstance(m, AIMessage) else ()
     return ViewEntry(position, str(m.id or f"#{position}"), m.type, message_kind(m), m.name, counter.count_message(m),
                      message_text(m), calls, m.tool_call_id if isinstance(m, ToolMessage) else None)
@@ -220,8 +221,8 @@ def _entry(position: int, m: BaseMessage, counter: TokenCounter) -> ViewEntry:
 
 def view_entries(step: StepRecord, counter: TokenCounter) -> list[ViewEntry]:
     """The view message by message, the system prompt first."""
-    out = [_entry(0, step.system, counter)] if step.system is not None else []
-    out.extend(_entry(len(out) + i, m, counter) for i, m in enumerate(step.view))
+    out = [message_entry(0, step.system, counter)] if step.system is not None else []
+    out.extend(message_entry(len(out) + i, m, counter) for i, m in enumerate(step.view))
     return out
 
 

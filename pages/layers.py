@@ -15,6 +15,7 @@ from engine.views import (
     events_of,
     file_rows,
     layer_order,
+    message_entry,
     payload_value,
     stub_for,
     subagent_rows,
@@ -69,8 +70,13 @@ def show_messages(ids: list[str], run: Run, limit: int = 50) -> None:
         if m is None:
             st.caption(f"{escape_md(str(mid), limit=80)} (not in the thread)")
             continue
-        st.markdown(f"**{escape_md(m.type)}** · {run.counter.count_message(m):,} tokens :gray[{escape_md(str(m.id), limit=60)}]")
-        show_text(message_text(m), preview_chars=240)
+        entry = message_entry(0, m, run.counter)
+        st.markdown(f"**{escape_md(entry.role)}** · {entry.tokens:,} tokens :gray[{escape_md(entry.id, limit=60)}]")
+        if entry.text.strip():
+            show_text(entry.text, preview_chars=240)
+        for name, args in entry.tool_calls:
+            st.markdown(f"↳ tool call **{escape_md(name, limit=60)}**")
+            show_text(args, preview_chars=160, label="all arguments")
     if len(ids) > limit:
         st.caption(f"… and {len(ids) - limit:,} more")
 
@@ -118,6 +124,9 @@ with tabs[1]:
         before, after = e.tokens_before, e.tokens_after
         st.markdown(f"#### Step {e.step} · {escape_md(e.kind)}"
                     + (f" — {before:,} → {after:,} tokens" if before is not None and after is not None else ""))
+        # LangChain's "too long to summarize" case is its own warning event at the same step
+        for w in [x for x in events if x.step == e.step and x.severity == "warning" and x is not e]:
+            st.warning(escape_md(f"{w.kind}: {w.message}"))
         if e.severity == "warning":
             st.warning(escape_md(e.message or "warning"))
         elif e.message:

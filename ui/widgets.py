@@ -69,10 +69,10 @@ def run_metrics(run: Run) -> None:
 
 
 def compact(n: int) -> str:
-    """A token count short enough for a metric tile: 950, 12,345, 250k, 13.5M."""
+    """A token count short enough for a metric tile: 950, 12,345, 250k, 5.5M."""
     if abs(n) < 100_000:
         return f"{n:,}"
-    if abs(n) < 10_000_000:
+    if abs(n) < 1_000_000:
         return f"{n / 1000:,.0f}k"
     return f"{n / 1_000_000:,.1f}M"
 

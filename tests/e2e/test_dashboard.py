@@ -25,6 +25,9 @@ def wait_for_app(page: Page) -> None:
     page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(state="attached",
                                                                                        timeout=TIMEOUT_MS)
     expect(page.get_by_test_id("stSkeleton")).to_have_count(0, timeout=TIMEOUT_MS)
+    expect(page.get_by_test_id("stSpinner")).to_have_count(0, timeout=TIMEOUT_MS)  # "Replaying the thread…"
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(state="attached",
+                                                                                       timeout=TIMEOUT_MS)
     page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')]"
                            ".every(c => c.querySelector('.main-svg'))", timeout=TIMEOUT_MS)
     page.wait_for_timeout(300)
