@@ -9,6 +9,7 @@ tool result through the `wrap_tool_call` chain, and `after_agent` when the invoc
 
 from __future__ import annotations
 
+import gc
 import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -113,7 +114,8 @@ class _PrefixSums:
             prefix = bool(n) and len(messages) >= n and tuple(messages[:n]) == tuple(prev)
         totals, start = (dict(self.prev_totals), n) if prefix else ({}, 0)
         bd = self.counter.breakdown
-        for m in itertools.islice(messages, start, None):
+        tail = messages.src[start : messages.n] if isinstance(messages, Snapshot) else messages[start:]
+        for m in tail:
             for cat, k in bd(m).items():
                 totals[cat] = totals.get(cat, 0) + k
         self.prev, self.prev_totals = messages, totals
@@ -417,9 +419,18 @@ def replay(
     context = LayerContext(counter=counter, vfs=vfs, window_tokens=window, thread=thread,
                            summarizer=summarizer, workspace=workspace)
     mws = list(layers) if layers is not None else build_layers(config, context)
-    with recording() as recorder:
-        driver = _Driver(thread, mws, counter, window, recorder)
-        steps, final_state = driver.run()
+    # The cyclic GC would re-scan the whole thread (every message, every count) on each full
+    # collection, which makes long replays superlinear; nothing here needs it (no cycles are
+    # built), so it is paused for the replay and restored after.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        with recording() as recorder:
+            driver = _Driver(thread, mws, counter, window, recorder)
+            steps, final_state = driver.run()
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     summ = next((m for m in mws if getattr(m, "layer", None) == "summarization"), None)
     return Run(
         thread=thread,

@@ -14,7 +14,6 @@ The rules (trigger, cutoff, trim, prompt, event projection) are pure functions n
 from __future__ import annotations
 
 import hashlib
-import itertools
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -322,7 +321,7 @@ _message_id = operator.attrgetter("id")
 
 def _ensure_ids(messages: Sequence[BaseMessage], start: int = 0) -> None:
     # LangChain assigns uuid4s here; a stable id keeps replays identical.
-    if None not in map(_message_id, itertools.islice(messages, start, None)):  # the common case, at C speed
+    if None not in map(_message_id, messages[start:]):  # the common case, at C speed (islice would walk the prefix)
         return
     for i, m in enumerate(messages):
         if m.id is None:
@@ -676,7 +675,7 @@ class SummarizationLayer(ContextLayer):
     def _view_plan(self, request: Any, overflow_error: bool) -> _Plan:
         state = request.state if isinstance(request.state, Mapping) else {}
         event = state.get(EVENT_KEY)
-        messages = list(request.messages)
+        messages = request.messages  # read only: projections below are new lists
         self._id_check(messages)
         effective = apply_event(messages, event)
         total = self._request_tokens(effective, request)
