@@ -7,7 +7,8 @@ import json
 import sys
 from typing import Any
 
-from engine.config import PRESETS, EngineConfig, load_config
+from engine.commands import add_config_arguments, add_thread_arguments
+from engine.config import EngineConfig, load_config
 from engine.evals import goal_drift, needle_retention, stress_config
 from engine.evals.drift import step_ranges
 from engine.formats import load_thread
@@ -19,17 +20,11 @@ HELP = "Targeted evals after compaction: needle retention and goal drift."
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", help="thread file (any supported format; auto-detected)")
-    p.add_argument("--format", help="override format detection")
-    p.add_argument("--thread", dest="thread_id", help="thread id inside a multi-thread file or database")
-    p.add_argument("--config", help="engine config YAML (ours or a DeerFlow config.yaml)")
-    p.add_argument("--preset", choices=PRESETS, help="start from a preset (default: deepagents)")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config key, e.g. summarization.trigger=tokens:30000")
+    add_thread_arguments(p)
+    add_config_arguments(p)
     p.add_argument("--stress", type=float, metavar="FRACTION",
                    help="stress mode: every trigger at this fraction of the window (e.g. 0.25)")
     p.add_argument("--json", dest="json_out", action="store_true", help="print the report as JSON")
-    p.add_argument("--max-bytes", type=int, help="refuse files larger than this (default 512 MiB)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -89,10 +84,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"intent       {(report_d.intent or 'none (no human message)')[:120]}")
     print(f"score        {_fmt(report_d.score)} of checked steps keep the intent")
-    for c in report_d.checks:
-        flag = " FLAG" if c.status == "missing" or c.placeholder else ""
-        extra = " (too long to summarize)" if c.placeholder else ""
-        print(f"  step {c.step:>5} {c.source:9} {c.status}{extra}{flag}")
+    for check in report_d.checks:
+        flag = " FLAG" if check.status == "missing" or check.placeholder else ""
+        extra = " (too long to summarize)" if check.placeholder else ""
+        print(f"  step {check.step:>5} {check.source:9} {check.status}{extra}{flag}")
     flagged = report_d.flagged_steps
     if flagged:
         print(f"flagged      {len(flagged)} steps: {step_ranges(flagged)}")

@@ -6,7 +6,8 @@ import argparse
 import json
 import sys
 
-from engine.config import PRESETS, load_config
+from engine.commands import add_config_arguments, add_thread_arguments
+from engine.config import load_config
 from engine.formats import load_thread
 from engine.replay import replay
 from engine.run import Run
@@ -16,16 +17,10 @@ HELP = "Replay a thread through the context layers; print a summary and write a 
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", help="thread file (any supported format; auto-detected)")
-    p.add_argument("--format", help="override format detection")
-    p.add_argument("--thread", dest="thread_id", help="thread id inside a multi-thread file or database")
-    p.add_argument("--config", help="engine config YAML (ours or a DeerFlow config.yaml)")
-    p.add_argument("--preset", choices=PRESETS, help="start from a preset (default: deepagents)")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config key, e.g. summarization.trigger=tokens:30000,messages:50")
+    add_thread_arguments(p)
+    add_config_arguments(p)
     p.add_argument("--json", dest="json_path", metavar="PATH|-", help="write the JSON report to PATH, or - for stdout")
     p.add_argument("--no-views", action="store_true", help="omit per-step view listings from the JSON report")
-    p.add_argument("--max-bytes", type=int, help="refuse files larger than this (default 512 MiB)")
 
 
 def summary_lines(run: Run) -> list[str]:
