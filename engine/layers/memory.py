@@ -212,7 +212,21 @@ class MemoryLayer(ContextLayer):
             return None
         if self.workspace is not None:
             self.workspace.load_memories(self.vfs)
+        else:
+            self._seed_recorded_memories()
         return {CONTENTS_KEY: self.load_contents()}
+
+    def _seed_recorded_memories(self) -> None:
+        """Without a workspace, start from the memories the source recorded at the thread's start
+        (`extra["memories_before"]`), so a thread replayed alone sees what its agent saw."""
+        thread = self.context.thread
+        recorded = thread.extra.get("memories_before") if thread is not None else None
+        if not isinstance(recorded, Mapping):
+            return
+        for path, text in sorted(recorded.items()):
+            if isinstance(path, str) and isinstance(text, str) and path.startswith("/memories/") \
+                    and not self.vfs.exists(path):
+                self.vfs.write(path, text, layer=self.layer)
 
     async def abefore_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         return self.before_agent(state, runtime)
