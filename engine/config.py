@@ -405,7 +405,8 @@ def from_deerflow(doc: dict[str, Any], *, source: str = "config") -> EngineConfi
         base["summarization"] = {**base["summarization"], **{k: v for k, v in summ.items() if k in allowed}}
     mem = doc.get("memory")
     if isinstance(mem, dict):
-        cfg = mem.get("backend_config") if isinstance(mem.get("backend_config"), dict) else mem
+        backend = mem.get("backend_config")
+        cfg: dict[Any, Any] = backend if isinstance(backend, dict) else mem
         enabled = bool(mem.get("enabled", True)) and bool(mem.get("injection_enabled", True))
         base["memory"] = {**base["memory"], "enabled": enabled}
         if "max_injection_tokens" in cfg:

@@ -23,7 +23,9 @@ from typing import Any, NotRequired
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain.agents.middleware.types import InputAgentState
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
@@ -187,7 +189,7 @@ class TranscriptRecorder(AgentMiddleware):
         recorded = ai.model_copy(deep=True)
         with self._lock:
             self.messages.append(recorded)
-            self._last_calls = [tc["id"] for tc in recorded.tool_calls if tc.get("id")]
+            self._last_calls = [cid for tc in recorded.tool_calls if (cid := tc.get("id"))]
         if self.on_step is not None:
             system = request.system_message
             view = (self.counter.count_message(system) if system is not None else 0)
@@ -284,8 +286,8 @@ class AgentSession:
         human = HumanMessage(content=text, id=message_id or stable_id(f"{self.recorder.id_prefix}human", self._turns, text))
         self._turns += 1
         self.recorder.add_human(human)
-        cfg = {"configurable": {"thread_id": self.thread_id}, "recursion_limit": RECURSION_LIMIT}
-        payload: dict[str, Any] | None = {"messages": [human]}
+        cfg: RunnableConfig = {"configurable": {"thread_id": self.thread_id}, "recursion_limit": RECURSION_LIMIT}
+        payload: InputAgentState | None = {"messages": [human]}
         try:
             with recording(self.events):
                 while True:
@@ -308,7 +310,7 @@ class AgentSession:
         return self.outcome
 
     def state_values(self) -> dict[str, Any]:
-        cfg = {"configurable": {"thread_id": self.thread_id}}
+        cfg: RunnableConfig = {"configurable": {"thread_id": self.thread_id}}
         try:
             return dict(self.agent.get_state(cfg).values)
         except Exception:  # no checkpoint yet (cancelled before the first step)
@@ -533,11 +535,9 @@ def save_thread(thread: Thread, workspace: Any = None) -> str:
     try:
         from engine.workspace import Workspace  # type: ignore[import-not-found]
     except ModuleNotFoundError:
-        Workspace = None  # noqa: N806
-    if Workspace is not None:
-        ws = Workspace()
-        return str(ws.save_thread(thread))
-    return _save_thread_file(thread, default_threads_dir())
+        return _save_thread_file(thread, default_threads_dir())
+    ws = Workspace()
+    return str(ws.save_thread(thread))
 
 
 def _save_thread_file(thread: Thread, folder: Path) -> str:

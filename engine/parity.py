@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, ModelRequest
@@ -17,6 +17,7 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import ConfigDict
@@ -91,7 +92,8 @@ class Observer(AgentMiddleware):
 
     def wrap_model_call(self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Any]) -> Any:
         self.sink.append(ObservedRequest(request.system_message, list(request.messages),
-                                         [getattr(t, "name", None) or t.get("name", "") for t in request.tools]))
+                                         [getattr(t, "name", None) or cast(dict[str, Any], t).get("name", "")
+                                          for t in request.tools]))
         response = handler(request)
         if self.on_call is not None:
             self.on_call(len(self.sink))
@@ -134,7 +136,7 @@ def drive_with_create_agent(
         observer = Observer(observed, on_call=lambda n: setattr(recorder, "step", n))
         agent = create_agent(model, tools, system_prompt=thread.system_prompt or _leading_system(thread),
                              middleware=[*layers, *extra_middleware, observer], checkpointer=InMemorySaver())
-        cfg = {"configurable": {"thread_id": thread.thread_id}, "recursion_limit": 100_000}
+        cfg: RunnableConfig = {"configurable": {"thread_id": thread.thread_id}, "recursion_limit": 100_000}
         for human in _turns(thread):
             if model.position >= len(ai_messages):
                 break

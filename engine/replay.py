@@ -12,9 +12,9 @@ from __future__ import annotations
 import gc
 import itertools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import (
@@ -216,8 +216,10 @@ class _Driver:
         for mw in reversed(self.wrap_model):
             handler = _compose_model(mw, handler)
         # like create_agent, the request carries the state's own list (layers override, never mutate)
+        # the driver's state is a plain dict shaped like AgentState
         request = ModelRequest(model=self.model, messages=self.state["messages"], system_message=self.system,
-                               tools=list(self.thread.tools), state=self.state, runtime=self.runtime)
+                               tools=list(self.thread.tools), state=cast(AgentState[Any], self.state),
+                               runtime=self.runtime)
         response, commands = handler(request)
         messages = list(response.result)
         self.apply({"messages": messages})
@@ -300,13 +302,15 @@ class _Driver:
                 self.run_hooks(self.before_model, "before_model")
                 state_msgs = Snapshot(self.state["messages"])
                 request, result = self.model_call(m)
-                view = (Snapshot(request.messages, len(state_msgs)) if request.messages is state_msgs.src
+                # request.messages is list[AnyMessage]; Snapshot only reads it
+                view = (Snapshot(cast(list[BaseMessage], request.messages), len(state_msgs))
+                        if request.messages is state_msgs.src
                         else tuple(request.messages))
                 ai = next((r for r in result if isinstance(r, AIMessage)), m)
                 self.run_hooks(self.after_model, "after_model")
                 # after_model may replace the AI message by id (e.g. the sub-agent clamp)
                 ai = next((x for x in reversed(self.state["messages"]) if x.id == ai.id), ai)
-                pending = {tc["id"]: (ai, tc) for tc in ai.tool_calls if tc.get("id")}
+                pending = {cid: (ai, cast(dict[str, Any], tc)) for tc in ai.tool_calls if (cid := tc.get("id"))}
                 usage = thread.usage.get(m.id or "")
                 # events since the previous step: tool results and turn boundaries belong to this call
                 step_events = self.recorder.events[events_mark:]

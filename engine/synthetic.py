@@ -9,6 +9,7 @@ arguments (argument truncation) and a final call left without a result (dangling
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
@@ -22,17 +23,18 @@ _WORDS = (
     "branch commit test assert fixture report chart timeline gauge category delta peak raw billed"
 ).split()
 
+_TOOL_SPECS: list[tuple[str, str, dict[str, Any]]] = [
+    ("read_file", "Read a file from the filesystem.", {"file_path": {"type": "string"}}),
+    ("write_file", "Write a file.", {"file_path": {"type": "string"}, "content": {"type": "string"}}),
+    ("grep", "Search files for a literal pattern.", {"pattern": {"type": "string"}}),
+    ("execute", "Run a shell command.", {"command": {"type": "string"}}),
+    ("web_search", "Search the web.", {"query": {"type": "string"}}),
+    ("write_todos", "Update the todo list.", {"todos": {"type": "array", "items": {"type": "object"}}}),
+    ("task", "Delegate a task to a sub-agent.", {"description": {"type": "string"}, "prompt": {"type": "string"}}),
+]
 TOOLS: list[dict] = [
     {"name": n, "description": d, "parameters": {"type": "object", "properties": p, "required": list(p)}}
-    for n, d, p in [
-        ("read_file", "Read a file from the filesystem.", {"file_path": {"type": "string"}}),
-        ("write_file", "Write a file.", {"file_path": {"type": "string"}, "content": {"type": "string"}}),
-        ("grep", "Search files for a literal pattern.", {"pattern": {"type": "string"}}),
-        ("execute", "Run a shell command.", {"command": {"type": "string"}}),
-        ("web_search", "Search the web.", {"query": {"type": "string"}}),
-        ("write_todos", "Update the todo list.", {"todos": {"type": "array", "items": {"type": "object"}}}),
-        ("task", "Delegate a task to a sub-agent.", {"description": {"type": "string"}, "prompt": {"type": "string"}}),
-    ]
+    for n, d, p in _TOOL_SPECS
 ]
 
 
@@ -84,7 +86,7 @@ def synthetic_thread(steps: int = 1000, *, seed: int = 0, tokens_per_step: int =
                                   tool_calls=[{"name": "write_todos", "args": {"todos": todos}, "id": cid}]))
             msgs.append(ToolMessage(f"Updated todo list to {todos}", tool_call_id=cid, name="write_todos", id=f"t-{k}"))
         elif k % 60 == 7:
-            calls = [{"name": "task", "args": {"description": f"research {j}", "prompt": _text(rng, 20)},
+            calls: list[dict[str, Any]] = [{"name": "task", "args": {"description": f"research {j}", "prompt": _text(rng, 20)},
                       "id": f"{cid}-{j}"} for j in range(5)]
             msgs.append(AIMessage("Delegating research in parallel.", id=aid, tool_calls=calls))
             for j, call in enumerate(calls):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
@@ -70,7 +70,8 @@ class RecordedCompaction:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RecordedCompaction:
-        return cls(**{k: d.get(k) for k in cls.__dataclass_fields__ if k in d})
+        fields: dict[str, Any] = {k: d.get(k) for k in cls.__dataclass_fields__ if k in d}
+        return cls(**fields)
 
 
 @dataclass
@@ -97,7 +98,8 @@ class Thread:
         return [i for i, m in enumerate(self.messages) if isinstance(m, AIMessage)]
 
     def tool_calls(self) -> list[dict[str, Any]]:
-        return [tc for m in self.messages if isinstance(m, AIMessage) for tc in m.tool_calls]
+        # ToolCall is a TypedDict: the very dicts, typed as the plain dicts callers expect
+        return [cast(dict[str, Any], tc) for m in self.messages if isinstance(m, AIMessage) for tc in m.tool_calls]
 
     def by_role(self) -> dict[str, int]:
         counts: dict[str, int] = {}

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import yaml
@@ -294,7 +294,9 @@ def _text_tokens(counter: TokenCounter, text: str) -> int:
 
 def file_rows(run: Run) -> list[dict[str, Any]]:
     """The virtual filesystem: path, size, tokens, the step and layer that wrote each file."""
-    return [{"path": e.path, "chars": e.size_chars, "tokens": _text_tokens(run.counter, e.content), "step": e.step,
+    # counters hash by identity; mypy cannot see that a Protocol type is Hashable
+    counter = cast(Hashable, run.counter)
+    return [{"path": e.path, "chars": e.size_chars, "tokens": _text_tokens(counter, e.content), "step": e.step,
              "layer": e.layer, "source_id": e.source_id} for e in run.files.entries()]
 
 

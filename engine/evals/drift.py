@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -176,7 +176,7 @@ def goal_drift(run: Run) -> DriftReport:
     latest_recorded: Compaction | None = None
     seen: dict[int, tuple[BaseMessage, bool, bool]] = {}  # per message object: (it, is summary, is the intent)
     read: dict[str, tuple[bool, float | None]] = {}
-    prev: tuple[BaseMessage, ...] = ()
+    prev: Sequence[BaseMessage] = ()
     view_summaries: list[str] = []
     view_kept = False
     for s in run.steps:

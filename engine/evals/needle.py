@@ -203,7 +203,7 @@ def _step_masks(run: Run, index: _NeedleIndex) -> list[tuple[int, int, int]]:
     """Per step: (step, needles in the view outside summaries, needles in summaries) as bitmasks."""
     lookup = index.lookup
     out: list[tuple[int, int, int]] = []
-    prev: tuple[BaseMessage, ...] = ()
+    prev: Sequence[BaseMessage] = ()
     body_mask = summary_mask = 0
     for s in run.steps:
         view = s.view
@@ -253,8 +253,8 @@ def _introduced(run: Run, needles: Sequence[str], index: _NeedleIndex) -> dict[s
                 first_msg[i] = -1
     out: dict[str, int | None] = {}
     for i, n in enumerate(needles):
-        pos = first_msg.get(i)
-        out[n] = None if pos is None else next((s.index for s in run.steps if s.message_index > pos), None)
+        first = first_msg.get(i)
+        out[n] = None if first is None else next((s.index for s in run.steps if s.message_index > first), None)
     return out
 
 

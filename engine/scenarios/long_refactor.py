@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import random
 import re
+from typing import cast
 
 from engine.scenarios.base import Scenario
 from engine.scenarios.policy import Move, Seen
@@ -90,9 +91,11 @@ class LongRefactorPolicy:
             if not found:
                 return Move(f"First, where is `{OLD}` used?",
                             [("grep", {"pattern": OLD, "path": "/project"})])
-            files = [f for f in found[-1].result.splitlines() if f.startswith("/project/")]
+            # `found` keeps only calls with a result
+            files = [f for f in cast(str, found[-1].result).splitlines() if f.startswith("/project/")]
             files.sort(key=lambda f: (not f.endswith("/billing.py"), f))
-            plan, cost = [], 4
+            plan: list[dict[str, str]] = []
+            cost = 4
             for f in files:  # as many files as the step budget allows, by experience of what each costs
                 cost += STEPS_PER_FILE if "/src/" in f else 4
                 if cost > self.steps and len(plan) >= 2:
@@ -119,12 +122,12 @@ class LongRefactorPolicy:
             return Move("", [("read_file", {"file_path": path})])
         lines = file_lines(reads[-1].result or "")
         last_read = seen.calls.index(reads[-1])
-        done = {str(c.args.get("old_string")) for c in seen.calls[last_read:]
-                if c.name == "edit_file" and c.args.get("file_path") == path and c.result is not None}
-        remaining = [e for e in planned_edits(path, lines) if str(e["old_string"]) not in done]
+        edited = {str(c.args.get("old_string")) for c in seen.calls[last_read:]
+                  if c.name == "edit_file" and c.args.get("file_path") == path and c.result is not None}
+        remaining = [e for e in planned_edits(path, lines) if str(e["old_string"]) not in edited]
         if remaining:
             return Move("", [("edit_file", remaining[0])])
-        if done:  # edits since the last read: look at the result before moving on
+        if edited:  # edits since the last read: look at the result before moving on
             return Move("Let me review the edited file.", [("read_file", {"file_path": path})])
         verified = [c for c in seen.calls[last_read:] if c.name == "grep" and c.args.get("path") == path]
         if not verified:
