@@ -16,6 +16,7 @@ import base64
 import gzip
 import hashlib
 import json
+import os
 import threading
 import types
 import weakref
@@ -47,6 +48,10 @@ TOKENS_PER_MESSAGE = 3
 TOKENS_PER_TOOL_CALL = 3
 # A fixed price for an image block, as LangChain's approximate counter charges.
 TOKENS_PER_IMAGE = 85
+
+
+# tiktoken releases the GIL while encoding: one thread per core is fastest (more only adds waiting).
+_ENCODE_THREADS = max(1, min(8, os.cpu_count() or 1))
 
 
 class EncodingIntegrityError(RuntimeError):
@@ -319,7 +324,7 @@ class TiktokenCounter(_CachedCounter):
             return
         texts = sorted({t for m in todo for t in self._pieces(m) if t})
         # encode_ordinary treats "<|endoftext|>" as text, like encode(disallowed_special=())
-        lengths = dict(zip(texts, map(len, self._encoding.encode_ordinary_batch(texts, num_threads=4)), strict=True))
+        lengths = dict(zip(texts, map(len, self._encoding.encode_ordinary_batch(texts, num_threads=_ENCODE_THREADS)), strict=True))
         for m in todo:
             self._store(m, self._compute(m, lambda s: lengths[s] if s in lengths else self.count_text(s)))
 
