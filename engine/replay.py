@@ -424,7 +424,9 @@ def replay(
                            summarizer=summarizer, workspace=workspace)
     mws = list(layers) if layers is not None else build_layers(config, context)
     # count every recorded message up front in one batch (all cores) instead of one by one
-    counter.prime([*thread.messages, *(m for sub in thread.subagents.values() for m in sub.messages)])
+    prime = getattr(counter, "prime", None)  # optional: a custom counter may not batch
+    if prime is not None:
+        prime([*thread.messages, *(m for sub in thread.subagents.values() for m in sub.messages)])
     # The cyclic GC would re-scan the whole thread (every message, every count) on each full
     # collection, which makes long replays superlinear; nothing here needs it (no cycles are
     # built), so it is paused for the replay and restored after.
