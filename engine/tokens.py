@@ -21,6 +21,7 @@ import threading
 import types
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from importlib import resources
 from typing import Any, Protocol, runtime_checkable
@@ -323,10 +324,29 @@ class TiktokenCounter(_CachedCounter):
         if len(todo) < 8:
             return
         texts = sorted({t for m in todo for t in self._pieces(m) if t})
-        # encode_ordinary treats "<|endoftext|>" as text, like encode(disallowed_special=())
-        lengths = dict(zip(texts, map(len, self._encoding.encode_ordinary_batch(texts, num_threads=_ENCODE_THREADS)), strict=True))
+        lengths = dict(zip(texts, self._token_lengths(texts), strict=True))
         for m in todo:
             self._store(m, self._compute(m, lambda s: lengths[s] if s in lengths else self.count_text(s)))
+
+    def _token_lengths(self, texts: list[str]) -> list[int]:
+        """Token counts of many texts: one worker per core, each encoding a contiguous share.
+
+        tiktoken's own batch call submits one task per text, whose overhead eats the gain on
+        thousands of texts; a few large shares keep the cores busy instead.
+        """
+        # encode_ordinary treats "<|endoftext|>" as text, like encode(disallowed_special=())
+        encode = self._encoding.encode_ordinary
+
+        def lengths(share: list[str]) -> list[int]:
+            return [len(encode(t)) for t in share]
+
+        workers = min(_ENCODE_THREADS, max(1, len(texts) // 64))
+        if workers <= 1:
+            return lengths(texts)
+        size = -(-len(texts) // workers)
+        shares = [texts[i : i + size] for i in range(0, len(texts), size)]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return [n for part in pool.map(lengths, shares) for n in part]
 
     def _pieces(self, message: BaseMessage) -> list[str]:
         return [text for _, text in self._layout(message)[0]]
