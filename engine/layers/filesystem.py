@@ -422,7 +422,11 @@ class FilesystemLayer(ContextLayer):
             return None
         cutoff = keep_cutoff(self._prefix, cfg.keep, window_tokens)
         new_ids = []
-        for i in self._candidates[self._applied:bisect_left(self._candidates, cutoff)]:
+        pending = self._candidates[self._applied:bisect_left(self._candidates, cutoff)]
+        if pending:
+            # the list handed out at earlier steps must not change under its holders: replace in a copy
+            self._view = list(self._view)
+        for i in pending:
             original = cast(AIMessage, self._view[i])
             copy = self._copy(original)
             self._view[i] = copy
@@ -436,7 +440,8 @@ class FilesystemLayer(ContextLayer):
         self.emit("truncate_args", tokens_before=total, tokens_after=total - self._saved_tokens, messages=self._applied,
                   arguments=self._cut_args, new_message_ids=new_ids, cutoff=cutoff,
                   message=f"{self._cut_args} argument(s) in {self._applied} old write/edit call(s) truncated in the view")
-        return list(self._view)
+        # handed out as is: it only grows by appends until the next truncation forks it (no O(n) copy a step)
+        return self._view
 
     def _prepare(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         view = self.truncated_view(request.messages, self.window_tokens(request.model))
