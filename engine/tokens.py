@@ -323,10 +323,15 @@ class TiktokenCounter(_CachedCounter):
         todo = [m for m in messages if self._cached(m) is None]
         if len(todo) < 8:
             return
-        texts = sorted({t for m in todo for t in self._pieces(m) if t})
+        layouts = [self._layout(m) for m in todo]
+        # distinct texts in first-seen order (sorting long texts would cost more than it saves)
+        texts = list(dict.fromkeys(t for pieces, _ in layouts for _, t in pieces if t))
         lengths = dict(zip(texts, self._token_lengths(texts), strict=True))
-        for m in todo:
-            self._store(m, self._compute(m, lambda s: lengths[s] if s in lengths else self.count_text(s)))
+        for m, (pieces, out) in zip(todo, layouts, strict=True):
+            for category, text in pieces:
+                if text:
+                    out[category] += lengths[text]
+            self._store(m, out)
 
     def _token_lengths(self, texts: list[str]) -> list[int]:
         """Token counts of many texts: one worker per core, each encoding a contiguous share.
