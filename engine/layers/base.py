@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
 from engine import events
 from engine.thread import Thread
@@ -61,3 +62,18 @@ class ContextLayer(AgentMiddleware):
 
     def emit(self, kind: str, **kwargs: Any) -> events.Event | None:
         return events.emit(self.layer, kind, **kwargs)
+
+
+class RequestLayer(ContextLayer):
+    """A layer that only rewrites the model request (never the state): subclasses implement
+    `_prepare(request) -> request`; the sync and async model-call hooks are the same two lines."""
+
+    def _prepare(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        raise NotImplementedError
+
+    def wrap_model_call(self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]) -> Any:
+        return handler(self._prepare(request))
+
+    async def awrap_model_call(self, request: ModelRequest[Any],
+                               handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]) -> Any:
+        return await handler(self._prepare(request))

@@ -18,16 +18,16 @@ dangling call is patched again in each later request); the dashboard groups them
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
 
 from engine.config import EngineConfig
 from engine.kinds import mark
-from engine.layers.base import ContextLayer, LayerContext
+from engine.layers.base import LayerContext, RequestLayer
 from engine.layers.filesystem import grown_prefix, replaced_in_prefix
 
 Style = Literal["deerflow", "deepagents"]
@@ -127,7 +127,7 @@ def _structure(message: BaseMessage) -> tuple[Any, ...]:
     return (message.type,)
 
 
-class DanglingToolCallLayer(ContextLayer):
+class DanglingToolCallLayer(RequestLayer):
     """Placeholder results for unanswered tool calls, orphan results dropped; the request only."""
 
     layer = "dangling"
@@ -244,12 +244,6 @@ class DanglingToolCallLayer(ContextLayer):
         view = self.patched_view(request.messages)
         return request if view is None else request.override(messages=cast(list[AnyMessage], view))
 
-    def wrap_model_call(self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]) -> Any:
-        return handler(self._prepare(request))
-
-    async def awrap_model_call(self, request: ModelRequest[Any],
-                               handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]) -> Any:
-        return await handler(self._prepare(request))
 
 
 __all__ = [

@@ -21,14 +21,14 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
-from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from engine.config import TOOLS_EXCLUDED_FROM_EVICTION, ContextSize, EngineConfig, TruncateArgsConfig
 from engine.kinds import KIND_KEY, mark
-from engine.layers.base import ContextLayer, LayerContext
+from engine.layers.base import LayerContext, RequestLayer
 from engine.vfs import VirtualFilesystem
 
 NUM_CHARS_PER_TOKEN = 4
@@ -313,7 +313,7 @@ def replaced_in_prefix(previous: list[BaseMessage], messages: Sequence[BaseMessa
     return replaced
 
 
-class FilesystemLayer(ContextLayer):
+class FilesystemLayer(RequestLayer):
     """Deep Agents' large-result offload (state) and old file-write argument truncation (view)."""
 
     layer = "filesystem"
@@ -447,12 +447,6 @@ class FilesystemLayer(ContextLayer):
         view = self.truncated_view(request.messages, self.window_tokens(request.model))
         return request if view is None else request.override(messages=cast(list[AnyMessage], view))
 
-    def wrap_model_call(self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]) -> Any:
-        return handler(self._prepare(request))
-
-    async def awrap_model_call(self, request: ModelRequest[Any],
-                               handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]) -> Any:
-        return await handler(self._prepare(request))
 
 
 __all__ = [

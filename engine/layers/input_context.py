@@ -14,15 +14,15 @@ tokens of every part and every tool schema is emitted once, at the first step.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import SystemMessage
 
 from engine.config import EngineConfig, SkillConfig
-from engine.layers.base import ContextLayer, LayerContext
+from engine.layers.base import LayerContext, RequestLayer
 from engine.layers.subagents import DEFAULT_TASK_TOOL_NAMES
 from engine.replay import PARTS_KEY
 from engine.tokens import message_text, tool_schema
@@ -116,7 +116,7 @@ def tool_name(tool: Any) -> str:
     return str(getattr(tool, "name", ""))
 
 
-class InputContextLayer(ContextLayer):
+class InputContextLayer(RequestLayer):
     """Builds the system prompt from its parts and records them for the token breakdown."""
 
     layer = "input_context"
@@ -185,12 +185,6 @@ class InputContextLayer(ContextLayer):
                   message=f"system prompt assembled from {len(parts)} part(s): "
                           + ", ".join(f"{p['part']} {p['tokens']:,}" for p in part_tokens))
 
-    def wrap_model_call(self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]) -> Any:
-        return handler(self._prepare(request))
-
-    async def awrap_model_call(self, request: ModelRequest[Any],
-                               handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]) -> Any:
-        return await handler(self._prepare(request))
 
 
 __all__ = [

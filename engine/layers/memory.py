@@ -28,14 +28,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, NotRequired
 
-from langchain.agents.middleware import AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentState, ModelRequest
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import SystemMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 
 from engine.config import EngineConfig, MemoryFact
-from engine.layers.base import ContextLayer, LayerContext
+from engine.layers.base import LayerContext, RequestLayer
 from engine.layers.filesystem import result_text
 from engine.replay import PARTS_KEY
 from engine.tokens import TokenCounter
@@ -168,7 +168,7 @@ def memory_path_of(call: Mapping[str, Any]) -> str | None:
     return path if path.startswith(MEMORIES_PREFIX) else None
 
 
-class MemoryLayer(ContextLayer):
+class MemoryLayer(RequestLayer):
     """Memory files and facts in the system prompt; `/memories/` persisted through a workspace."""
 
     layer = "memory"
@@ -268,12 +268,6 @@ class MemoryLayer(ContextLayer):
         self._last_text = inj.text
         return request.override(system_message=self._system_with(request.system_message, inj.text))
 
-    def wrap_model_call(self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]) -> Any:
-        return handler(self._prepare(request))
-
-    async def awrap_model_call(self, request: ModelRequest[Any],
-                               handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]) -> Any:
-        return await handler(self._prepare(request))
 
     # -- writes to /memories/ ----------------------------------------------------------------------
     def _mirror(self, request: ToolCallRequest, result: Any) -> Any:
