@@ -313,11 +313,6 @@ class TiktokenCounter(_CachedCounter):
         # disallowed_special=() so a transcript that quotes "<|endoftext|>" counts as text.
         return len(self._encoding.encode(text, disallowed_special=()))
 
-    def count_texts(self, texts: Sequence[str]) -> int:
-        """Count many texts in one batch call (used by benchmarks and bulk loads)."""
-        encoded = self._encoding.encode_ordinary_batch(list(texts))
-        return sum(len(e) for e in encoded)
-
     def prime(self, messages: Iterable[BaseMessage]) -> None:
         """Count every uncached message in one batch: tiktoken encodes the texts on all cores."""
         todo = [m for m in messages if self._cached(m) is None]
@@ -352,9 +347,6 @@ class TiktokenCounter(_CachedCounter):
         shares = [texts[i : i + size] for i in range(0, len(texts), size)]
         with ThreadPoolExecutor(max_workers=workers) as pool:
             return [n for part in pool.map(lengths, shares) for n in part]
-
-    def _pieces(self, message: BaseMessage) -> list[str]:
-        return [text for _, text in self._layout(message)[0]]
 
     def _layout(self, message: BaseMessage) -> tuple[list[tuple[str, str]], dict[str, int]]:
         """The texts a message is counted as, each with its category, and fixed tokens per category.
