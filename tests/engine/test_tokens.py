@@ -106,11 +106,12 @@ def o200k(text: str) -> int:
 
 
 CALL = {"name": "Edit", "args": {"file_path": "/src/app.py", "edits": [{"old": "a", "new": "b"}]}, "id": "toolu_1"}
+NS = "antml:"  # Claude's tool-call tags are namespaced (engine/tokens.py, CALL_NAMESPACE)
 CALL_TEXT = (
-    '<function_calls>\n<invoke name="Edit">\n'
-    '<parameter name="file_path">/src/app.py</parameter>\n'
-    '<parameter name="edits">[{"old": "a", "new": "b"}]</parameter>\n'
-    "</invoke>\n</function_calls>"
+    f'<{NS}function_calls>\n<{NS}invoke name="Edit">\n'
+    f'<{NS}parameter name="file_path">/src/app.py</{NS}parameter>\n'
+    f'<{NS}parameter name="edits">[{{"old": "a", "new": "b"}}]</{NS}parameter>\n'
+    f"</{NS}invoke>\n</{NS}function_calls>"
 )
 RESULT_TEXT = (
     "<function_results>\n<result>\n<tool_name>Read</tool_name>\n<stdout>\nline 1\nline 2\n</stdout>\n"
@@ -127,15 +128,16 @@ def test_rendered_claude_tool_text() -> None:
     assert render_function_result("Read", "line 1\nline 2") == RESULT_TEXT
     assert render_function_result("Bash", "1 failed", error=True) == ERROR_TEXT
     two = render_function_calls([CALL, {"name": "Read", "args": {"offset": 3}, "id": "toolu_2"}])
-    assert two == CALL_TEXT.removesuffix("</function_calls>") + (
-        '<invoke name="Read">\n<parameter name="offset">3</parameter>\n</invoke>\n</function_calls>')
+    assert two == CALL_TEXT.removesuffix(f"</{NS}function_calls>") + (
+        f'<{NS}invoke name="Read">\n<{NS}parameter name="offset">3</{NS}parameter>\n'
+        f'</{NS}invoke>\n</{NS}function_calls>')
 
 
 def test_anthropic_framing_counts_the_rendered_tool_call() -> None:
     c = get_counter("o200k_base", framing="anthropic")
     ai = AIMessage("hello world", tool_calls=[CALL])
-    assert (o200k(CALL_TEXT), o200k("hello world")) == (54, 2)
-    assert dict(c.breakdown(ai)) == {"ai": 3 + 2, "tool_calls": 54}
+    assert (o200k(CALL_TEXT), o200k("hello world")) == (76, 2)
+    assert dict(c.breakdown(ai)) == {"ai": 3 + 2, "tool_calls": 76}
     # the OpenAI framing of the same call: 3 + "Edit" + the sorted JSON of its arguments
     args_json = '{"edits": [{"new": "b", "old": "a"}], "file_path": "/src/app.py"}'
     assert dict(get_counter().breakdown(ai)) == {"ai": 5, "tool_calls": 3 + o200k("Edit") + o200k(args_json)}
@@ -206,6 +208,6 @@ def test_replay_and_inspect_default_to_the_threads_framing() -> None:
                 ToolMessage("line 1\nline 2", tool_call_id="toolu_1", name="Read", id="t"), AIMessage("done", id="b")]
     claude = Thread("t", messages, source_format="claude_code", model="claude-opus-4-6")
     assert replay(claude).counter is get_counter("o200k_base", "anthropic")
-    # human "fix it" (3 + 2); then the call (3 + 54) and its wrapped result (3 + 37)
-    assert [s["context_tokens"] for s in inspect_thread(claude)["steps"]] == [5, 5 + 57 + 40]
+    # human "fix it" (3 + 2); then the call (3 + 76) and its wrapped result (3 + 37)
+    assert [s["context_tokens"] for s in inspect_thread(claude)["steps"]] == [5, 5 + 79 + 40]
     assert replay(Thread("t", messages, source_format="openai_chat", model="gpt-4o")).counter is get_counter()
