@@ -4,8 +4,9 @@
 
 1. Loading and exact counting (o200k_base) of the two large Claude Code sessions in the shared
    traces vs tiktoken alone encoding the same texts, in the same run: target <= 1.5x.
-   "The same texts" are exactly what the counter encodes (content parts, tool-call names and
-   JSON arguments, message names), of the session and its sub-agents; the two token totals are
+   "The same texts" are exactly what the thread's counter encodes (content parts, and tool calls
+   and results as Claude's rendered markup: the framing `ctxi inspect` uses), of the session and its
+   sub-agents; the two token totals are
    checked to agree. Each figure is the best of `--repeat` runs, in wall-clock and CPU time
    (CPU time is steadier on a busy machine).
 2. Peak memory of loading a generated 10,000-message native thread, in a fresh subprocess:
@@ -30,12 +31,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from langchain_core.messages import AIMessage  # noqa: E402
 
 from engine.formats import load_thread  # noqa: E402
 from engine.formats.native import dumps  # noqa: E402
 from engine.thread import Thread  # noqa: E402
-from engine.tokens import TiktokenCounter, content_parts, load_encoding, tool_call_text  # noqa: E402
+from engine.tokens import TiktokenCounter, framing_for_thread, load_encoding  # noqa: E402
 
 TRACES = Path(os.environ.get("CTXI_TRACES", ROOT.parent / "shared" / "traces"))
 SESSIONS = ("4d5611e5-241a-462a-8d15-5122611a9569.jsonl", "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
@@ -43,16 +43,17 @@ MB = 1024 * 1024
 
 
 def counted_texts(thread: Thread) -> list[str]:
-    """Every text the counter encodes for the thread and its sub-agents."""
+    """Every text the thread's counter encodes for the thread and its sub-agents.
+
+    The counter is the one `ctxi inspect` uses (`framing_for_thread`: Claude Code sessions get
+    Anthropic framing, so tool calls and results are encoded as Claude's rendered markup).
+    """
+    counter = TiktokenCounter("o200k_base", framing_for_thread(thread))
     texts: list[str] = []
     for t in (thread, *thread.subagents.values()):
         for m in t.messages:
-            parts, _ = content_parts(m.content)
-            texts.extend(parts)
-            if m.name:
-                texts.append(m.name)
-            for tc in m.tool_calls if isinstance(m, AIMessage) else []:
-                texts.extend((str(tc.get("name", "")), tool_call_text(tc)))
+            pieces, _ = counter._layout(m)  # the exact texts `count_message` encodes
+            texts.extend(text for _, text in pieces if text)
     return texts
 
 
@@ -70,7 +71,7 @@ def best(fn: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
 
 def load_and_count(path: Path) -> int:
     thread = load_thread(path)
-    counter = TiktokenCounter("o200k_base")  # fresh: nothing cached
+    counter = TiktokenCounter("o200k_base", framing_for_thread(thread))  # fresh: nothing cached
     return counter(thread.messages) + sum(counter(s.messages) for s in thread.subagents.values())
 
 
@@ -87,8 +88,9 @@ def speed_rows(repeat: int) -> list[tuple[str, float, float, float, float]]:
             lambda texts=texts: sum(len(encoding.encode(t, disallowed_special=())) for t in texts), repeat)
         ours_wall, ours_cpu, total = best(lambda p=path: load_and_count(p), repeat)
         thread = load_thread(path)
-        framing = sum(TiktokenCounter("o200k_base")(t.messages) for t in (thread, *thread.subagents.values())) - raw
-        assert total == raw + framing and framing >= 0, "counter and baseline must encode the same texts"
+        fixed = sum(TiktokenCounter("o200k_base", framing_for_thread(thread))(t.messages)
+                    for t in (thread, *thread.subagents.values())) - raw
+        assert total == raw + fixed and fixed >= 0, "counter and baseline must encode the same texts"
         rows.append((name[:8], tik_wall, ours_wall, tik_cpu, ours_cpu))
     return rows
 
