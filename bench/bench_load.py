@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 from engine.formats import load_thread  # noqa: E402
 from engine.formats.native import dumps  # noqa: E402
 from engine.thread import Thread  # noqa: E402
-from engine.tokens import TiktokenCounter, framing_for_thread, load_encoding  # noqa: E402
+from engine.tokens import TiktokenCounter, framing_for_thread, load_encoding, prime_thread  # noqa: E402
 
 TRACES = Path(os.environ.get("CTXI_TRACES", ROOT.parent / "shared" / "traces"))
 SESSIONS = ("4d5611e5-241a-462a-8d15-5122611a9569.jsonl", "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
@@ -72,6 +72,7 @@ def best(fn: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
 def load_and_count(path: Path) -> int:
     thread = load_thread(path)
     counter = TiktokenCounter("o200k_base", framing_for_thread(thread))  # fresh: nothing cached
+    prime_thread(counter, thread)  # as `ctxi inspect` and replay do: one batch on all cores
     return counter(thread.messages) + sum(counter(s.messages) for s in thread.subagents.values())
 
 

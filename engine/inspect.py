@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from engine.kinds import mark
 from engine.thread import RecordedCompaction, Thread
-from engine.tokens import TokenCounter, breakdown_messages, counter_for_thread
+from engine.tokens import TokenCounter, breakdown_messages, counter_for_thread, prime_thread
 
 SCHEMA = "context-inspector/inspect"
 VERSION = 1
@@ -85,6 +85,7 @@ def inspect_thread(thread: Thread, counter: TokenCounter | None = None) -> dict[
     Without a counter, the thread's own (`counter_for_thread`: Claude threads get Anthropic framing).
     """
     counter = counter or counter_for_thread(thread)
+    prime_thread(counter, thread)
     steps = step_contexts(thread, counter)
     peak_step = max(steps, key=lambda s: (s["context_tokens"], -s["step"])) if steps else None
     final = _final_context(thread, counter)

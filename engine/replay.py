@@ -36,7 +36,7 @@ from engine.kinds import message_kind
 from engine.layers import LayerContext, build_layers
 from engine.run import Run, StepRecord
 from engine.thread import Thread
-from engine.tokens import TokenCounter, counter_for_thread
+from engine.tokens import TokenCounter, counter_for_thread, prime_thread
 from engine.vfs import VirtualFilesystem
 
 PARTS_KEY = "ctxi_parts"  # system message parts: [{"part", "category", "text"}], set by prompt layers
@@ -424,9 +424,7 @@ def replay(
                            summarizer=summarizer, workspace=workspace)
     mws = list(layers) if layers is not None else build_layers(config, context)
     # count every recorded message up front in one batch (all cores) instead of one by one
-    prime = getattr(counter, "prime", None)  # optional: a custom counter may not batch
-    if prime is not None:
-        prime([*thread.messages, *(m for sub in thread.subagents.values() for m in sub.messages)])
+    prime_thread(counter, thread)
     # The cyclic GC would re-scan the whole thread (every message, every count) on each full
     # collection, which makes long replays superlinear; nothing here needs it (no cycles are
     # built), so it is paused for the replay and restored after.

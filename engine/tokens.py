@@ -456,6 +456,13 @@ def framing_for_thread(thread: Any) -> str:
     return DEFAULT_FRAMING
 
 
+def prime_thread(counter: TokenCounter, thread: Any) -> None:
+    """Count a thread's and its sub-agents' messages in one batch (all cores) where the counter can."""
+    prime = getattr(counter, "prime", None)  # optional: a custom counter may not batch
+    if prime is not None:
+        prime([*thread.messages, *(m for sub in thread.subagents.values() for m in sub.messages)])
+
+
 def counter_for_thread(thread: Any, name: str | None = None) -> TokenCounter:
     """The shared counter `name` (default o200k_base) with the framing that fits `thread`."""
     return get_counter(name or DEFAULT_COUNTER, framing_for_thread(thread))
