@@ -17,7 +17,17 @@ Message representation (what the token counter then sees):
 - tool results: one ToolMessage per `tool_result` block; text blocks are joined into one string, a
   block list is kept only when it holds images. `is_error` gives status "error".
 - a `system` `compact_boundary` plus the `isCompactSummary` user record is a RecordedCompaction,
-  not a message. `progress`, snapshots, queue operations and other system records are skipped.
+  not a message. A `microcompact_boundary` (old tool results cleared, history kept) is listed in
+  `extra["microcompactions"]`. `progress`, snapshots, queue operations and other system records
+  are skipped (counted in `extra["skipped_records"]`).
+- `attachment` records (Claude Code 2.1.x) that reach the model become human messages: a
+  `queued_command` is the user's own mid-turn prompt, text-bearing context (hook output, nested
+  CLAUDE.md, mentioned files) a `claude_code_meta` message. Others are counted as skipped.
+- `isApiErrorMessage` replies are Claude Code's own error notes, not model output: listed in
+  `extra["api_errors"]`, not messages.
+- a rewind (a prompt whose parent is an earlier record, not the latest) abandons the branch after
+  that record: the model never saw it again, so it is dropped and listed in `extra["rewound"]`.
+- old (1.0.x) `summary` records carry only `summary` and `leafUuid`: they give the title.
 - hook output Claude Code sent to the model but kept only in the compaction call's file
   (`isMeta` `<system-reminder>` messages) is put back after the tool results it followed.
 """
@@ -153,9 +163,11 @@ def _head(source: Source, limit: int) -> list[Any]:
 
 
 def is_session_record(value: Any) -> bool:
-    return isinstance(value, dict) and isinstance(value.get("type"), str) and "sessionId" in value and (
-        "uuid" in value or value.get("type") in ("queue-operation", "summary")
-    )
+    if not (isinstance(value, dict) and isinstance(value.get("type"), str)):
+        return False
+    if value["type"] == "summary" and isinstance(value.get("leafUuid"), str):
+        return True  # Claude Code 1.0.x wrote these without a sessionId, often many at the top
+    return "sessionId" in value and ("uuid" in value or value["type"] in ("queue-operation", "summary"))
 
 
 # -- content -----------------------------------------------------------------------------------
@@ -265,20 +277,28 @@ class Session:
     seen_uuids: set[str] = field(default_factory=set)
     # Messages the model saw that only the compaction call recorded, keyed by their parent record.
     recovered: dict[str, list[Record]] = field(default_factory=dict)
-    pending_recovered: list[Record] = field(default_factory=list)
     recovered_count: int = 0
+    # Recovered hook messages and attachments, held back until the open tool batch is complete.
+    pending: list[HumanMessage] = field(default_factory=list)
+    # Where each main-chain record left the message list (len(items) + len(pending)): rewinds cut there.
+    positions: dict[str, int] = field(default_factory=dict)
+    microcompactions: list[dict[str, Any]] = field(default_factory=list)
+    api_errors: list[dict[str, Any]] = field(default_factory=list)
+    rewound: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _flush_recovered(s: Session) -> None:
-    """Place recovered hook messages after the tool results they followed, never inside a tool batch."""
-    pending, s.pending_recovered = s.pending_recovered, []
-    for record in pending:
-        s.items.append(HumanMessage(
-            content=_human_content(record["message"].get("content")),
-            id=str(record["uuid"]),
-            additional_kwargs={"claude_code_meta": True, "claude_code_recovered_from": "compaction_call"},
-        ))
-        s.recovered_count += 1
+    """Place held-back messages after the tool results they followed, never inside a tool batch."""
+    s.items.extend(s.pending)
+    s.pending = []
+
+
+def _recovered_message(record: Record) -> HumanMessage:
+    return HumanMessage(
+        content=_human_content(record["message"].get("content")),
+        id=str(record["uuid"]),
+        additional_kwargs={"claude_code_meta": True, "claude_code_recovered_from": "compaction_call"},
+    )
 
 
 def _compaction(s: Session, boundary: Record, summary: str, message_id: str | None) -> RecordedCompaction:
@@ -304,6 +324,12 @@ def _flush_boundary(s: Session) -> None:
 
 def _add_assistant(s: Session, record: Record, line: int) -> None:
     msg = record["message"]
+    if record.get("isApiErrorMessage"):
+        status = record.get("apiErrorStatus")
+        s.api_errors.append({"index": len(s.items), "id": str(record.get("uuid") or f"line-{line}"),
+                             "text": text_of(msg.get("content")), "status": _int_or_none(status)})
+        s.skipped["assistant:api_error"] += 1
+        return
     message_id = str(msg.get("id") or record.get("uuid") or f"line-{line}")
     reply = s.replies.get(message_id)
     if reply is None:
@@ -354,13 +380,18 @@ def _add_user(s: Session, record: Record, line: int) -> None:
             status="error" if block.get("is_error") else "success",
             id=uuid if len(results) == 1 else f"{uuid}:{k}",
         ))
-        if isinstance(result, dict) and isinstance(result.get("agentId"), str):
-            s.agent_by_call.setdefault(call_id, result["agentId"])
+        agent_id = result.get("agentId") if isinstance(result, dict) else None
+        if agent_id is None and not record.get("isSidechain"):
+            agent_id = record.get("agentId")  # some 2.0.x records carry it beside toolUseResult
+        if isinstance(agent_id, str):
+            s.agent_by_call.setdefault(call_id, agent_id)
     if blocks is not None:
         others = [b for b in blocks if not (isinstance(b, dict) and b.get("type") == "tool_result")]
         if not others:
             return
         content = others
+    if not results and not record.get("isMeta"):
+        _rewind(s, record)
     _flush_boundary(s)
     s.items.append(HumanMessage(
         content=_human_content(content),
@@ -371,6 +402,79 @@ def _add_user(s: Session, record: Record, line: int) -> None:
         s.title = _title(text_of(content))
     if isinstance(record.get("todos"), list) and record["todos"]:
         s.todos = list(record["todos"])
+
+
+def _rewind(s: Session, prompt: Record) -> None:
+    """A prompt whose parent is an earlier record, with messages after it: the user rewound there.
+
+    Claude Code sends the prompt on top of that parent's history, so the branch in between is cut
+    (and listed). An unknown parent (not in this file, or a skipped progress record) changes nothing.
+    """
+    parent = prompt.get("parentUuid")
+    at = s.positions.get(parent) if isinstance(parent, str) else None
+    _flush_recovered(s)
+    last_cut = max((c.index for c in s.compactions), default=0)
+    if at is None or at >= len(s.items) or at < last_cut or s.pending_boundary is not None:
+        return
+    dropped = s.items[at:]
+    del s.items[at:]
+    for item in dropped:
+        if isinstance(item, _Reply):
+            s.replies.pop(item.message_id, None)
+    s.rewound.append({"index": at, "messages": len(dropped), "prompt": str(prompt.get("uuid"))})
+
+
+# Attachments whose text Claude Code sends to the model (as a system reminder on a user turn).
+CONTEXT_ATTACHMENTS = frozenset({
+    "hook_additional_context", "nested_memory", "file", "directory", "edited_text_file",
+    "selected_lines_in_ide", "critical_system_reminder",
+})
+
+
+def _attachment_text(value: Any) -> str:
+    """The text inside an attachment's payload: a string, a list of them, or a nested `content`/`file`."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(t for t in (_attachment_text(v) for v in value) if t)
+    if isinstance(value, dict):
+        for key in ("text", "content", "file", "snippet"):
+            text = _attachment_text(value.get(key))
+            if text:
+                return text
+    return ""
+
+
+def _add_attachment(s: Session, record: Record, line: int) -> None:
+    attachment = record.get("attachment")
+    kind = attachment.get("type") if isinstance(attachment, dict) else None
+    uuid = str(record.get("uuid") or f"line-{line}")
+    meta = {"claude_code_attachment": kind}
+    if kind == "queued_command" and attachment is not None and attachment.get("prompt"):
+        # A prompt the user typed while the model worked: delivered with the next request.
+        s.pending.append(HumanMessage(content=_human_content(attachment["prompt"]), id=uuid, additional_kwargs=meta))
+        return
+    text = _attachment_text(attachment.get("content")) if kind in CONTEXT_ATTACHMENTS and attachment else ""
+    if not text.strip():
+        s.skipped[f"attachment:{kind}" if isinstance(kind, str) else "attachment"] += 1
+        return
+    s.pending.append(HumanMessage(content=text, id=uuid, additional_kwargs={"claude_code_meta": True, **meta}))
+
+
+def _add_microcompaction(s: Session, record: Record) -> None:
+    """Old tool results cleared in place (history kept): listed, since the messages stay the same."""
+    meta = record.get("microcompactMetadata")
+    meta = meta if isinstance(meta, dict) else record.get("compactMetadata")
+    meta = meta if isinstance(meta, dict) else {}
+    cleared = meta.get("compactedToolIds")
+    s.microcompactions.append({
+        "index": len(s.items),
+        "trigger": meta.get("trigger") if isinstance(meta.get("trigger"), str) else None,
+        "pre_tokens": _int_or_none(meta.get("preTokens")),
+        "tokens_saved": _int_or_none(meta.get("tokensSaved")),
+        "cleared_tool_ids": [str(c) for c in cleared] if isinstance(cleared, list) else [],
+        "message_id": str(record["uuid"]) if isinstance(record.get("uuid"), str) else None,
+    })
 
 
 def _add_progress(s: Session, record: Record) -> None:
@@ -410,6 +514,7 @@ def scan(
                 s.skipped["duplicate"] += 1
                 continue
             s.seen_uuids.add(uuid)
+        has_message = isinstance(record.get("message"), dict)
         if rtype == "summary" and isinstance(record.get("summary"), str):
             s.title = s.title or record["summary"][:TITLE_CHARS]
         elif rtype == "progress":
@@ -418,18 +523,27 @@ def scan(
         elif rtype == "system" and record.get("subtype") == "compact_boundary":
             _flush_boundary(s)
             s.pending_boundary = record
-        elif rtype not in ("user", "assistant") or not isinstance(record.get("message"), dict):
+        elif rtype == "system" and record.get("subtype") == "microcompact_boundary":
+            _add_microcompaction(s, record)
+        elif inline_sidechains and record.get("isSidechain") and (has_message or rtype == "attachment"):
+            s.sidechain.append(record)
+            continue
+        elif rtype == "attachment":
+            _add_attachment(s, record, line)
+        elif rtype not in ("user", "assistant") or not has_message:
             subtype = record.get("subtype")
             s.skipped[f"{rtype}:{subtype}" if rtype == "system" and isinstance(subtype, str) else str(rtype)] += 1
-        elif inline_sidechains and record.get("isSidechain"):
-            s.sidechain.append(record)
         elif rtype == "assistant":
             _add_assistant(s, record, line)
         else:
             _add_user(s, record, line)
         if isinstance(uuid, str) and uuid in s.recovered:
-            s.pending_recovered.extend(r for r in s.recovered.pop(uuid) if r.get("uuid") not in s.seen_uuids)
+            s.pending.extend(_recovered_message(r) for r in s.recovered.pop(uuid) if r.get("uuid") not in s.seen_uuids)
+        if isinstance(uuid, str):
+            s.positions[uuid] = len(s.items) + len(s.pending)
     _flush_boundary(s)
+    s.recovered_count = sum(1 for m in s.items if isinstance(m, HumanMessage)
+                            and m.additional_kwargs.get("claude_code_recovered_from") == "compaction_call")
     return s
 
 
@@ -459,6 +573,9 @@ def to_thread(s: Session, thread_id: str) -> Thread:
     extra: dict[str, Any] = {"skipped_records": dict(sorted(s.skipped.items()))}
     if s.recovered_count:
         extra["recovered_hook_messages"] = s.recovered_count
+    for key, value in (("microcompactions", s.microcompactions), ("api_errors", s.api_errors), ("rewound", s.rewound)):
+        if value:
+            extra[key] = value
     return Thread(
         thread_id=thread_id,
         messages=messages,

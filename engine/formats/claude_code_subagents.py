@@ -1,6 +1,7 @@
 """Claude Code sub-agent and compaction-call files, attached to the session they belong to.
 
-Sub-agents live in `<dir of the session file>/<sessionId>/subagents/agent-<agentId>.jsonl`. Each is
+Sub-agents live in `<dir of the session file>/<sessionId>/subagents/agent-<agentId>.jsonl` (Claude
+Code 2.0.x put them beside the session file, `agent-<agentId>.jsonl` with the parent's sessionId). Each is
 linked to the `Task` call that spawned it by the tool result's `toolUseResult.agentId` or by the
 session's `agent_progress` records (`parentToolUseID`, `data.agentId`). Those progress records also
 carry every message of the run, so a sub-agent is rebuilt from them when its file is absent (an
@@ -13,6 +14,7 @@ main file never stored) are handed back to the session scan so the thread holds 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +34,23 @@ def find_subagent_files(source: Source, rows: list[tuple[int, Record]]) -> dict[
     session_id = next((r["sessionId"] for _, r in rows if isinstance(r.get("sessionId"), str)), None)
     if not session_id or "/" in session_id or session_id.startswith("."):
         return {}
+    files = {p.stem.removeprefix("agent-"): p for p in sorted(source.path.parent.glob("agent-*.jsonl"))
+             if p != source.path and _first_session_id(p) == session_id}
     folder = source.path.parent / session_id / "subagents"
-    if not folder.is_dir():
-        return {}
-    return {p.stem.removeprefix("agent-"): p for p in sorted(folder.glob("agent-*.jsonl"))}
+    if folder.is_dir():
+        files.update((p.stem.removeprefix("agent-"), p) for p in sorted(folder.glob("agent-*.jsonl")))
+    return files
+
+
+def _first_session_id(path: Path) -> str | None:
+    """The sessionId on a file's first line (a 2.0.x sub-agent file beside its session names it there)."""
+    try:
+        with path.open("rb") as f:
+            record = json.loads(f.readline(1 << 20))
+    except (OSError, ValueError):
+        return None
+    value = record.get("sessionId") if isinstance(record, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def _read(path: Path) -> list[Record]:
@@ -92,6 +107,9 @@ def _first_prompt(records: list[Record]) -> str:
 def attach_subagents(thread: Thread, s: Session, files: dict[str, Path]) -> None:
     """Fill `thread.subagents` keyed by the spawning tool call id (`agent-<id>` when unmatched)."""
     call_by_agent = {agent: call for call, agent in s.agent_by_call.items()}
+    by_prompt = {
+        str(tc["args"].get("prompt", "")).strip(): tc["id"] for tc in thread.tool_calls() if tc["name"] in TASK_TOOLS
+    }
     for agent_id, path in files.items():
         if agent_id.startswith(COMPACTION_PREFIX):
             continue
@@ -100,7 +118,8 @@ def attach_subagents(thread: Thread, s: Session, files: dict[str, Path]) -> None
         except ThreadLoadError as exc:
             thread.extra.setdefault("subagent_errors", []).append(exc.one_line())
             continue
-        thread.subagents[call_by_agent.get(agent_id, f"agent-{agent_id}")] = records_to_thread(records, f"agent-{agent_id}")
+        call_id = call_by_agent.get(agent_id) or by_prompt.get(_first_prompt(records)) or f"agent-{agent_id}"
+        thread.subagents[call_id] = records_to_thread(records, f"agent-{agent_id}")
     for call_id, records in s.progress_records.items():
         if call_id not in thread.subagents:
             agent_id = s.agent_by_call.get(call_id, call_id)
@@ -109,9 +128,6 @@ def attach_subagents(thread: Thread, s: Session, files: dict[str, Path]) -> None
             sub.extra["rebuilt_from"] = "agent_progress records"
             thread.subagents[call_id] = sub
     if s.sidechain:
-        by_prompt = {
-            str(tc["args"].get("prompt", "")).strip(): tc["id"] for tc in thread.tool_calls() if tc["name"] in TASK_TOOLS
-        }
         for key, records in _sidechain_runs(s.sidechain).items():
             call_id = call_by_agent.get(key) or by_prompt.get(_first_prompt(records)) or f"agent-{key}"
             if call_id not in thread.subagents:
