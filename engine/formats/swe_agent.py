@@ -10,6 +10,11 @@ steps' `thought`/`action`/`observation`.
 `trajectory[i].query` (`messages` in 1.0 pre-releases) is the exact model input at step i, after
 SWE-agent's history processors elided old observations: its size per step is kept in
 `extra["step_inputs"]` (messages and characters), beside `info` (`model_stats`, `exit_status`).
+
+A RetryAgent run nests whole trajectories under `attempts`; when it has chosen one, that attempt
+is also merged into the top level (`info.best_attempt_idx`). Such a file holds several threads:
+the chosen one under the file's stem, and each attempt as `<stem>.attempt-<i>`. Without `--thread`
+the chosen one is loaded, or the first attempt when none was chosen yet.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from engine.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats.callids import make_call_ids_unique
 from engine.formats.jsonshape import (
     SingleThreadImporter,
@@ -29,7 +35,7 @@ from engine.formats.jsonshape import (
     parsed_if,
 )
 from engine.formats.openai_messages import OpenAIMessageReader
-from engine.formats.source import Source
+from engine.formats.source import Source, ThreadRef
 from engine.thread import Thread, stable_id
 from engine.tokens import content_parts
 
@@ -41,37 +47,50 @@ _KWARGS = {"agent": "swe_agent_agent", "message_type": "swe_agent_message_type",
            "is_demo": "swe_agent_demo", "thinking_blocks": "thinking_blocks"}
 
 
+SHOWN_IDS = 5
+
+
 def is_trajectory(doc: Any) -> bool:
     return isinstance(doc, dict) and isinstance(doc.get("trajectory"), list) and (
         isinstance(doc.get("history"), list) or isinstance(doc.get("info"), dict)
     )
 
 
-def _openai_items(history: list[Any], where: Where) -> tuple[list[dict[str, Any]], list[str]]:
+def is_retry_run(doc: Any) -> bool:
+    """A RetryAgent file: `attempts` holding trajectories (the chosen one may also sit at the top)."""
+    attempts = doc.get("attempts") if isinstance(doc, dict) else None
+    return isinstance(attempts, list) and bool(attempts) and all(is_trajectory(a) for a in attempts[:5])
+
+
+def attempt_id(stem: str, index: int) -> str:
+    return f"{stem}.attempt-{index}"
+
+
+def _openai_items(history: list[Any], where: Where, at: str) -> tuple[list[dict[str, Any]], list[str]]:
     """History items as OpenAI message dicts (one per tool call id), with their JSON paths."""
     items: list[dict[str, Any]] = []
     paths: list[str] = []
     for i, raw in enumerate(history):
-        item = dict(where.want_dict(raw, f"$.history[{i}]", "a message object"))
+        item = dict(where.want_dict(raw, f"{at}[{i}]", "a message object"))
         ids = item.pop("tool_call_ids", None)
         if item.get("role") == "tool" and "tool_call_id" not in item:
-            ids = where.want_list(ids, f"$.history[{i}].tool_call_ids", "a list of tool call ids") if ids is not None else []
+            ids = where.want_list(ids, f"{at}[{i}].tool_call_ids", "a list of tool call ids") if ids is not None else []
             if not ids:
                 # A tool turn without ids cannot be paired: keep it as the observation it is.
                 item["role"] = "user"
             for k, call_id in enumerate(ids):
                 # SWE-agent runs one call per turn; extra ids would share one observation.
                 items.append({**item, "tool_call_id": str(call_id), **({"content": ""} if k else {})})
-                paths.append(f"$.history[{i}]")
+                paths.append(f"{at}[{i}]")
             if ids:
                 continue
         items.append(item)
-        paths.append(f"$.history[{i}]")
+        paths.append(f"{at}[{i}]")
     return items, paths
 
 
-def _history_messages(history: list[Any], where: Where) -> list[BaseMessage]:
-    items, paths = _openai_items(history, where)
+def _history_messages(history: list[Any], where: Where, at: str) -> list[BaseMessage]:
+    items, paths = _openai_items(history, where, at)
     reader = OpenAIMessageReader(where, id_prefix=FORMAT)
     messages: list[BaseMessage] = []
     for position, (item, path) in enumerate(zip(items, paths, strict=True)):
@@ -90,11 +109,11 @@ def _history_messages(history: list[Any], where: Where) -> list[BaseMessage]:
     return messages
 
 
-def _steps_messages(trajectory: list[Any], where: Where) -> list[BaseMessage]:
+def _steps_messages(trajectory: list[Any], where: Where, at: str) -> list[BaseMessage]:
     """The conversation rebuilt from the steps (files without `history`)."""
     messages: list[BaseMessage] = []
     for i, raw in enumerate(trajectory):
-        step = where.want_dict(raw, f"$.trajectory[{i}]", "a step object")
+        step = where.want_dict(raw, f"{at}[{i}]", "a step object")
         response = step.get("response") or step.get("thought") or ""
         action = step.get("action") or ""
         text = str(response) if response else str(action)
@@ -143,7 +162,10 @@ def _title(messages: list[BaseMessage]) -> str | None:
     for m in messages:
         if isinstance(m, HumanMessage) and not m.additional_kwargs.get("swe_agent_demo"):
             text = "\n".join(content_parts(m.content)[0])
+            # 0.x templates quote the issue after "ISSUE:", 1.x ones inside <pr_description>.
             _, marker, after = text.partition("ISSUE:\n")
+            if not marker:
+                _, marker, after = text.partition("<pr_description>")
             lines = [line for line in (after if marker else text).splitlines() if line.strip()]
             return lines[0].strip()[:TITLE_CHARS] if lines else None
     return None
@@ -153,17 +175,20 @@ class SweAgentImporter(SingleThreadImporter):
     name = FORMAT
 
     def sniff(self, source: Source) -> bool:
-        return guarded_sniff(lambda s: is_trajectory(parsed_if(s, b"{")), source)
+        return guarded_sniff(lambda s: is_trajectory(doc := parsed_if(s, b"{")) or is_retry_run(doc), source)
 
     def build(self, doc: Any, source: Source, where: Where) -> Thread:
+        return self._build(doc, default_thread_id(source), "$", where)
+
+    def _build(self, doc: Any, thread_id: str, at: str, where: Where) -> Thread:
         if not is_trajectory(doc):
-            where.fail("$", "expected a SWE-agent trajectory: an object with 'trajectory' (array) and 'history' or 'info'")
+            where.fail(at, "expected a SWE-agent trajectory: an object with 'trajectory' (array) and 'history' or 'info'")
         trajectory = doc["trajectory"]
         history = doc.get("history")
         if isinstance(history, list) and history:
-            messages = _history_messages(history, where)
+            messages = _history_messages(history, where, f"{at}.history")
         else:
-            messages = _steps_messages(trajectory, where)
+            messages = _steps_messages(trajectory, where, f"{at}.trajectory")
         info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
         extra: dict[str, Any] = {"info": {k: v for k, v in info.items() if not k.startswith(_INFO_SKIP_PREFIX)}}
         step_inputs = _step_inputs(trajectory)
@@ -171,8 +196,44 @@ class SweAgentImporter(SingleThreadImporter):
             extra["step_inputs"] = step_inputs
         if isinstance(doc.get("environment"), str):
             extra["environment"] = doc["environment"]
-        return assemble(messages, thread_id=default_thread_id(source), model=_model(doc), title=_title(messages),
-                        extra=extra)
+        return assemble(messages, thread_id=thread_id, model=_model(doc), title=_title(messages), extra=extra)
+
+    # -- RetryAgent files hold one thread per attempt -------------------------------------------
+    def _parsed(self, source: Source, where: Where) -> Any:
+        try:
+            return source.json()
+        except ThreadLoadError as exc:
+            raise where.unparseable(exc) from None
+
+    def _threads(self, doc: Any, source: Source) -> list[tuple[str, Any, str]]:
+        """(thread id, trajectory document, JSON path) for each thread the file holds."""
+        stem = default_thread_id(source)
+        threads = [(stem, doc, "$")] if is_trajectory(doc) or not is_retry_run(doc) else []
+        if is_retry_run(doc):
+            threads += [(attempt_id(stem, i), a, f"$.attempts[{i}]") for i, a in enumerate(doc["attempts"])]
+        return threads
+
+    def list_threads(self, source: Source) -> list[ThreadRef]:
+        where = Where(source.label, self.name)
+        refs = []
+        for thread_id, doc, at in self._threads(self._parsed(source, where), source):
+            thread = self._build(doc, thread_id, at, where)
+            refs.append(ThreadRef(thread_id, thread.title, len(thread.messages)))
+        return refs
+
+    def load(self, source: Source, thread_id: str | None) -> Thread:
+        where = Where(source.label, self.name)
+        threads = self._threads(self._parsed(source, where), source)
+        ids = [tid for tid, _, _ in threads]
+        if thread_id is not None and thread_id not in ids:
+            shown = ", ".join(ids[:SHOWN_IDS]) + (f" … ({len(ids)} threads)" if len(ids) > SHOWN_IDS else "")
+            raise ThreadNotFoundError(f"thread {thread_id!r} not found; threads: {shown}", path=source.label, format=FORMAT)
+        tid, doc, at = threads[ids.index(thread_id) if thread_id is not None else 0]
+        thread = self._build(doc, tid, at, where)
+        if len(threads) > 1:
+            thread.extra["threads_in_file"] = len(threads)
+        thread.source_format = self.name
+        return thread
 
 
 IMPORTER = SweAgentImporter()

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from engine.errors import ThreadLoadError
-from engine.formats import detect_format, load_thread, open_source
+from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.formats import detect_format, list_threads, load_thread, open_source
 from tests.conftest import trace_path
 
 FUNCTION_CALLING = "marshmallow-1867.function_calling_replace_from_source.traj"
@@ -103,3 +103,64 @@ def test_bad_history_names_the_place(tmp_path: Path, history: list[Any], locatio
     with pytest.raises(ThreadLoadError, match=message) as err:
         load_thread(write(tmp_path, {"trajectory": [], "history": history, "info": {}}))
     assert (err.value.format, err.value.location) == ("swe_agent", location)
+
+
+def v11_history() -> list[dict[str, Any]]:
+    """SWE-agent 1.1's shape: content lists with cache_control, litellm calls with `index`, thinking_blocks."""
+    text = "I've uploaded a repository. Consider the following PR description:\n\n<pr_description>\nFix the widget\n"
+    return [
+        {"role": "system", "content": [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}],
+         "agent": "main", "message_type": "system_prompt"},
+        {"role": "user", "content": [{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}],
+         "agent": "main", "message_type": "observation"},
+        {"role": "assistant", "content": "Look", "thought": "Look", "action": "view /repo", "agent": "main",
+         "message_type": "action", "thinking_blocks": [{"type": "thinking", "thinking": "hmm", "signature": "s"}],
+         "tool_calls": [{"index": 1, "name": None, "id": "toolu_1", "type": "function",
+                         "function": {"name": "str_replace_editor", "arguments": "{\"command\": \"view\"}"}}]},
+        {"role": "tool", "content": [{"type": "text", "text": "files", "cache_control": {"type": "ephemeral"}}],
+         "agent": "main", "message_type": "observation", "tool_call_ids": ["toolu_1"]},
+    ]
+
+
+def test_v11_list_content_and_pr_description_title(tmp_path: Path) -> None:
+    doc = {"trajectory": [], "history": v11_history(), "environment": "django__django-1",
+           "replay_config": json.dumps({"agent": {"model": {"name": "claude-x"}}}),
+           "info": {"swe_agent_version": "1.1.0", "model_stats": {"tokens_sent": 8123, "tokens_received": 12}}}
+    thread = load_thread(write(tmp_path, doc))
+    assert thread.by_role() == {"system": 1, "human": 1, "ai": 1, "tool": 1}
+    assert (thread.title, thread.model, thread.system_prompt) == ("Fix the widget", "claude-x", "sys")
+    assert thread.tool_calls() == [{"name": "str_replace_editor", "args": {"command": "view"}, "id": "toolu_1",
+                                    "type": "tool_call"}]
+    assert thread.tool_results()["toolu_1"].content[0]["text"] == "files"
+    assert thread.messages[2].additional_kwargs["thinking_blocks"][0]["thinking"] == "hmm"
+    assert thread.extra["info"]["model_stats"] == {"tokens_sent": 8123, "tokens_received": 12}
+
+
+def attempt(exit_status: str, history: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"trajectory": [], "history": history, "info": {"exit_status": exit_status}, "environment": "main"}
+
+
+def test_retry_agent_attempts_are_threads(tmp_path: Path) -> None:
+    first, second = attempt("exit_cost", v11_history()[:2]), attempt("submitted", v11_history())
+    # Mid-run (choose=False) a RetryAgent file holds only its attempts.
+    path = write(tmp_path, {"attempts": [first, second]})
+    assert detect_format(open_source(path)) == "swe_agent"
+    assert [(r.thread_id, r.messages) for r in list_threads(path)] == [("run.attempt-0", 2), ("run.attempt-1", 4)]
+    assert (load_thread(path).thread_id, load_thread(path).extra["threads_in_file"]) == ("run.attempt-0", 2)
+    # Once chosen, the best attempt is also merged into the top level and loads by default.
+    chosen = {"attempts": [first, second], **second, "info": {"exit_status": "submitted", "best_attempt_idx": 1}}
+    path = write(tmp_path, chosen)
+    assert [r.thread_id for r in list_threads(path)] == ["run", "run.attempt-0", "run.attempt-1"]
+    top = load_thread(path)
+    assert (top.thread_id, len(top.messages), top.extra["info"]["best_attempt_idx"]) == ("run", 4, 1)
+    assert load_thread(path, thread_id="run.attempt-0").extra["info"] == {"exit_status": "exit_cost"}
+    with pytest.raises(ThreadNotFoundError, match="threads: run, run.attempt-0, run.attempt-1"):
+        load_thread(path, thread_id="run.attempt-7")
+
+
+def test_bad_attempt_names_its_place(tmp_path: Path) -> None:
+    bad = attempt("submitted", [{"role": "assistant", "content": 5}])
+    path = write(tmp_path, {"attempts": [attempt("submitted", v11_history()), bad]})
+    with pytest.raises(ThreadLoadError, match="expected a string") as err:
+        load_thread(path, thread_id="run.attempt-1")
+    assert (err.value.format, err.value.location) == ("swe_agent", "$.attempts[1].history[0].content")

@@ -80,3 +80,99 @@ def test_bad_message_names_entry_and_place(tmp_path: Path) -> None:
         load_thread(path, thread_id="2-0")
     assert (err.value.format, err.value.location) == ("tau_bench", "$[1].traj[0].role")
     assert len(load_thread(path).messages) == 1
+
+
+def test_crashed_run_is_titled_by_its_error(tmp_path: Path) -> None:
+    # tau-bench keeps a run that failed before its first turn: empty traj, info.error.
+    path = write(tmp_path, [{"task_id": 0, "reward": 0.0, "info": {"error": "EOF when reading a line", "traceback": "..."},
+                             "traj": [], "trial": 0}])
+    assert [(r.thread_id, r.title, r.messages) for r in list_threads(path)] == [
+        ("0-0", "reward 0.0: error: EOF when reading a line", 0)]
+    assert load_thread(path).messages == []
+
+
+def call(call_id: str | None, name: str, requestor: str = "assistant", **arguments: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": name, "arguments": arguments, "requestor": requestor}
+    if call_id is not None:
+        out["id"] = call_id
+    return out
+
+
+def tau2_run(simulations: list[Any]) -> dict[str, Any]:
+    return {"timestamp": "t", "simulations": simulations,
+            "info": {"agent_info": {"llm": "agent-llm"}, "user_info": {"llm": "user-llm"},
+                     "environment_info": {"domain_name": "telecom", "policy": "# Telecom policy"}},
+            "tasks": [{"id": "[net]airplane", "user_scenario": {"instructions": {"reason_for_call": "No service.\nmore"}}}]}
+
+
+def simulation(task_id: str, trial: int, messages: list[Any], reward: float = 1.0) -> dict[str, Any]:
+    return {"id": f"sim-{trial}", "task_id": task_id, "trial": trial, "termination_reason": "user_stop",
+            "agent_cost": 0.02, "reward_info": {"reward": reward}, "messages": messages}
+
+
+TAU2_MESSAGES: list[Any] = [
+    {"role": "assistant", "content": "Hi! How can I help?", "tool_calls": None, "usage": None},
+    {"role": "user", "content": "No service.", "usage": {"prompt_tokens": 900, "completion_tokens": 9}},
+    {"role": "assistant", "content": None, "tool_calls": [call("c1", "get_customer", phone="555")],
+     "usage": {"prompt_tokens": 4100, "completion_tokens": 30}},
+    {"id": "c1", "role": "tool", "content": "not found", "requestor": "assistant", "error": True},
+    {"role": "user", "content": None, "tool_calls": [call("u1", "toggle_airplane_mode", "user")]},
+    {"id": "u1", "role": "tool", "content": "Airplane mode OFF", "requestor": "user", "error": False},
+    {"role": "user", "content": "Works now. ###STOP###", "tool_calls": None},
+]
+
+
+def test_tau2_simulations_are_threads_with_usage_and_without_user_side_tools(tmp_path: Path) -> None:
+    path = write(tmp_path, tau2_run([simulation("[net]airplane", 0, TAU2_MESSAGES),
+                                     simulation("[net]airplane", 1, TAU2_MESSAGES[:2], reward=0.0)]))
+    assert detect_format(open_source(path)) == "tau_bench"
+    assert [(r.thread_id, r.title, r.messages) for r in list_threads(path)] == [
+        ("[net]airplane-0", "reward 1.0: No service.", 7), ("[net]airplane-1", "reward 0.0: No service.", 2)]
+    thread = load_thread(path)
+    assert [type(m).__name__ for m in thread.messages] == [
+        "AIMessage", "HumanMessage", "AIMessage", "ToolMessage", "HumanMessage"]
+    assert thread.tool_calls() == [{"name": "get_customer", "args": {"phone": "555"}, "id": "c1", "type": "tool_call"}]
+    result = thread.tool_results()["c1"]
+    assert (result.name, result.content, result.status) == ("get_customer", "not found", "error")
+    # The simulated user's own call and its result never reach the agent: counted, not shown.
+    assert thread.extra["user_side_messages"] == 2
+    assert [(u.input_tokens, u.output_tokens) for u in thread.usage.values()] == [(4100, 30)]
+    assert thread.usage[thread.messages[2].id or ""].input_tokens == 4100
+    assert (thread.model, thread.system_prompt) == ("agent-llm", "# Telecom policy")
+    assert (thread.extra["reward"], thread.extra["termination_reason"], thread.extra["agent_cost"]) == (1.0, "user_stop", 0.02)
+    assert load_thread(path, thread_id="[net]airplane-1").extra["reward"] == 0.0
+
+
+def test_tau2_calls_without_ids_pair_in_order_and_ticks_are_flattened(tmp_path: Path) -> None:
+    no_ids = [{"role": "user", "content": "Dispute"},
+              {"role": "assistant", "content": "", "tool_calls": [call(None, "verify"), call(None, "search", q="x")]},
+              {"role": "tool", "content": "ok"}, {"role": "tool", "content": "found"}]
+    ticks = [{"tick_id": 0, "user_chunk": {"role": "user", "content": "hi"}},
+             {"tick_id": 1, "agent_chunk": {"role": "assistant", "content": None},
+              "agent_tool_calls": [call("k1", "get_order")],
+              "agent_tool_results": [{"id": "k1", "role": "tool", "content": "{}"}]},
+             {"tick_id": 2, "agent_chunk": {"role": "assistant", "content": "On its way."}}]
+    path = write(tmp_path, {"simulations": [simulation("a", 0, no_ids),
+                                            {"task_id": "b", "trial": 0, "messages": [], "ticks": ticks}]})
+    first = load_thread(path)
+    assert [(m.name, m.content) for m in first.tool_results().values()] == [("verify", "ok"), ("search", "found")]
+    assert sorted(tc["id"] for tc in first.tool_calls()) == sorted(first.tool_results())
+    voice = load_thread(path, thread_id="b-0")
+    assert [(type(m).__name__, m.content) for m in voice.messages] == [
+        ("HumanMessage", "hi"), ("AIMessage", ""), ("ToolMessage", "{}"), ("AIMessage", "On its way.")]
+    assert voice.tool_results()["k1"].name == "get_order"
+
+
+@pytest.mark.parametrize("doc, location, message", [
+    ({"info": {}, "simulations": []}, "$.simulations", "the run holds no simulations"),
+    ({"simulations": [simulation("a", 0, [{"role": "assistant", "tool_calls": [{"arguments": {}}]}])]},
+     "$.simulations[0].messages[0].tool_calls[0].name", "expected a string, got null"),
+    ({"simulations": [simulation("a", 0, [{"role": "assistant", "tool_calls": [{"name": "f", "arguments": [1]}]}])]},
+     "$.simulations[0].messages[0].tool_calls[0].arguments", "expected an object, got array"),
+    ({"simulations": [simulation("a", 0, [{"role": "robot", "content": "x"}])]},
+     "$.simulations[0].messages[0].role", "unknown role 'robot'"),
+])
+def test_bad_tau2_run_names_the_place(tmp_path: Path, doc: dict[str, Any], location: str, message: str) -> None:
+    with pytest.raises(ThreadLoadError, match=message) as err:
+        load_thread(write(tmp_path, doc))
+    assert (err.value.format, err.value.location) == ("tau_bench", location)
