@@ -11,7 +11,10 @@
 - a user turn's `tool_result` blocks become one ToolMessage each, in order (`is_error` gives
   status "error"; the name comes from the matching tool_use), and its remaining blocks one
   HumanMessage after them;
-- a message that carries `usage` (a saved API response) gives the RecordedUsage of its step.
+- a message that carries `usage` (a saved API response) gives the RecordedUsage of its step;
+- a saved response alone (`{id, type: "message", role: "assistant", content, usage}`), a request
+  with its `response`, or a logger's `{request, response}` load as the request's messages followed
+  by the response (see `as_request`).
 
 Detection needs an Anthropic-only shape (see `jsonshape.anthropic_evidence`): `tool_use` /
 `tool_result` / `thinking` blocks, image blocks with `source`, a top-level `system`, or tools with
@@ -36,6 +39,7 @@ from engine.formats.jsonshape import (
     is_role_list,
     json_type,
     parsed_if,
+    unwrap_exchange,
 )
 from engine.formats.source import Source
 from engine.thread import RecordedUsage, Thread, stable_id
@@ -52,7 +56,36 @@ def message_list(doc: Any) -> tuple[list[Any], str] | None:
     return None
 
 
+def is_message_response(doc: Any) -> bool:
+    """A saved Messages API response: `{id, type: "message", role: "assistant", content: [...], usage}`."""
+    return (
+        isinstance(doc, dict)
+        and doc.get("type") == "message"
+        and doc.get("role") == "assistant"
+        and isinstance(doc.get("content"), list)
+    )
+
+
+def as_request(doc: Any) -> Any:
+    """A response alone, a request with its `response`, or a logger's `{request, response}` as one request
+    whose last message is the response (it carries the usage and the response id)."""
+    doc = unwrap_exchange(doc)
+    if is_message_response(doc):
+        return {"model": doc.get("model"), "id": doc.get("id"), "messages": [doc]}
+    if isinstance(doc, dict) and is_message_response(doc.get("response")) and isinstance(doc.get("messages"), list):
+        response = doc["response"]
+        request = {k: v for k, v in doc.items() if k != "response"}
+        request["messages"] = [*doc["messages"], response]
+        if isinstance(response.get("id"), str) and "id" not in doc:
+            request["id"] = response["id"]
+        return request
+    return doc
+
+
 def is_anthropic(doc: Any) -> bool:
+    raw = unwrap_exchange(doc)
+    if is_message_response(raw) or (isinstance(raw, dict) and is_message_response(raw.get("response"))):
+        return message_list(as_request(raw)) is not None
     return message_list(doc) is not None and anthropic_evidence(doc)
 
 
@@ -182,6 +215,7 @@ class AnthropicImporter(SingleThreadImporter):
         return guarded_sniff(lambda s: is_anthropic(parsed_if(s, b"[{")), source)
 
     def build(self, doc: Any, source: Source, where: Where) -> Thread:
+        doc = as_request(doc)
         found = message_list(doc)
         if found is None:
             if isinstance(doc, dict):

@@ -15,11 +15,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    FunctionMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.messages.tool import tool_call
 
 from engine.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats.source import Source, ThreadRef
-from engine.thread import RecordedUsage, Thread
+from engine.thread import RecordedUsage, Thread, stable_id
 
 # How many leading items a sniff inspects: enough to see past a leading system message,
 # few enough to stay cheap on a 100k-item list.
@@ -200,6 +208,75 @@ def anthropic_evidence(doc: Any) -> bool:
             if btype == "image" and isinstance(block.get("source"), dict):
                 return True
     return False
+
+
+def unwrap_exchange(doc: Any) -> Any:
+    """A logger's `{request: {...}, response: {...}}` record as the request with its `response` inside.
+
+    LLM proxies and loggers save one API call this way; the importers read a request that carries
+    its `response` key, so both shapes load the same.
+    """
+    if (
+        isinstance(doc, dict)
+        and isinstance(doc.get("request"), dict)
+        and ("messages" in doc["request"] or "input" in doc["request"])
+    ):
+        merged = dict(doc["request"])
+        if "response" in doc:
+            merged["response"] = doc["response"]
+        return merged
+    return doc
+
+
+# -- LangChain message fix-ups -----------------------------------------------------------------
+
+
+def upgrade_function_calls(messages: list[BaseMessage]) -> list[BaseMessage]:
+    """LangChain 0.0/0.1 function calling as tool calls, so calls and results pair like newer ones.
+
+    An AI message with `additional_kwargs["function_call"]` (and no tool calls) gets that call as a tool
+    call; the FunctionMessage answering it becomes a ToolMessage with the same call id.
+    """
+    out: list[BaseMessage] = []
+    open_call: str | None = None
+    for position, m in enumerate(messages):
+        legacy = m.additional_kwargs.get("function_call") if isinstance(m, AIMessage) else None
+        if isinstance(m, AIMessage) and isinstance(legacy, dict) and not m.tool_calls and isinstance(legacy.get("name"), str):
+            args, _error = parse_arguments(legacy.get("arguments"))
+            if args is not None:
+                open_call = stable_id_for_call(m, position, legacy)
+                m.tool_calls = [tool_call(name=legacy["name"], args=args, id=open_call)]
+        elif isinstance(m, FunctionMessage):
+            call_id = open_call or stable_id_for_call(m, position, m.name)
+            open_call = None
+            m = ToolMessage(content=m.content, tool_call_id=call_id, name=m.name, id=m.id, additional_kwargs=m.additional_kwargs)
+        out.append(m)
+    return out
+
+
+def stable_id_for_call(message: BaseMessage, position: int, content: Any) -> str:
+    return stable_id("call", position, (message.id, content))
+
+
+def apply_removals(messages: list[BaseMessage]) -> tuple[list[BaseMessage], list[str]]:
+    """Apply RemoveMessage entries as LangGraph's `add_messages` does: each drops the earlier message
+    with its id (`__remove_all__` drops everything before it). Returns the kept messages and the ids removed."""
+    kept: list[BaseMessage] = []
+    removed: list[str] = []
+    for m in messages:
+        if not isinstance(m, RemoveMessage):
+            kept.append(m)
+            continue
+        target = str(m.id)
+        if target == "__remove_all__":
+            removed.extend(str(k.id) for k in kept)
+            kept = []
+            continue
+        before = len(kept)
+        kept = [k for k in kept if k.id != target]
+        if len(kept) < before:
+            removed.append(target)
+    return kept, removed
 
 
 # -- thread assembly -------------------------------------------------------------------------

@@ -1,25 +1,33 @@
 """LangChain `messages_to_dict` JSON: a list of `{type, data}`, or `{"messages": [...]}` holding one.
 
+Also the flat form, one `message.model_dump()` per item (`{type: "human", content, id, ...}` without
+`data`), which LangGraph state exports and tracing tools (Langfuse's ChatML view) show.
+
 Loaded with `messages_from_dict` (lossless: ids, additional_kwargs, usage_metadata, ToolMessage status).
 Messages without an id get `stable_id("langchain_dict", position, data)`. Usage comes from each AI
 message's `usage_metadata` (whose `input_tokens` already include cache reads and writes).
+Streamed chunks (AIMessageChunk, ...) load as whole messages. Older files: a `function_call` in an AI message's additional_kwargs becomes its tool call and the
+`function` message answering it a ToolMessage; a `remove` entry (RemoveMessage) drops the earlier
+message with its id, as LangGraph's `add_messages` does, and the dropped ids go to `extra["removed"]`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import BaseMessage, messages_from_dict
+from langchain_core.messages import BaseMessage, message_chunk_to_message, messages_from_dict
 
 from engine.formats.jsonshape import (
     SingleThreadImporter,
     Where,
+    apply_removals,
     assemble,
     default_thread_id,
     guarded_sniff,
     json_type,
     model_from_messages,
     parsed_if,
+    upgrade_function_calls,
     usage_pairs,
 )
 from engine.formats.source import Source
@@ -27,9 +35,10 @@ from engine.thread import RecordedUsage, Thread, stable_id
 
 FORMAT = "langchain_dict"
 
-# The `type` values messages_from_dict understands, minus "remove" (a state edit, not a message).
+# The `type` values messages_from_dict understands ("remove" is a state edit, applied on load).
 MESSAGE_TYPES = frozenset(
     {
+        "remove",
         "human",
         "ai",
         "system",
@@ -50,14 +59,27 @@ def _is_entry(item: Any) -> bool:
     return isinstance(item, dict) and isinstance(item.get("type"), str) and isinstance(item.get("data"), dict)
 
 
+def _is_flat(item: Any) -> bool:
+    """A `model_dump()` of a message: its type and content at the top level, no `data` wrapper."""
+    return (
+        isinstance(item, dict)
+        and item.get("type") in MESSAGE_TYPES
+        and "content" in item
+        and "data" not in item
+        and "role" not in item
+    )
+
+
+def _is_message_list(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and (_is_entry(value[0]) or _is_flat(value[0]))
+
+
 def message_list(doc: Any) -> tuple[list[Any], str] | None:
     """The `{type, data}` list of a document and its JSON path, when it has that shape."""
-    if isinstance(doc, list) and doc and _is_entry(doc[0]):
+    if _is_message_list(doc):
         return doc, "$"
-    if isinstance(doc, dict):
-        inner = doc.get("messages")
-        if isinstance(inner, list) and inner and _is_entry(inner[0]):
-            return inner, "$.messages"
+    if isinstance(doc, dict) and _is_message_list(doc.get("messages")):
+        return doc["messages"], "$.messages"
     return None
 
 
@@ -69,17 +91,23 @@ def message_from_entry(entry: Any, where: Where, location: str, position: int) -
         where.fail(f"{location}.type", f"expected a message type string, got {json_type(mtype)}")
     if mtype not in MESSAGE_TYPES:
         where.fail(f"{location}.type", f"unknown message type {mtype!r}; expected one of {', '.join(sorted(MESSAGE_TYPES))}")
-    data = where.want_dict(entry.get("data"), f"{location}.data")
-    where.want_content(data.get("content"), f"{location}.data.content")
+    if "data" in entry:
+        data_at = f"{location}.data"
+        data = where.want_dict(entry.get("data"), data_at)
+    else:  # the flat model_dump() form
+        data_at, data = location, {k: v for k, v in entry.items() if k != "type"}
+    where.want_content(data.get("content"), f"{data_at}.content")
     for key in ("tool_calls", "invalid_tool_calls"):
         if key in data and data[key] is not None:
-            calls = where.want_list(data[key], f"{location}.data.{key}")
+            calls = where.want_list(data[key], f"{data_at}.{key}")
             for k, call in enumerate(calls):
-                where.want_dict(call, f"{location}.data.{key}[{k}]", "a tool call object")
+                where.want_dict(call, f"{data_at}.{key}[{k}]", "a tool call object")
+    if mtype == "remove" and not isinstance(data.get("id"), str):
+        where.fail(f"{data_at}.id", f"a remove entry needs the string id of the message it removes, got {json_type(data.get('id'))}")
     try:
         message = messages_from_dict([{"type": mtype, "data": data}])[0]
     except Exception as exc:  # pydantic validation of the fields
-        where.fail(f"{location}.data", f"invalid {mtype} message ({type(exc).__name__}: {str(exc)[:200]})")
+        where.fail(data_at, f"invalid {mtype} message ({type(exc).__name__}: {str(exc)[:200]})")
     if not message.id:
         message.id = stable_id(FORMAT, position, data)
     return message
@@ -90,6 +118,18 @@ def messages_and_usage(
 ) -> tuple[list[BaseMessage], list[tuple[BaseMessage, RecordedUsage]]]:
     messages = [message_from_entry(e, where, f"{base}[{i}]", i) for i, e in enumerate(entries)]
     return messages, usage_pairs(messages)
+
+
+def fix_up(messages: list[BaseMessage], extra: dict[str, Any]) -> list[BaseMessage]:
+    """Apply removals, turn streamed chunks into whole messages and upgrade legacy function calls.
+
+    A saved AIMessageChunk is the whole streamed reply; as a plain AIMessage it shows and counts as
+    "ai" like any other. What was removed is noted in `extra`.
+    """
+    messages, removed = apply_removals(messages)
+    if removed:
+        extra["removed"] = removed
+    return upgrade_function_calls([message_chunk_to_message(m) for m in messages])
 
 
 class LangChainDictImporter(SingleThreadImporter):
@@ -109,15 +149,19 @@ class LangChainDictImporter(SingleThreadImporter):
                 base = "$"
         else:
             entries, base = found
-        messages, usage = messages_and_usage(entries, where, base)
+        messages = [message_from_entry(e, where, f"{base}[{i}]", i) for i, e in enumerate(entries)]
+        extra: dict[str, Any] = {}
+        messages = fix_up(messages, extra)
         wrapper = doc if isinstance(doc, dict) else {}
         thread_id = wrapper.get("thread_id")
-        return assemble(
+        thread = assemble(
             messages,
-            usage,
+            usage_pairs(messages),
             thread_id=thread_id if isinstance(thread_id, str) and thread_id else default_thread_id(source),
             model=model_from_messages(messages),
         )
+        thread.extra.update(extra)
+        return thread
 
 
 IMPORTER = LangChainDictImporter()

@@ -5,6 +5,11 @@ the first key whose value is one), e.g. Deep Agents' `summarization_seed_message
 of six envelopes). Each envelope is checked before `langchain_core.load.load` runs on it, and `load`
 only admits the message classes: any other constructor (a prompt, a model, a secret) is refused
 with an error naming its class path, so loading a file never instantiates arbitrary objects.
+
+Older and newer files: LangChain 0.1's FunctionMessage (with the AI message's
+`additional_kwargs.function_call`) loads as a tool call and its ToolMessage, ChatMessage as itself,
+and a RemoveMessage (a LangGraph state edit) drops the earlier message with its id; the dropped ids
+go to `extra["removed"]` (see `langchain_dict.fix_up`).
 """
 
 from __future__ import annotations
@@ -17,8 +22,13 @@ from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
     BaseMessage,
+    ChatMessage,
+    ChatMessageChunk,
+    FunctionMessage,
+    FunctionMessageChunk,
     HumanMessage,
     HumanMessageChunk,
+    RemoveMessage,
     SystemMessage,
     SystemMessageChunk,
     ToolMessage,
@@ -36,6 +46,7 @@ from engine.formats.jsonshape import (
     parsed_if,
     usage_pairs,
 )
+from engine.formats.langchain_dict import fix_up
 from engine.formats.source import Source
 from engine.thread import Thread, stable_id
 
@@ -50,6 +61,11 @@ MESSAGE_CLASSES: tuple[type[BaseMessage], ...] = (
     HumanMessageChunk,
     SystemMessageChunk,
     ToolMessageChunk,
+    ChatMessage,
+    ChatMessageChunk,
+    FunctionMessage,
+    FunctionMessageChunk,
+    RemoveMessage,
 )
 MESSAGE_CLASS_NAMES = frozenset(c.__name__ for c in MESSAGE_CLASSES)
 
@@ -123,15 +139,18 @@ class LangChainDumpdImporter(SingleThreadImporter):
         else:
             items, base = found
         messages = [message_from_envelope(x, where, f"{base}[{i}]", i) for i, x in enumerate(items)]
-        usage = usage_pairs(messages)
+        extra: dict[str, Any] = {}
+        messages = fix_up(messages, extra)
         wrapper = doc if isinstance(doc, dict) else {}
         thread_id = wrapper.get("thread_id")
-        return assemble(
+        thread = assemble(
             messages,
-            usage,
+            usage_pairs(messages),
             thread_id=thread_id if isinstance(thread_id, str) and thread_id else default_thread_id(source),
             model=model_from_messages(messages),
         )
+        thread.extra.update(extra)
+        return thread
 
 
 IMPORTER = LangChainDumpdImporter()

@@ -18,33 +18,40 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from engine.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats.jsonshape import (
     SingleThreadImporter,
     Where,
     anthropic_evidence,
     assemble,
     default_thread_id,
+    first_byte,
     guarded_sniff,
     is_role_list,
     parsed_if,
+    unwrap_exchange,
     usage_from_openai,
 )
 from engine.formats.openai_messages import CHAT_DUMP_KEYS, OpenAIMessageReader
-from engine.formats.source import Source
+from engine.formats.source import Source, ThreadRef
 from engine.thread import RecordedUsage, Thread
 
 FORMAT = "openai_chat"
 
 
 def is_chat_dump(doc: Any) -> bool:
+    doc = unwrap_exchange(doc)
     if not isinstance(doc, dict):
         return False
+    response = doc.get("response")
+    if isinstance(response, dict) and (response.get("type") == "message" or "output" in response):
+        return False  # an Anthropic or Responses reply: those formats read it
     messages = doc.get("messages")
     if messages is None:
         return str(doc.get("object", "")).startswith("chat.completion") and isinstance(doc.get("choices"), list)
     if not (is_role_list(messages) or messages == []):
         return False
-    return bool(CHAT_DUMP_KEYS & doc.keys()) and not anthropic_evidence(doc)
+    return bool((CHAT_DUMP_KEYS | {"response"}) & doc.keys()) and not anthropic_evidence(doc)
 
 
 def tool_schemas(doc: dict[str, Any], where: Where) -> list[dict[str, Any]]:
@@ -71,55 +78,134 @@ def tool_schemas(doc: dict[str, Any], where: Where) -> list[dict[str, Any]]:
     return schemas
 
 
+def _at(root: str, path: str) -> str:
+    """A JSON path under a record's root (`$`, or `line 3: $` for a JSONL record)."""
+    return root + path[1:] if root != "$" else path
+
+
+def build_record(doc: Any, where: Where, fallback_id: str, root: str = "$") -> Thread:
+    """One chat-completions record (request, request + response, or response alone) as a thread."""
+    doc = unwrap_exchange(where.want_dict(doc, root, "a chat-completions object with 'messages'"))
+    response = doc.get("response")
+    if response is not None:
+        # A logger's request with its response (`{model, messages, response: {choices, usage}}`).
+        response = where.want_dict(response, _at(root, "$.response"), "a chat.completion object")
+        reply, reply_at = response, "$.response"
+    else:
+        reply, reply_at = doc, "$"
+    raw_messages = doc.get("messages")
+    if raw_messages is None and "choices" not in reply:
+        where.fail(_at(root, "$.messages"), "chat-completions dump has no 'messages'")
+    reader = OpenAIMessageReader(where, id_prefix=FORMAT)
+    messages: list[BaseMessage] = []
+    if raw_messages is not None:
+        messages = reader.read_all(where.want_list(raw_messages, _at(root, "$.messages")), _at(root, "$.messages"))
+    extra: dict[str, Any] = {}
+    final: BaseMessage | None = None
+    choices = reply.get("choices")
+    choices_at = _at(root, f"{reply_at}.choices")
+    if choices is not None:
+        choices = where.want_list(choices, choices_at)
+        if choices:
+            choice = where.want_dict(choices[0], f"{choices_at}[0]", "a choice object")
+            raw_final = where.want_dict(choice.get("message"), f"{choices_at}[0].message")
+            final = reader.read({"role": "assistant", **raw_final}, f"{choices_at}[0].message", len(messages))
+            if final is not None:
+                messages.append(final)
+            if isinstance(choice.get("finish_reason"), str):
+                extra["finish_reason"] = choice["finish_reason"]
+        if len(choices) > 1:
+            extra["choices"] = len(choices)
+    usage = list(reader.usage)
+    if reply.get("usage") is not None:
+        usage_at = _at(root, f"{reply_at}.usage")
+        recorded = usage_from_openai(where.want_dict(reply["usage"], usage_at), where, usage_at)
+        if recorded is not None and isinstance(final, AIMessage):
+            usage.append((final, recorded))
+        elif recorded is not None:
+            extra["usage"] = recorded.to_dict()
+    model = where.want_str(doc.get("model"), _at(root, "$.model"), optional=True)
+    if not model and isinstance(reply.get("model"), str):
+        model = reply["model"]
+    thread = assemble(
+        messages,
+        _dedupe(usage),
+        thread_id=record_id(doc) or fallback_id,
+        model=model or None,
+        tools=tool_schemas(doc, where),
+    )
+    thread.extra.update(reader.extra)
+    thread.extra.update(extra)
+    return thread
+
+
+def record_id(doc: dict[str, Any]) -> str | None:
+    """The record's own id: the response's (`chatcmpl-...`), else the dump's."""
+    response = doc.get("response")
+    for node in (response if isinstance(response, dict) else {}, doc):
+        if isinstance(node.get("id"), str) and node["id"]:
+            return str(node["id"])
+    return None
+
+
+def jsonl_records(source: Source) -> bool:
+    """Whether the file is JSON Lines whose first record is a chat-completions dump."""
+    if source.is_sqlite() or first_byte(source) != b"{" or source.try_json() is not None:
+        return False
+    rows = source.first_jsonl(5)
+    return bool(rows) and all(isinstance(r, dict) for r in rows) and is_chat_dump(rows[0])
+
+
 class OpenAIChatImporter(SingleThreadImporter):
+    """One dump per JSON file, or one per line of a JSONL log (several threads)."""
+
     name = FORMAT
 
     def sniff(self, source: Source) -> bool:
-        return guarded_sniff(lambda s: is_chat_dump(parsed_if(s, b"{")), source)
+        return guarded_sniff(lambda s: is_chat_dump(parsed_if(s, b"{")) or jsonl_records(s), source)
 
     def build(self, doc: Any, source: Source, where: Where) -> Thread:
-        doc = where.want_dict(doc, "$", "a chat-completions object with 'messages'")
-        raw_messages = doc.get("messages")
-        if raw_messages is None and "choices" not in doc:
-            where.fail("$.messages", "chat-completions dump has no 'messages'")
-        reader = OpenAIMessageReader(where, id_prefix=FORMAT)
-        messages: list[BaseMessage] = []
-        if raw_messages is not None:
-            messages = reader.read_all(where.want_list(raw_messages, "$.messages"), "$.messages")
-        extra: dict[str, Any] = {}
-        final: BaseMessage | None = None
-        choices = doc.get("choices")
-        if choices is not None:
-            choices = where.want_list(choices, "$.choices")
-            if choices:
-                choice = where.want_dict(choices[0], "$.choices[0]", "a choice object")
-                raw_final = where.want_dict(choice.get("message"), "$.choices[0].message")
-                final = reader.read({"role": "assistant", **raw_final}, "$.choices[0].message", len(messages))
-                if final is not None:
-                    messages.append(final)
-                if isinstance(choice.get("finish_reason"), str):
-                    extra["finish_reason"] = choice["finish_reason"]
-            if len(choices) > 1:
-                extra["choices"] = len(choices)
-        usage = list(reader.usage)
-        if doc.get("usage") is not None:
-            raw_usage = where.want_dict(doc["usage"], "$.usage")
-            recorded = usage_from_openai(raw_usage, where, "$.usage")
-            if recorded is not None and isinstance(final, AIMessage):
-                usage.append((final, recorded))
-            elif recorded is not None:
-                extra["usage"] = recorded.to_dict()
-        model = where.want_str(doc.get("model"), "$.model", optional=True)
-        thread_id = doc.get("id") if isinstance(doc.get("id"), str) and doc.get("id") else default_thread_id(source)
-        thread = assemble(
-            messages,
-            _dedupe(usage),
-            thread_id=thread_id,
-            model=model or None,
-            tools=tool_schemas(doc, where),
-        )
-        thread.extra.update(reader.extra)
-        thread.extra.update(extra)
+        return build_record(doc, where, default_thread_id(source))
+
+    def _lines(self, source: Source, where: Where) -> list[tuple[str, int, Any]]:
+        """`(thread_id, line, record)` per JSONL line; ids are the records' own when unique."""
+        try:
+            rows = source.jsonl()
+        except ThreadLoadError as exc:
+            raise where.unparseable(exc) from None
+        stem = default_thread_id(source)
+        own = [record_id(unwrap_exchange(r)) if isinstance(r, dict) else None for _, r in rows]
+        out = []
+        for (line, record), rid in zip(rows, own, strict=True):
+            unique = rid is not None and own.count(rid) == 1
+            out.append((rid if unique and rid else f"{stem}-line{line}", line, record))
+        return out
+
+    def list_threads(self, source: Source) -> list[ThreadRef]:
+        if not jsonl_records(source):
+            return super().list_threads(source)
+        where = Where(source.label, self.name)
+        refs = []
+        for tid, line, record in self._lines(source, where):
+            thread = build_record(record, where, tid, root=f"line {line}: $")
+            refs.append(ThreadRef(tid, None, len(thread.messages)))
+        return refs
+
+    def load(self, source: Source, thread_id: str | None) -> Thread:
+        if not jsonl_records(source):
+            return super().load(source, thread_id)
+        where = Where(source.label, self.name)
+        lines = self._lines(source, where)
+        if not lines:
+            where.fail("line 1", "the file holds no records")
+        ids = [tid for tid, _, _ in lines]
+        if thread_id is not None and thread_id not in ids:
+            shown = ", ".join(ids[:10]) + (f" … ({len(ids)} threads)" if len(ids) > 10 else "")
+            raise ThreadNotFoundError(f"thread {thread_id!r} not found; threads: {shown}", path=source.label, format=FORMAT)
+        tid, line, record = lines[ids.index(thread_id) if thread_id is not None else 0]
+        thread = build_record(record, where, tid, root=f"line {line}: $")
+        thread.thread_id = tid
+        thread.source_format = FORMAT
         return thread
 
 

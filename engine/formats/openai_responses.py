@@ -5,7 +5,9 @@ Items become messages this way:
   `input_text` / `output_text` become text; a single text part becomes a plain string);
 - output items (assistant `message`, `reasoning`, `function_call`, `custom_tool_call` and built-in
   `*_call` items) are grouped: consecutive output items created by one response (`created_by`)
-  form one AIMessage, whose id is that response id. Its content is the assistant text; function
+  form one AIMessage, whose id is that response id. Client-run built-in calls (`computer_call`,
+  `local_shell_call`, ...) answered by a `*_call_output` become tool calls named by their type (args:
+  the `action`). Its content is the assistant text; function
   calls become tool calls (the `call_id` is the tool-call id, `arguments` a JSON string; arguments
   that do not parse to an object become invalid_tool_calls); item ids of the calls are kept in
   `additional_kwargs["__openai_function_call_ids__"]` and built-in calls in
@@ -24,7 +26,9 @@ The storymachine sample is oldest first by both tests (its call precedes its out
 
 A Response object (`{object: "response", output, usage, instructions}`, optionally with the request
 `input`) also loads: `instructions` become the system prompt and `usage.input_tokens` the
-RecordedUsage of its AI message.
+RecordedUsage of its AI message. So does a request body (`{model, input, instructions?, tools?}`,
+which loggers save with or without its `response`, or as `{request, response}`); `tools` become
+`thread.tools` (built-in tools named by their type).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from engine.formats.jsonshape import (
     leading,
     parse_arguments,
     parsed_if,
+    unwrap_exchange,
     usage_from_openai,
 )
 from engine.formats.source import Source
@@ -74,6 +79,8 @@ ITEM_TYPES = frozenset(
         "item_reference",
     }
 )
+# Built-in calls the client carries out and answers with a `*_call_output` item: tool calls by call_id.
+CLIENT_CALLS = frozenset({"computer_call", "local_shell_call", "shell_call", "apply_patch_call"})
 PART_TYPES = frozenset({"input_text", "output_text", "refusal", "input_image", "input_file", "input_audio"})
 TEXT_PARTS = frozenset({"input_text", "output_text", "text"})
 INPUT_ROLES = {"user": HumanMessage, "system": SystemMessage, "developer": SystemMessage}
@@ -107,6 +114,48 @@ def item_list(doc: Any) -> tuple[list[Any], str] | None:
 
 def is_response(doc: Any) -> bool:
     return isinstance(doc, dict) and doc.get("object") == "response" and isinstance(doc.get("output"), list)
+
+
+def is_request(doc: Any) -> bool:
+    """A `responses.create` request body (`{model, input, instructions?, tools?}`), maybe with its response."""
+    return (
+        isinstance(doc, dict)
+        and "messages" not in doc
+        and isinstance(doc.get("input"), (str, list))
+        and ("model" in doc or "instructions" in doc)
+        and (not isinstance(doc.get("response"), dict) or is_response(doc["response"]))
+    )
+
+
+def as_response(doc: Any) -> Any:
+    """A request (or a logger's `{request, response}`) merged with its response into one Response shape."""
+    doc = unwrap_exchange(doc)
+    if is_response(doc) or not is_request(doc):
+        return doc
+    merged = {k: v for k, v in doc.items() if k != "response"}
+    response = doc.get("response")
+    if isinstance(response, dict):
+        merged.update({k: v for k, v in response.items() if k != "input"})
+        if response.get("instructions") is None and doc.get("instructions") is not None:
+            merged["instructions"] = doc["instructions"]
+    merged.setdefault("output", [])
+    merged["object"] = "response"
+    return merged
+
+
+def tool_schemas(doc: dict[str, Any], where: Where) -> list[dict[str, Any]]:
+    """Responses `tools` as `{name, description, parameters}`; built-in tools are named by their type."""
+    schemas: list[dict[str, Any]] = []
+    raw = doc.get("tools")
+    for k, tool in enumerate(where.want_list(raw if raw is not None else [], "$.tools")):
+        tool = where.want_dict(tool, f"$.tools[{k}]", "a tool object")
+        name = tool.get("name") if isinstance(tool.get("name"), str) else tool.get("type")
+        if not isinstance(name, str):
+            where.fail(f"$.tools[{k}].name", f"tool needs a name or a type, got {json_type(name)}")
+        description = tool.get("description") if isinstance(tool.get("description"), str) else ""
+        parameters = tool.get("parameters") if isinstance(tool.get("parameters"), dict) else {}
+        schemas.append({"name": name, "description": description, "parameters": parameters})
+    return schemas
 
 
 def is_output(item: dict[str, Any]) -> bool:
@@ -234,6 +283,15 @@ class _Builder:
                 reasoning.append(item)
             elif itype in ("function_call", "custom_tool_call"):
                 self._call(item, location, calls, invalid, call_item_ids)
+            elif itype in CLIENT_CALLS and isinstance(item.get("call_id"), str):
+                # Its output comes back as a tool result, so it pairs like a function call.
+                name = itype.removesuffix("_call")
+                self.call_names[item["call_id"]] = name
+                raw_action = item.get("action")
+                action: dict[str, Any] = raw_action if isinstance(raw_action, dict) else {"action": raw_action}
+                calls.append(tool_call(name=name, args=action, id=item["call_id"]))
+                if isinstance(item.get("id"), str):
+                    call_item_ids[item["call_id"]] = item["id"]
             else:
                 builtin.append(item)
         kwargs: dict[str, Any] = {}
@@ -289,7 +347,7 @@ class OpenAIResponsesImporter(SingleThreadImporter):
     def sniff(self, source: Source) -> bool:
         def probe(s: Source) -> bool:
             doc = parsed_if(s, b"[{")
-            return item_list(doc) is not None or is_response(doc)
+            return item_list(doc) is not None or is_response(as_response(doc))
 
         return guarded_sniff(probe, source)
 
@@ -299,7 +357,10 @@ class OpenAIResponsesImporter(SingleThreadImporter):
         system_prompt: str | None = None
         model: str | None = None
         extra: dict[str, Any] = {}
+        tools: list[dict[str, Any]] = []
+        doc = as_response(doc)
         if is_response(doc):
+            tools = tool_schemas(doc, where)
             instructions = doc.get("instructions")
             if isinstance(instructions, str) and instructions:
                 system_prompt = instructions
@@ -339,7 +400,9 @@ class OpenAIResponsesImporter(SingleThreadImporter):
                 builder.add(items[i], f"{base}[{i}]", i)
             builder.close()
             thread_id = default_thread_id(source)
-        return_thread = assemble(builder.messages, usage, thread_id=thread_id, model=model, system_prompt=system_prompt)
+        return_thread = assemble(
+            builder.messages, usage, thread_id=thread_id, model=model, system_prompt=system_prompt, tools=tools
+        )
         return_thread.extra.update(extra)
         return return_thread
 

@@ -1,0 +1,359 @@
+"""Shapes of real files of the JSON chat formats that other tools and versions write.
+
+Each fixture is hand-written to reproduce one shape seen in public files (SDK test snapshots, proxy
+and observability-tool fixtures, LangChain 0.1 to 1.x serialisations); no real content is copied.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage
+
+from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.formats import detect_format, importers, list_threads, load_thread, open_source
+from engine.thread import RecordedUsage
+
+
+def blob(doc: Any) -> bytes:
+    return json.dumps(doc).encode()
+
+
+def load_doc(doc: Any, name: str = "doc.json", **kw: Any):  # type: ignore[no-untyped-def]
+    return load_thread(data=blob(doc), name=name, **kw)
+
+
+def claimed_by(data: bytes, name: str = "doc.json") -> list[str]:
+    source = open_source(data=data, name=name)
+    return [fmt for fmt, imp in importers().items() if imp.sniff(source)]
+
+
+def roles(thread) -> list[str]:  # type: ignore[no-untyped-def]
+    return [m.type for m in thread.messages]
+
+
+# -- LangChain ---------------------------------------------------------------------------------
+
+
+def flat(mtype: str, content: Any, **fields: Any) -> dict[str, Any]:
+    """One message as `model_dump()` writes it (no `data` wrapper)."""
+    return {"content": content, "additional_kwargs": {}, "response_metadata": {}, "type": mtype, "name": None, **fields}
+
+
+def test_flat_model_dump_messages_load_as_langchain_dict() -> None:
+    doc = {
+        "messages": [
+            flat("human", "weather in sf?", id="h-1", example=False),
+            flat(
+                "ai",
+                "",
+                id="run-1-0",
+                tool_calls=[{"name": "search", "args": {"q": "sf"}, "id": "call_a", "type": "tool_call"}],
+                invalid_tool_calls=[],
+                usage_metadata={"input_tokens": 48, "output_tokens": 17, "total_tokens": 65, "input_token_details": {"cache_read": 0}},
+                response_metadata={"model_name": "gpt-4o-mini-2024-07-18", "finish_reason": "tool_calls"},
+            ),
+            flat("tool", "foggy", id="t-1", tool_call_id="call_a", status="success", artifact=None),
+            flat("ai", "It is foggy.", id="run-2-0", tool_calls=[], invalid_tool_calls=[]),
+        ]
+    }
+    assert claimed_by(blob(doc)) == ["langchain_dict"]
+    thread = load_doc(doc)
+    assert thread.source_format == "langchain_dict"
+    assert roles(thread) == ["human", "ai", "tool", "ai"]
+    assert [m.id for m in thread.messages] == ["h-1", "run-1-0", "t-1", "run-2-0"]
+    assert thread.tool_calls() == [{"name": "search", "args": {"q": "sf"}, "id": "call_a", "type": "tool_call"}]
+    assert thread.model == "gpt-4o-mini-2024-07-18"
+    assert thread.usage == {"run-1-0": RecordedUsage(input_tokens=48, output_tokens=17)}
+
+
+def test_flat_bare_list_and_bad_flat_content_names_the_place() -> None:
+    assert roles(load_doc([flat("system", "s"), flat("human", "h")])) == ["system", "human"]
+    with pytest.raises(ThreadLoadError) as err:
+        load_doc([flat("human", "h"), flat("ai", 7)])
+    assert err.value.format == "langchain_dict"
+    assert err.value.location == "$[1].content"
+
+
+def test_dict_entries_of_older_versions_chunks_function_chat_remove() -> None:
+    entries = [
+        {"type": "human", "data": {"content": "add 1 and 1", "id": "h1", "example": False}},
+        {"type": "ai", "data": {"content": "", "id": "a1", "additional_kwargs": {"function_call": {"name": "add", "arguments": "{\"a\": 1, \"b\": 1}"}}}},
+        {"type": "function", "data": {"content": "2", "name": "add", "id": "f1"}},
+        {"type": "chat", "data": {"content": "looks right", "role": "reviewer", "id": "c1"}},
+        {"type": "AIMessageChunk", "data": {"content": "The sum is 2.", "id": "a2", "tool_call_chunks": [],
+                                            "usage_metadata": {"input_tokens": 30, "output_tokens": 5, "total_tokens": 35}}},
+        {"type": "remove", "data": {"content": "", "id": "c1"}},
+        {"type": "remove", "data": {"content": "", "id": "not-there"}},
+    ]
+    thread = load_doc(entries)
+    assert roles(thread) == ["human", "ai", "tool", "ai"]
+    call = thread.tool_calls()[0]
+    assert (call["name"], call["args"]) == ("add", {"a": 1, "b": 1})
+    result = thread.messages[2]
+    assert isinstance(result, ToolMessage) and result.tool_call_id == call["id"] and result.name == "add"
+    assert type(thread.messages[3]) is AIMessage  # the chunk, as a whole message
+    assert thread.usage == {"a2": RecordedUsage(input_tokens=30, output_tokens=5)}
+    assert thread.extra["removed"] == ["c1"]
+    # the same file loads to the same ids
+    assert [m.id for m in load_doc(entries).messages] == [m.id for m in thread.messages]
+    assert load_doc(entries).tool_calls()[0]["id"] == call["id"]
+
+
+def test_chat_message_is_kept_and_remove_all_clears_what_came_before() -> None:
+    entries = [
+        {"type": "human", "data": {"content": "old", "id": "h0"}},
+        {"type": "remove", "data": {"content": "", "id": "__remove_all__"}},
+        {"type": "chat", "data": {"content": "note", "role": "moderator", "id": "c1"}},
+    ]
+    thread = load_doc(entries)
+    assert len(thread.messages) == 1 and isinstance(thread.messages[0], ChatMessage)
+    assert thread.messages[0].role == "moderator"
+    assert thread.extra["removed"] == ["h0"]
+    with pytest.raises(ThreadLoadError) as err:
+        load_doc([{"type": "remove", "data": {"content": ""}}])
+    assert err.value.location == "$[0].data.id"
+
+
+def envelope(cls: str, **kwargs: Any) -> dict[str, Any]:
+    return {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", cls], "kwargs": kwargs}
+
+
+def test_dumpd_function_chat_remove_and_chunk_classes_load() -> None:
+    items = [
+        envelope("HumanMessage", content="add", id="h1"),
+        envelope("AIMessage", content="", id="a1", additional_kwargs={"function_call": {"name": "add", "arguments": "{}"}}),
+        envelope("FunctionMessage", content="2", name="add", id="f1"),
+        envelope("ChatMessage", content="ok", role="reviewer", id="c1"),
+        envelope("AIMessageChunk", content="done", id="a2"),
+        envelope("RemoveMessage", id="h1"),
+    ]
+    thread = load_doc({"messages": items})
+    assert thread.source_format == "langchain_dumpd"
+    assert roles(thread) == ["ai", "tool", "chat", "ai"]
+    assert [m.id for m in thread.messages] == ["a1", "f1", "c1", "a2"]
+    assert thread.messages[1].tool_call_id == thread.tool_calls()[0]["id"]  # type: ignore[attr-defined]
+    assert thread.extra["removed"] == ["h1"]
+
+
+def test_dumpd_still_refuses_non_message_classes() -> None:
+    bad = {"lc": 1, "type": "constructor", "id": ["langchain", "prompts", "PromptTemplate"], "kwargs": {}}
+    with pytest.raises(ThreadLoadError) as err:
+        load_doc([envelope("HumanMessage", content="x"), bad])
+    assert err.value.location == "$[1].id"
+
+
+# -- OpenAI chat ---------------------------------------------------------------------------------
+
+REQUEST: dict[str, Any] = {
+    "model": "gpt-4o",
+    "messages": [
+        {"role": "system", "content": "Be helpful."},
+        {"role": "user", "name": "alice", "content": [
+            {"type": "text", "text": "What is in this image?"},
+            {"type": "image_url", "image_url": {"url": "https://example.test/a.png", "detail": "low"}},
+        ]},
+    ],
+    "tools": [{"type": "function", "function": {"name": "look", "description": "Look", "parameters": {"type": "object"}}}],
+}
+RESPONSE: dict[str, Any] = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion",
+    "model": "gpt-4o-2024-08-06",
+    "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+        "role": "assistant", "content": None, "refusal": None,
+        "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "look", "arguments": "{\"x\": 1}"}}],
+    }}],
+    "usage": {"prompt_tokens": 82, "completion_tokens": 17, "total_tokens": 99, "prompt_tokens_details": {"cached_tokens": 64}},
+}
+
+
+@pytest.mark.parametrize("doc", [{**REQUEST, "response": RESPONSE}, {"request": REQUEST, "response": RESPONSE}], ids=["inline", "wrapped"])
+def test_chat_request_with_its_response_appends_the_reply_and_usage(doc: dict[str, Any]) -> None:
+    assert claimed_by(blob(doc)) == ["openai_chat"]
+    thread = load_doc(doc)
+    assert roles(thread) == ["system", "human", "ai"]
+    assert thread.thread_id == "chatcmpl-1"
+    assert thread.model == "gpt-4o"
+    assert thread.messages[1].name == "alice"
+    assert thread.tool_calls() == [{"name": "look", "args": {"x": 1}, "id": "call_1", "type": "tool_call"}]
+    final = thread.messages[-1]
+    assert thread.usage == {final.id: RecordedUsage(input_tokens=82, output_tokens=17)}
+    assert thread.extra["finish_reason"] == "tool_calls"
+    assert [t["name"] for t in thread.tools] == ["look"]
+
+
+def test_chat_response_that_is_not_a_chat_completion_is_a_clear_error() -> None:
+    with pytest.raises(ThreadLoadError) as err:
+        load_doc({**REQUEST, "response": "oops"})
+    assert (err.value.format, err.value.location) == ("openai_chat", "$.response")
+
+
+def jsonl(records: list[Any]) -> bytes:
+    return "\n".join(json.dumps(r) for r in records).encode() + b"\n"
+
+
+def test_jsonl_of_requests_is_one_thread_per_line() -> None:
+    records = [
+        {**REQUEST, "response": {**RESPONSE, "id": "chatcmpl-a"}},
+        {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]},
+        {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "q2"}], "response": {**RESPONSE, "id": "chatcmpl-a"}},
+    ]
+    data = jsonl(records)
+    assert claimed_by(data, "log.jsonl") == ["openai_chat"]
+    refs = list_threads(data=data, name="log.jsonl")
+    # a response id names its thread when unique in the file; else the line number does
+    assert [(r.thread_id, r.messages) for r in refs] == [("log-line1", 3), ("log-line2", 2), ("log-line3", 2)]
+    first = load_thread(data=data, name="log.jsonl")
+    assert first.thread_id == "log-line1" and first.source_format == "openai_chat"
+    second = load_thread(data=data, name="log.jsonl", thread_id="log-line2")
+    assert roles(second) == ["human", "ai"] and second.model == "gpt-4o-mini"
+    unique = jsonl([{**REQUEST, "response": {**RESPONSE, "id": f"chatcmpl-{i}"}} for i in range(2)])
+    assert [r.thread_id for r in list_threads(data=unique, name="u.jsonl")] == ["chatcmpl-0", "chatcmpl-1"]
+    with pytest.raises(ThreadNotFoundError):
+        load_thread(data=data, name="log.jsonl", thread_id="nope")
+
+
+def test_jsonl_bad_line_names_the_line() -> None:
+    data = jsonl([REQUEST, {"model": "m", "messages": [{"role": "robot", "content": "x"}]}])
+    with pytest.raises(ThreadLoadError) as err:
+        list_threads(data=data, name="log.jsonl")
+    assert (err.value.format, err.value.location) == ("openai_chat", "line 2: $.messages[0].role")
+
+
+# -- OpenAI Responses ------------------------------------------------------------------------------
+
+RESPONSES_REQUEST: dict[str, Any] = {
+    "model": "gpt-5",
+    "instructions": "Be brief.",
+    "tools": [{"type": "function", "name": "weather", "parameters": {"type": "object"}}, {"type": "web_search_preview"}],
+    "input": [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"},
+        {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "weather", "arguments": "{\"city\": \"Paris\"}"},
+        {"type": "function_call_output", "call_id": "call_1", "output": "20C"},
+        {"type": "computer_call", "id": "cu_1", "call_id": "call_2", "action": {"type": "screenshot"}, "status": "completed"},
+        {"type": "computer_call_output", "call_id": "call_2", "output": {"type": "computer_screenshot", "image_url": "data:,"}},
+    ],
+}
+
+
+def test_responses_request_body_loads_with_instructions_tools_and_client_calls() -> None:
+    assert claimed_by(blob(RESPONSES_REQUEST)) == ["openai_responses"]
+    thread = load_doc(RESPONSES_REQUEST)
+    assert roles(thread) == ["system", "human", "ai", "tool", "ai", "tool"]
+    assert thread.system_prompt == "Be brief." and thread.model == "gpt-5"
+    assert [t["name"] for t in thread.tools] == ["weather", "web_search_preview"]
+    assert [(c["name"], c["id"]) for c in thread.tool_calls()] == [("weather", "call_1"), ("computer", "call_2")]
+    assert thread.tool_calls()[1]["args"] == {"type": "screenshot"}
+    assert [m.tool_call_id for m in thread.messages if isinstance(m, ToolMessage)] == ["call_1", "call_2"]
+    assert thread.messages[-1].name == "computer"
+
+
+def test_responses_request_with_response_appends_output_and_usage() -> None:
+    response = {
+        "id": "resp_9", "object": "response", "model": "gpt-5-2025-08-07", "instructions": None,
+        "output": [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                    "content": [{"type": "output_text", "text": "Sunny.", "annotations": []}]}],
+        "usage": {"input_tokens": 120, "input_tokens_details": {"cached_tokens": 100}, "output_tokens": 4},
+    }
+    for doc in ({**RESPONSES_REQUEST, "response": response}, {"request": RESPONSES_REQUEST, "response": response}):
+        thread = load_doc(doc)
+        assert thread.source_format == "openai_responses"
+        assert thread.thread_id == "resp_9"
+        assert thread.system_prompt == "Be brief."  # the response's null instructions keep the request's
+        assert roles(thread)[-1] == "ai" and thread.messages[-1].content == "Sunny."
+        assert thread.usage == {"resp_9": RecordedUsage(input_tokens=120, output_tokens=4)}
+
+
+# -- Anthropic ------------------------------------------------------------------------------------
+
+ANTHROPIC_RESPONSE: dict[str, Any] = {
+    "id": "msg_01", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+    "content": [
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "elephant weight"}},
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+         "content": [{"type": "web_search_result", "url": "https://example.test", "title": "T", "encrypted_content": "e"}]},
+        {"type": "text", "text": "About 6 t.", "citations": [{"type": "web_search_result_location", "url": "https://example.test"}]},
+    ],
+    "stop_reason": "end_turn",
+    "usage": {"input_tokens": 2000, "cache_read_input_tokens": 500, "cache_creation_input_tokens": 0, "output_tokens": 100,
+              "server_tool_use": {"web_search_requests": 1}},
+}
+
+
+def test_anthropic_response_alone_is_a_one_message_thread() -> None:
+    text_only = {**ANTHROPIC_RESPONSE, "content": [{"type": "text", "text": "Hi."}]}
+    for doc in (ANTHROPIC_RESPONSE, text_only):
+        assert claimed_by(blob(doc)) == ["anthropic"]
+    thread = load_doc(ANTHROPIC_RESPONSE)
+    assert thread.thread_id == "msg_01" and thread.model == "claude-sonnet-4-5"
+    assert roles(thread) == ["ai"]
+    # server tool blocks stay in the content (they are context), and nothing becomes a client tool call
+    assert [b["type"] for b in thread.messages[0].content] == ["server_tool_use", "web_search_tool_result", "text"]  # type: ignore[index]
+    assert thread.tool_calls() == []
+    assert thread.usage == {"msg_01": RecordedUsage(2000, 100, 0, 500)}
+
+
+def test_anthropic_request_with_its_response() -> None:
+    request = {"model": "claude-sonnet-4-5", "system": "Be brief.", "messages": [{"role": "user", "content": "How heavy?"}]}
+    for doc in ({**request, "response": ANTHROPIC_RESPONSE}, {"request": request, "response": ANTHROPIC_RESPONSE}):
+        assert claimed_by(blob(doc)) == ["anthropic"]
+        thread = load_doc(doc)
+        assert roles(thread) == ["system", "human", "ai"]
+        assert thread.thread_id == "msg_01"
+        assert list(thread.usage) == ["msg_01"]
+
+
+def test_anthropic_blocks_of_every_kind_are_kept() -> None:
+    doc = {
+        "model": "claude-sonnet-4-5",
+        "system": [{"type": "text", "text": "Sys", "cache_control": {"type": "ephemeral"}}],
+        "tools": [{"name": "read", "input_schema": {"type": "object"}}, {"type": "web_search_20250305", "name": "web_search"}],
+        "messages": [
+            {"role": "user", "content": [
+                {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "Grass is green."}},
+                {"type": "text", "text": "Read it", "cache_control": {"type": "ephemeral"}},
+            ]},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "hmm", "signature": "sig"},
+                {"type": "redacted_thinking", "data": "opaque"},
+                {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a"}},
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "is_error": True,
+                 "content": [{"type": "text", "text": "ENOENT"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA=="}}]},
+                {"type": "text", "text": "again"},
+            ]},
+        ],
+    }
+    thread = load_doc(doc)
+    assert roles(thread) == ["system", "human", "ai", "tool", "human"]
+    assert [b["type"] for b in thread.messages[1].content] == ["document", "text"]  # type: ignore[index]
+    assert [b["type"] for b in thread.messages[2].content] == ["thinking", "redacted_thinking"]  # type: ignore[index]
+    result = thread.messages[3]
+    assert isinstance(result, ToolMessage) and result.status == "error" and result.name == "read"
+    assert [b["type"] for b in result.content] == ["text", "image"]  # type: ignore[union-attr]
+    assert [t["name"] for t in thread.tools] == ["read", "web_search"]
+
+
+def test_detection_of_new_shapes_is_exclusive() -> None:
+    docs = [
+        {"messages": [flat("human", "h")]},
+        {**REQUEST, "response": RESPONSE},
+        {"request": REQUEST, "response": RESPONSE},
+        RESPONSES_REQUEST,
+        {"request": RESPONSES_REQUEST},
+        ANTHROPIC_RESPONSE,
+        {"request": {"model": "c", "messages": [{"role": "user", "content": "x"}]}, "response": ANTHROPIC_RESPONSE},
+    ]
+    expected = ["langchain_dict", "openai_chat", "openai_chat", "openai_responses", "openai_responses", "anthropic", "anthropic"]
+    assert [claimed_by(blob(d)) for d in docs] == [[e] for e in expected]
+    assert [detect_format(open_source(data=blob(d), name="d.json")) for d in docs] == expected
+
+
+def test_loaded_types_are_langchain_messages() -> None:
+    thread = load_doc({"request": REQUEST, "response": RESPONSE})
+    assert [type(m) for m in thread.messages] == [SystemMessage, HumanMessage, AIMessage]
