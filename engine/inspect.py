@@ -6,7 +6,7 @@ from collections import Counter
 from itertools import accumulate
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from engine.kinds import mark
 from engine.thread import RecordedCompaction, Thread
@@ -22,11 +22,33 @@ def summary_message(compaction: RecordedCompaction) -> HumanMessage:
     return mark(HumanMessage(content=compaction.summary, id=compaction.message_id), "summary")  # type: ignore[return-value]
 
 
+def cleared_savings(thread: Thread, counter: TokenCounter) -> list[tuple[int, int, int]]:
+    """What each recorded microcompaction took out: (its index, the cleared message's index, tokens saved).
+
+    A microcompaction (Claude Code's `microcompact_boundary`, in `extra["microcompactions"]`) keeps
+    the history but replaces the content of the listed old tool results with a short placeholder,
+    so from its `index` on each of them costs what the placeholder costs.
+    """
+    records = thread.extra.get("microcompactions") or []
+    by_call = {m.tool_call_id: (i, m) for i, m in enumerate(thread.messages) if isinstance(m, ToolMessage)}
+    savings: list[tuple[int, int, int]] = []
+    for record in records:
+        placeholder = str(record.get("placeholder") or "")
+        for call_id in record.get("cleared_tool_ids") or []:
+            i, old = by_call.get(call_id, (None, None))
+            if i is None or old is None or i >= record["index"]:
+                continue
+            stub = ToolMessage(content=placeholder, tool_call_id=call_id, name=old.name, status=old.status)
+            savings.append((record["index"], i, counter.count_message(old) - counter.count_message(stub)))
+    return savings
+
+
 def step_contexts(thread: Thread, counter: TokenCounter | None = None) -> list[dict[str, Any]]:
     """One entry per AI message: the tokens of everything before it, from the last recorded compaction.
 
     Before any compaction that is every earlier message; after one it is the compaction's summary
-    plus the messages since its `index`. `recorded_input_tokens` is the source's own count, or None.
+    plus the messages since its `index`. Tool results a recorded microcompaction cleared cost their
+    placeholder from then on. `recorded_input_tokens` is the source's own count, or None.
     Without a counter, the thread's own (`counter_for_thread`: Claude threads get Anthropic framing).
     """
     counter = counter or counter_for_thread(thread)
@@ -34,6 +56,7 @@ def step_contexts(thread: Thread, counter: TokenCounter | None = None) -> list[d
     before = [0, *accumulate(sizes)]  # before[i] = tokens of messages[:i]
     compactions = sorted(thread.compactions, key=lambda c: c.index)
     summary_tokens = [counter.count_message(summary_message(c)) for c in compactions]
+    savings = cleared_savings(thread, counter)
     steps: list[dict[str, Any]] = []
     active = -1
     for i, message in enumerate(thread.messages):
@@ -41,11 +64,9 @@ def step_contexts(thread: Thread, counter: TokenCounter | None = None) -> list[d
             active += 1
         if not isinstance(message, AIMessage):
             continue
-        if active >= 0:
-            start = min(compactions[active].index, i)
-            context = summary_tokens[active] + before[i] - before[start]
-        else:
-            context = before[i]
+        start = min(compactions[active].index, i) if active >= 0 else 0
+        context = before[i] - before[start] + (summary_tokens[active] if active >= 0 else 0)
+        context -= sum(saved for at, cleared, saved in savings if at <= i and cleared >= start)
         usage = thread.usage.get(message.id) if message.id else None
         steps.append({
             "step": len(steps),
@@ -59,10 +80,24 @@ def step_contexts(thread: Thread, counter: TokenCounter | None = None) -> list[d
 
 def _final_context(thread: Thread, counter: TokenCounter) -> int:
     """Tokens a next call would be sent: the messages since the last compaction (plus its summary)."""
+    start = max((c.index for c in thread.compactions), default=0)
+    cleared = sum(saved for _, i, saved in cleared_savings(thread, counter) if i >= start)
     if not thread.compactions:
-        return counter(thread.messages)
+        return counter(thread.messages) - cleared
     last = max(thread.compactions, key=lambda c: c.index)
-    return counter.count_message(summary_message(last)) + counter(thread.messages[last.index:])
+    return counter.count_message(summary_message(last)) + counter(thread.messages[last.index:]) - cleared
+
+
+def _microcompactions(thread: Thread, counter: TokenCounter) -> list[dict[str, Any]]:
+    saved_at: Counter[int] = Counter()
+    for at, _, saved in cleared_savings(thread, counter):
+        saved_at[at] += saved
+    return [
+        {"index": r["index"], "trigger": r.get("trigger"), "pre_tokens": r.get("pre_tokens"),
+         "tokens_saved": r.get("tokens_saved"), "cleared": len(r.get("cleared_tool_ids") or []),
+         "counted_saving": saved_at[r["index"]]}
+        for r in sorted(thread.extra.get("microcompactions") or [], key=lambda r: r["index"])
+    ]
 
 
 def _largest(thread: Thread, counter: TokenCounter) -> list[dict[str, Any]]:
@@ -112,6 +147,8 @@ def inspect_thread(thread: Thread, counter: TokenCounter | None = None) -> dict[
              "summary_tokens": counter.count_message(summary_message(c))}
             for c in sorted(thread.compactions, key=lambda c: c.index)
         ],
+        "recorded_microcompactions": _microcompactions(thread, counter),
+        "skipped_records": dict(thread.extra.get("skipped_records") or {}),
         "tokens": {
             "counter": counter.name,
             "total": sum(by_category.values()),

@@ -84,6 +84,15 @@ def render_text(report: dict[str, Any], *, file: str) -> str:
         pre = f"{c['pre_tokens']:,}" if c["pre_tokens"] is not None else "?"
         lines.append(f"  before message {c['index']}: trigger {c['trigger'] or '?'}, {pre} tokens before, "
                      f"summary {c['summary_tokens']:,} tokens")
+    micro = report.get("recorded_microcompactions") or []
+    if micro:
+        lines.append(f"recorded microcompactions: {len(micro)} (old tool results cleared, history kept)")
+        for m in micro:
+            lines.append(f"  before message {m['index']}: {m['cleared']} tool results cleared, "
+                         f"{m['counted_saving']:,} tokens fewer counted here")
+    skipped = report.get("skipped_records") or {}
+    if skipped:
+        lines.append(f"skipped records: {_counts(dict(sorted(skipped.items(), key=lambda kv: -kv[1])), limit=6)}")
     peak_at = f" at step {tokens['peak_step']}" if tokens["peak_step"] is not None else " (after the last message)"
     lines.append(f"tokens ({tokens['counter']}): total {tokens['total']:,}, peak context {tokens['peak']:,}{peak_at}")
     by_category = {k: v for k, v in sorted(tokens["by_category"].items(), key=lambda kv: -kv[1]) if v}
@@ -94,7 +103,8 @@ def render_text(report: dict[str, Any], *, file: str) -> str:
     if recorded:
         top = max(recorded, key=lambda s: s["recorded_input_tokens"])
         lines.append(f"  largest recorded input: {top['recorded_input_tokens']:,} tokens at step {top['step']} "
-                     f"(counted here: {top['context_tokens']:,}; the rest is the system prompt and tools)")
+                     f"(counted here: {top['context_tokens']:,}; the rest is what the file does not hold, such as "
+                     "the system prompt and tools, and the provider's own tokenizer)")
     lines.append("largest messages:")
     for m in report["largest_messages"]:
         lines.append(f"  #{m['index']:<5} {m['role']:<6} {m['tokens']:>8,}  {m['id'] or ''}")

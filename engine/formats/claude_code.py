@@ -461,6 +461,11 @@ def _add_attachment(s: Session, record: Record, line: int) -> None:
     s.pending.append(HumanMessage(content=text, id=uuid, additional_kwargs={"claude_code_meta": True, **meta}))
 
 
+# What microcompact leaves in place of each cleared tool result's content (Claude Code's
+# src/services/compact/microCompact.ts, as described by projects that study its source).
+CLEARED_TOOL_RESULT = "[Old tool result content cleared]"
+
+
 def _add_microcompaction(s: Session, record: Record) -> None:
     """Old tool results cleared in place (history kept): listed, since the messages stay the same."""
     meta = record.get("microcompactMetadata")
@@ -473,6 +478,7 @@ def _add_microcompaction(s: Session, record: Record) -> None:
         "pre_tokens": _int_or_none(meta.get("preTokens")),
         "tokens_saved": _int_or_none(meta.get("tokensSaved")),
         "cleared_tool_ids": [str(c) for c in cleared] if isinstance(cleared, list) else [],
+        "placeholder": CLEARED_TOOL_RESULT,
         "message_id": str(record["uuid"]) if isinstance(record.get("uuid"), str) else None,
     })
 

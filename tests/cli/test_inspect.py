@@ -18,7 +18,8 @@ from engine.tokens import get_counter
 from tests.conftest import trace_path
 
 TOP_KEYS = ["schema", "version", "format", "thread_id", "title", "model", "max_input_tokens", "messages", "by_role",
-            "tool_calls", "subagents", "recorded_compactions", "tokens", "largest_messages", "steps"]
+            "tool_calls", "subagents", "recorded_compactions", "recorded_microcompactions", "skipped_records",
+            "tokens", "largest_messages", "steps"]
 
 
 def sample_thread() -> Thread:
@@ -63,6 +64,7 @@ def test_inspect_object() -> None:
     assert list(report) == TOP_KEYS
     assert (report["schema"], report["version"], report["format"], report["thread_id"]) == (
         "context-inspector/inspect", 1, "native", "t1")
+    assert (report["recorded_microcompactions"], report["skipped_records"]) == ([], {})
     assert report["messages"] == 7
     assert report["by_role"] == {"ai": 3, "human": 2, "system": 1, "tool": 1}
     assert report["tool_calls"] == {"count": 1, "by_name": {"read_file": 1}}

@@ -14,6 +14,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from engine.errors import ThreadLoadError
 from engine.formats import detect_format, load_thread, open_source
+from engine.inspect import inspect_thread
+from engine.tokens import counter_for_thread
 
 SESSION = "sess-v"
 
@@ -149,9 +151,38 @@ def test_microcompact_boundary_is_listed_and_keeps_the_messages(tmp_path: Path) 
     thread = load_thread(write(tmp_path / "s.jsonl", records))
     assert [m.id for m in thread.messages] == ["u1", "m1", "r1", "m2"]
     assert thread.compactions == []
-    assert thread.extra["microcompactions"] == [{"index": 3, "trigger": "auto", "pre_tokens": 900,
-                                                 "tokens_saved": 600, "cleared_tool_ids": ["t1"], "message_id": "mc"}]
+    assert thread.extra["microcompactions"] == [{
+        "index": 3, "trigger": "auto", "pre_tokens": 900, "tokens_saved": 600, "cleared_tool_ids": ["t1"],
+        "placeholder": "[Old tool result content cleared]", "message_id": "mc"}]
     assert "skipped_records" in thread.extra and thread.extra["skipped_records"] == {}
+
+
+def test_cleared_tool_results_cost_their_placeholder_after_a_microcompaction(tmp_path: Path) -> None:
+    call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "a"}}
+    body = "line of a long file\n" * 200
+    records = [
+        user("u1", None, "go"),
+        reply("a1", "u1", "m1", [call]),
+        user("r1", "a1", [{"type": "tool_result", "tool_use_id": "t1", "content": body}]),
+        reply("a2", "r1", "m2", text("read it")),
+        rec("system", "mc", "a2", subtype="microcompact_boundary", content="Microcompact boundary",
+            microcompactMetadata={"trigger": "auto", "compactedToolIds": ["t1", "t-unknown"]}),
+        user("u2", "mc", "next"),
+        reply("a3", "u2", "m3", text("ok")),
+    ]
+    thread = load_thread(write(tmp_path / "s.jsonl", records))
+    counter = counter_for_thread(thread)
+    full = counter.count_message(thread.messages[2])
+    stub = counter.count_message(ToolMessage("[Old tool result content cleared]", tool_call_id="t1", name="Read"))
+    assert full > 1000 > stub
+    report = inspect_thread(thread)
+    sizes = [counter.count_message(m) for m in thread.messages]
+    # m2 (before the boundary) was sent the whole result; m3 (after it) the placeholder
+    assert [s["context_tokens"] for s in report["steps"]] == [sizes[0], sum(sizes[:3]), sum(sizes[:5]) - full + stub]
+    assert report["recorded_microcompactions"] == [
+        {"index": 4, "trigger": "auto", "pre_tokens": None, "tokens_saved": None, "cleared": 2,
+         "counted_saving": full - stub}]
+    assert report["tokens"]["final_context"] == sum(sizes) - full + stub
 
 
 # -- user message variants -------------------------------------------------------------------------
