@@ -1,6 +1,7 @@
 """LangChain `messages_to_dict` JSON: a list of `{type, data}`, or `{"messages": [...]}` holding one.
 
-Also the flat form, one `message.model_dump()` per item (`{type: "human", content, id, ...}` without
+Also JSON Lines with one such entry per line (a Redis or SQL chat history exported row by row),
+and the flat form, one `message.model_dump()` per item (`{type: "human", content, id, ...}` without
 `data`), which LangGraph state exports and tracing tools (Langfuse's ChatML view) show.
 
 Loaded with `messages_from_dict` (lossless: ids, additional_kwargs, usage_metadata, ToolMessage status).
@@ -17,12 +18,15 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, message_chunk_to_message, messages_from_dict
 
+from engine.errors import ThreadLoadError
 from engine.formats.jsonshape import (
     SingleThreadImporter,
     Where,
     apply_removals,
     assemble,
+    check_thread_id,
     default_thread_id,
+    first_byte,
     guarded_sniff,
     json_type,
     model_from_messages,
@@ -132,11 +136,35 @@ def fix_up(messages: list[BaseMessage], extra: dict[str, Any]) -> list[BaseMessa
     return upgrade_function_calls([message_chunk_to_message(m) for m in messages])
 
 
+def is_jsonl_history(source: Source) -> bool:
+    """JSON Lines with one message entry per line (a Redis or SQL chat history exported row by row)."""
+    if source.is_sqlite() or first_byte(source) != b"{" or source.try_json() is not None:
+        return False
+    rows = source.first_jsonl(5)
+    return bool(rows) and all(_is_entry(r) or _is_flat(r) for r in rows)
+
+
 class LangChainDictImporter(SingleThreadImporter):
     name = FORMAT
 
     def sniff(self, source: Source) -> bool:
-        return guarded_sniff(lambda s: message_list(parsed_if(s, b"[{")) is not None, source)
+        return guarded_sniff(lambda s: message_list(parsed_if(s, b"[{")) is not None or is_jsonl_history(s), source)
+
+    def load(self, source: Source, thread_id: str | None) -> Thread:
+        if not is_jsonl_history(source):
+            return super().load(source, thread_id)
+        where = Where(source.label, self.name)
+        try:
+            rows = source.jsonl()
+        except ThreadLoadError as exc:
+            raise where.unparseable(exc) from None
+        messages = [message_from_entry(entry, where, f"line {n}: $", i) for i, (n, entry) in enumerate(rows)]
+        extra: dict[str, Any] = {}
+        messages = fix_up(messages, extra)
+        thread = assemble(messages, usage_pairs(messages), thread_id=default_thread_id(source), model=model_from_messages(messages))
+        thread.extra.update(extra)
+        thread.source_format = self.name
+        return check_thread_id(thread, thread_id, where)
 
     def build(self, doc: Any, source: Source, where: Where) -> Thread:
         found = message_list(doc)

@@ -9,7 +9,8 @@ Accepted shapes (the loosest format, so it is tried last):
 Roles: `system` and `developer` become SystemMessage (developer keeps `__openai_role__`, as
 LangChain does), `user` HumanMessage, `assistant` AIMessage (`tool_calls` with JSON-string
 `arguments` become LangChain tool calls; arguments that do not parse to an object become
-`invalid_tool_calls`), `tool` ToolMessage, legacy `function` a ToolMessage answering the
+`invalid_tool_calls`), `tool` ToolMessage (one without `tool_call_id`, as Ollama writes them,
+answers the oldest unanswered call, of its `tool_name` when given; with no call open it is an error), legacy `function` a ToolMessage answering the
 preceding `function_call`. mini-swe-agent's `exit` record is not a model message: it is kept in
 `thread.extra["exit"]`. Messages carry no ids in this format: `stable_id(format, position, message)`.
 """
@@ -55,6 +56,7 @@ class OpenAIMessageReader:
         self.usage: list[tuple[BaseMessage, RecordedUsage]] = []
         self.extra: dict[str, Any] = {}
         self._open_function_call: str | None = None  # legacy function_call awaiting its `function` reply
+        self._unanswered: list[tuple[str, str]] = []  # (call id, tool name) of calls without a result yet
 
     def read_all(self, raw: list[Any], base: str, *, start: int = 0) -> list[BaseMessage]:
         out: list[BaseMessage] = []
@@ -94,12 +96,28 @@ class OpenAIMessageReader:
         if role == "assistant":
             return self._assistant(raw, location, position, fields)
         if role == "tool":
-            call_id = where.want_text(raw.get("tool_call_id"), f"{location}.tool_call_id")
+            if "tool_call_id" not in raw and self._unanswered:
+                # Ollama's chat API answers calls in order without ids (naming the tool in `tool_name`).
+                tool_name = raw.get("tool_name") if isinstance(raw.get("tool_name"), str) else name
+                call_id, call_name = self._answer(tool_name, position)
+                if call_name and "name" not in fields:
+                    fields["name"] = call_name
+            else:
+                call_id = where.want_text(raw.get("tool_call_id"), f"{location}.tool_call_id")
+                self._unanswered = [c for c in self._unanswered if c[0] != call_id]
             return ToolMessage(tool_call_id=call_id, **fields)
         # role == "function": the legacy reply to the preceding assistant `function_call`
         call_id = self._open_function_call or stable_id(f"{self.id_prefix}-call", position, name)
         self._open_function_call = None
         return ToolMessage(tool_call_id=call_id, **fields)
+
+    def _answer(self, tool_name: str | None, position: int) -> tuple[str, str | None]:
+        """The oldest unanswered call (of that tool, when named) for a result without an id: (id, name)."""
+        for k, (call_id, call_name) in enumerate(self._unanswered):
+            if tool_name is None or call_name == tool_name:
+                del self._unanswered[k]
+                return call_id, call_name
+        return stable_id(f"{self.id_prefix}-call", position, tool_name), tool_name
 
     def _assistant(self, raw: dict[str, Any], location: str, position: int, fields: dict[str, Any]) -> AIMessage:
         where = self.where
@@ -122,6 +140,7 @@ class OpenAIMessageReader:
         if extra_kwargs:
             fields["additional_kwargs"] = extra_kwargs
         message = AIMessage(tool_calls=calls, invalid_tool_calls=invalid, **fields)
+        self._unanswered.extend((str(c["id"]), str(c["name"])) for c in [*calls, *invalid])
         recorded = self._usage(raw, location)
         if recorded is not None:
             self.usage.append((message, recorded))

@@ -5,13 +5,14 @@ Items become messages this way:
   `input_text` / `output_text` become text; a single text part becomes a plain string);
 - output items (assistant `message`, `reasoning`, `function_call`, `custom_tool_call` and built-in
   `*_call` items) are grouped: consecutive output items created by one response (`created_by`)
-  form one AIMessage, whose id is that response id. Client-run built-in calls (`computer_call`,
-  `local_shell_call`, ...) answered by a `*_call_output` become tool calls named by their type (args:
-  the `action`). Its content is the assistant text; function
+  form one AIMessage, whose id is that response id. Its content is the assistant text; function
   calls become tool calls (the `call_id` is the tool-call id, `arguments` a JSON string; arguments
   that do not parse to an object become invalid_tool_calls); item ids of the calls are kept in
-  `additional_kwargs["__openai_function_call_ids__"]` and built-in calls in
-  `additional_kwargs["tool_outputs"]`, as langchain-openai does;
+  `additional_kwargs["__openai_function_call_ids__"]`, as langchain-openai does. Client-run built-in
+  calls (`computer_call`, `local_shell_call`, ...) answered by a `*_call_output` become tool calls
+  named by their type (args: the `action`). Server-run built-in calls (`web_search_call`,
+  `file_search_call`, `mcp_call`, `code_interpreter_call`, ...) stay in the content as blocks of
+  their own type: their results are part of the conversation, so they are counted;
 - `reasoning` goes to `additional_kwargs["reasoning"]` (the item, summary included), not into the
   content: the API does not send earlier reasoning summaries back as text, so they are not context
   and are not counted;
@@ -268,7 +269,6 @@ class _Builder:
         calls: list[Any] = []
         invalid: list[Any] = []
         reasoning: list[dict[str, Any]] = []
-        builtin: list[dict[str, Any]] = []
         call_item_ids: dict[str, str] = {}
         for item, location in group:
             itype = item.get("type")
@@ -293,12 +293,12 @@ class _Builder:
                 if isinstance(item.get("id"), str):
                     call_item_ids[item["call_id"]] = item["id"]
             else:
-                builtin.append(item)
+                # Built-in calls (web/file search, MCP, code interpreter) ran on the server and their
+                # results are part of the conversation: keep the item as a content block, so it counts.
+                texts.append(item)
         kwargs: dict[str, Any] = {}
         if reasoning:
             kwargs["reasoning"] = reasoning[0] if len(reasoning) == 1 else reasoning
-        if builtin:
-            kwargs["tool_outputs"] = builtin
         if call_item_ids:
             kwargs["__openai_function_call_ids__"] = call_item_ids
         content: Any = texts

@@ -357,3 +357,55 @@ def test_detection_of_new_shapes_is_exclusive() -> None:
 def test_loaded_types_are_langchain_messages() -> None:
     thread = load_doc({"request": REQUEST, "response": RESPONSE})
     assert [type(m) for m in thread.messages] == [SystemMessage, HumanMessage, AIMessage]
+
+
+# -- round two: more shapes ------------------------------------------------------------------------
+
+
+def test_jsonl_chat_history_one_entry_per_line_is_one_langchain_dict_thread() -> None:
+    data = jsonl([
+        {"type": "ai", "data": {"content": "Hello"}},
+        {"type": "human", "data": {"content": "hi"}},
+        flat("ai", "how can I help?", id="a9"),
+    ])
+    assert claimed_by(data, "history.jsonl") == ["langchain_dict"]
+    thread = load_thread(data=data, name="history.jsonl")
+    assert (thread.source_format, thread.thread_id) == ("langchain_dict", "history")
+    assert roles(thread) == ["ai", "human", "ai"] and thread.messages[2].id == "a9"
+    with pytest.raises(ThreadLoadError) as err:
+        load_thread(data=jsonl([{"type": "ai", "data": {"content": "x"}}, {"type": "robot", "data": {"content": "x"}}]), name="h.jsonl")
+    assert (err.value.format, err.value.location) == ("langchain_dict", "line 2: $.type")
+
+
+def test_responses_server_side_calls_stay_in_the_content_and_count() -> None:
+    search = {"id": "ws_1", "type": "web_search_call", "status": "completed", "action": {"type": "search", "query": "paris weather"}}
+    mcp = {"id": "mcp_1", "type": "mcp_call", "server_label": "docs", "name": "lookup", "arguments": "{}", "output": "long result text"}
+    doc = {"id": "resp_1", "object": "response", "model": "gpt-5", "output": [
+        search, mcp, {"type": "message", "id": "msg_1", "role": "assistant", "content": [{"type": "output_text", "text": "Sunny."}]},
+    ]}
+    thread = load_doc(doc)
+    (ai,) = thread.messages
+    # a Response's output items are stamped with the response id that created them (grouping key)
+    assert ai.content == [{"created_by": "resp_1", **search}, {"created_by": "resp_1", **mcp}, {"type": "text", "text": "Sunny."}]
+    assert "tool_outputs" not in ai.additional_kwargs
+    assert thread.tool_calls() == []
+
+
+def test_ollama_tool_results_without_ids_answer_the_open_calls() -> None:
+    doc = {"model": "llama3.2", "messages": [
+        {"role": "user", "content": "Toronto and Paris?"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"function": {"name": "weather", "arguments": {"city": "Toronto"}}},
+            {"function": {"name": "temperature", "arguments": {"city": "Paris"}}},
+        ]},
+        {"role": "tool", "content": "22", "tool_name": "temperature"},
+        {"role": "tool", "content": "11 C"},
+    ]}
+    thread = load_doc(doc)
+    weather, temperature = thread.tool_calls()
+    results = [(m.tool_call_id, m.name) for m in thread.messages if isinstance(m, ToolMessage)]
+    assert results == [(temperature["id"], "temperature"), (weather["id"], "weather")]
+    # a result with no id and no call to answer is still an error naming its place
+    with pytest.raises(ThreadLoadError) as err:
+        load_doc({"model": "m", "messages": [{"role": "user", "content": "x"}, {"role": "tool", "content": "r"}]})
+    assert err.value.location == "$.messages[1].tool_call_id"
