@@ -211,20 +211,24 @@ def anthropic_evidence(doc: Any) -> bool:
 
 
 def unwrap_exchange(doc: Any) -> Any:
-    """A logger's `{request: {...}, response: {...}}` record as the request with its `response` inside.
+    """A logged API call as the request it made, with its `response` inside.
 
-    LLM proxies and loggers save one API call this way; the importers read a request that carries
-    its `response` key, so both shapes load the same.
+    LLM proxies and loggers save one call as `{request: {...}, response: {...}}`; batch files hold
+    one request a line as `{custom_id, body: {...}}` (OpenAI) or `{custom_id, params: {...}}`
+    (Anthropic), whose custom_id names it. The importers read a request that carries its `response`
+    key, so all these shapes load the same.
     """
-    if (
-        isinstance(doc, dict)
-        and isinstance(doc.get("request"), dict)
-        and ("messages" in doc["request"] or "input" in doc["request"])
-    ):
-        merged = dict(doc["request"])
-        if "response" in doc:
-            merged["response"] = doc["response"]
-        return merged
+    if not isinstance(doc, dict):
+        return doc
+    for key in ("request", "body", "params"):
+        inner = doc.get(key)
+        if isinstance(inner, dict) and ("messages" in inner or "input" in inner):
+            merged = dict(inner)
+            if "response" in doc:
+                merged["response"] = doc["response"]
+            if isinstance(doc.get("custom_id"), str) and doc["custom_id"] and "id" not in merged:
+                merged["id"] = doc["custom_id"]
+            return merged
     return doc
 
 

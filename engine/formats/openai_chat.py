@@ -6,10 +6,19 @@ are alternatives the conversation did not continue with; their count is kept in 
 `input_tokens = prompt_tokens` (which already includes cached tokens), `output_tokens =
 completion_tokens`. Without a response there is no step to attach it to and it is kept in `extra`.
 
-Detection: an object whose `messages` is a `{role, ...}` list next to at least one of `model`,
-`tools`, `functions`, `choices`, `usage`, `tool_choice` and that shows no Anthropic-only shape (a
-top-level `system`, tools with `input_schema`, `tool_use`/`tool_result` blocks). A bare
+Where the response sits: in the dump itself (`choices`, `usage`), under `response` (LLM proxies and
+loggers), in a `{request, response}` record, or in a Batch API output line (`{custom_id, response:
+{status_code, body}}`); a Batch API input line (`{custom_id, body}`) is a request. A bare
 `chat.completion` response (`choices` without `messages`) is read as a one-message thread.
+
+JSON Lines: one record a line (request logs, batch input or output, fine-tuning examples
+`{"messages": [...]}`) is one thread a line. A thread is named by the line's custom_id, else its
+response id, when that is unique in the file, else `<file stem>-line<N>`.
+
+Detection: an object whose `messages` is a `{role, ...}` list next to at least one of `model`,
+`tools`, `functions`, `choices`, `usage`, `tool_choice`, `response` and that shows no Anthropic-only
+shape (a top-level `system`, tools with `input_schema`, `tool_use`/`tool_result` blocks) and no
+Anthropic or Responses reply.
 """
 
 from __future__ import annotations
@@ -32,23 +41,35 @@ from engine.formats.jsonshape import (
     unwrap_exchange,
     usage_from_openai,
 )
-from engine.formats.openai_messages import CHAT_DUMP_KEYS, OpenAIMessageReader
+from engine.formats.openai_messages import CHAT_DUMP_KEYS, OpenAIMessageReader, holds_plain_messages
 from engine.formats.source import Source, ThreadRef
 from engine.thread import RecordedUsage, Thread
 
 FORMAT = "openai_chat"
 
 
+def response_of(doc: dict[str, Any]) -> Any:
+    """The record's response; a Batch API output line wraps it as `{status_code, body}`."""
+    response = doc.get("response")
+    if isinstance(response, dict) and isinstance(response.get("body"), dict) and "status_code" in response:
+        return response["body"]
+    return response
+
+
+def _is_completion(doc: Any) -> bool:
+    return isinstance(doc, dict) and str(doc.get("object", "")).startswith("chat.completion") and isinstance(doc.get("choices"), list)
+
+
 def is_chat_dump(doc: Any) -> bool:
     doc = unwrap_exchange(doc)
     if not isinstance(doc, dict):
         return False
-    response = doc.get("response")
+    response = response_of(doc)
     if isinstance(response, dict) and (response.get("type") == "message" or "output" in response):
         return False  # an Anthropic or Responses reply: those formats read it
     messages = doc.get("messages")
     if messages is None:
-        return str(doc.get("object", "")).startswith("chat.completion") and isinstance(doc.get("choices"), list)
+        return _is_completion(doc) or _is_completion(response)
     if not (is_role_list(messages) or messages == []):
         return False
     return bool((CHAT_DUMP_KEYS | {"response"}) & doc.keys()) and not anthropic_evidence(doc)
@@ -86,11 +107,12 @@ def _at(root: str, path: str) -> str:
 def build_record(doc: Any, where: Where, fallback_id: str, root: str = "$") -> Thread:
     """One chat-completions record (request, request + response, or response alone) as a thread."""
     doc = unwrap_exchange(where.want_dict(doc, root, "a chat-completions object with 'messages'"))
-    response = doc.get("response")
+    response = response_of(doc)
     if response is not None:
         # A logger's request with its response (`{model, messages, response: {choices, usage}}`).
         response = where.want_dict(response, _at(root, "$.response"), "a chat.completion object")
-        reply, reply_at = response, "$.response"
+        wrapped = isinstance(doc.get("response"), dict) and doc["response"].get("body") is response
+        reply, reply_at = response, "$.response.body" if wrapped else "$.response"
     else:
         reply, reply_at = doc, "$"
     raw_messages = doc.get("messages")
@@ -140,8 +162,10 @@ def build_record(doc: Any, where: Where, fallback_id: str, root: str = "$") -> T
 
 
 def record_id(doc: dict[str, Any]) -> str | None:
-    """The record's own id: the response's (`chatcmpl-...`), else the dump's."""
-    response = doc.get("response")
+    """The record's own id: a batch line's custom_id, else the response's (`chatcmpl-...`), else the dump's."""
+    if isinstance(doc.get("custom_id"), str) and doc["custom_id"]:
+        return str(doc["custom_id"])
+    response = response_of(doc)
     for node in (response if isinstance(response, dict) else {}, doc):
         if isinstance(node.get("id"), str) and node["id"]:
             return str(node["id"])
@@ -149,11 +173,16 @@ def record_id(doc: dict[str, Any]) -> str | None:
 
 
 def jsonl_records(source: Source) -> bool:
-    """Whether the file is JSON Lines whose first record is a chat-completions dump."""
+    """Whether the file is JSON Lines of chat records: request dumps, batch requests, or fine-tuning
+    examples (`{"messages": [...]}` a line)."""
     if source.is_sqlite() or first_byte(source) != b"{" or source.try_json() is not None:
         return False
     rows = source.first_jsonl(5)
-    return bool(rows) and all(isinstance(r, dict) for r in rows) and is_chat_dump(rows[0])
+    return (
+        bool(rows)
+        and all(isinstance(r, dict) for r in rows)
+        and (is_chat_dump(rows[0]) or holds_plain_messages(rows[0]))
+    )
 
 
 class OpenAIChatImporter(SingleThreadImporter):

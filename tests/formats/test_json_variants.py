@@ -409,3 +409,34 @@ def test_ollama_tool_results_without_ids_answer_the_open_calls() -> None:
     with pytest.raises(ThreadLoadError) as err:
         load_doc({"model": "m", "messages": [{"role": "user", "content": "x"}, {"role": "tool", "content": "r"}]})
     assert err.value.location == "$.messages[1].tool_call_id"
+
+
+def test_fine_tuning_and_batch_jsonl_files_are_one_thread_a_line() -> None:
+    finetune = jsonl([
+        {"messages": [{"role": "system", "content": "Be terse."}, {"role": "user", "content": "Capital of France?"},
+                      {"role": "assistant", "content": "Paris.", "weight": 1}]},
+        {"messages": [{"role": "user", "content": "weather?"}, {"role": "assistant", "tool_calls": [
+            {"id": "call_w", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]}],
+         "tools": [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}]},
+    ])
+    assert claimed_by(finetune, "train.jsonl") == ["openai_chat"]
+    assert [(r.thread_id, r.messages) for r in list_threads(data=finetune, name="train.jsonl")] == [
+        ("train-line1", 3), ("train-line2", 2)]
+    second = load_thread(data=finetune, name="train.jsonl", thread_id="train-line2")
+    assert [t["name"] for t in second.tools] == ["weather"] and second.tool_calls()[0]["id"] == "call_w"
+
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hello"}]}
+    batch_in = jsonl([{"custom_id": f"req-{i}", "method": "POST", "url": "/v1/chat/completions", "body": body} for i in (1, 2)])
+    assert [r.thread_id for r in list_threads(data=batch_in, name="in.jsonl")] == ["req-1", "req-2"]
+    assert load_thread(data=batch_in, name="in.jsonl", thread_id="req-2").model == "gpt-4o-mini"
+
+    batch_out = jsonl([{"id": "batch_req_1", "custom_id": "req-2", "error": None, "response": {"status_code": 200, "body": RESPONSE}}])
+    assert claimed_by(batch_out, "out.jsonl") == ["openai_chat"]
+    thread = load_thread(data=batch_out, name="out.jsonl")
+    assert (thread.thread_id, thread.model, roles(thread)) == ("req-2", "gpt-4o-2024-08-06", ["ai"])
+    assert list(thread.usage.values()) == [RecordedUsage(input_tokens=82, output_tokens=17)]
+    broken = jsonl([{"custom_id": "r1", "response": {"status_code": 200, "body": RESPONSE}},
+                    {"custom_id": "r2", "response": {"status_code": 200, "body": {**RESPONSE, "choices": [7]}}}])
+    with pytest.raises(ThreadLoadError) as err:
+        load_thread(data=broken, name="out.jsonl", thread_id="r2")
+    assert err.value.location == "line 2: $.response.body.choices[0]"
