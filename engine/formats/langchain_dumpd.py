@@ -1,7 +1,8 @@
 """LangChain `dumpd` JSON: `{lc: 1, type: "constructor", id: [..., "AIMessage"], kwargs}` envelopes.
 
 Accepted as a bare list of envelopes, or an object holding such a list (under `messages`, else under
-the first key whose value is one), e.g. Deep Agents' `summarization_seed_messages.json` (a bare list
+the first key whose value is one; a LangSmith chat-model run's inputs hold it as one batch,
+`{"messages": [[...]]}`), e.g. Deep Agents' `summarization_seed_messages.json` (a bare list
 of six envelopes). Each envelope is checked before `langchain_core.load.load` runs on it, and `load`
 only admits the message classes: any other constructor (a prompt, a model, a secret) is refused
 with an error naming its class path, so loading a file never instantiates arbitrary objects.
@@ -79,17 +80,27 @@ def is_envelope(item: Any) -> bool:
     )
 
 
+def _envelopes_at(value: Any, path: str) -> tuple[list[Any], str] | None:
+    """`value` as a list of envelopes: itself, or the one batch of a LangSmith chat-model run's
+    `messages: [[...]]` (a list holding a single list of envelopes)."""
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], list):
+        value, path = value[0], f"{path}[0]"
+    if isinstance(value, list) and value and is_envelope(value[0]):
+        return value, path
+    return None
+
+
 def envelope_list(doc: Any) -> tuple[list[Any], str] | None:
     """The list of envelopes a document holds and its JSON path, when it has that shape."""
     if isinstance(doc, list):
-        return (doc, "$") if doc and is_envelope(doc[0]) else None
+        return _envelopes_at(doc, "$")
     if not isinstance(doc, dict) or is_envelope(doc):
         return None
     keys = ["messages"] + [k for k in doc if k != "messages"]
     for key in keys:
-        value = doc.get(key)
-        if isinstance(value, list) and value and is_envelope(value[0]):
-            return value, f"$.{key}"
+        found = _envelopes_at(doc.get(key), f"$.{key}")
+        if found is not None:
+            return found
     return None
 
 

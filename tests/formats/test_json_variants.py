@@ -440,3 +440,12 @@ def test_fine_tuning_and_batch_jsonl_files_are_one_thread_a_line() -> None:
     with pytest.raises(ThreadLoadError) as err:
         load_thread(data=broken, name="out.jsonl", thread_id="r2")
     assert err.value.location == "line 2: $.response.body.choices[0]"
+
+
+def test_langsmith_run_inputs_hold_dumpd_messages_as_one_batch() -> None:
+    doc = {"messages": [[envelope("SystemMessage", content="sys"), envelope("HumanMessage", content="hi")]]}
+    assert claimed_by(blob(doc)) == ["langchain_dumpd"]
+    assert roles(load_doc(doc)) == ["system", "human"]
+    with pytest.raises(ThreadLoadError) as err:
+        load_doc({"messages": [[envelope("HumanMessage", content="hi"), envelope("HumanMessage", content=5)]]})
+    assert err.value.location == "$.messages[0][1].kwargs.content"
