@@ -14,7 +14,10 @@
 - a message that carries `usage` (a saved API response) gives the RecordedUsage of its step;
 - a saved response alone (`{id, type: "message", role: "assistant", content, usage}`), a request
   with its `response`, or a logger's `{request, response}` load as the request's messages followed
-  by the response (see `as_request`).
+  by the response (see `as_request`);
+- JSON Lines of such records (claude-trace's `{request: {body}, response: {body}}` log, a Message
+  Batches file `{custom_id, params}`) hold one thread a line. A streamed response that was captured
+  only as raw text (`body_raw`) is left out: the thread ends with the request.
 
 Detection needs an Anthropic-only shape (see `jsonshape.anthropic_evidence`): `tool_use` /
 `tool_result` / `thinking` blocks, image blocks with `source`, a top-level `system`, or tools with
@@ -30,7 +33,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.messages.tool import tool_call
 
 from engine.formats.jsonshape import (
-    SingleThreadImporter,
+    JsonlRecordsImporter,
     Where,
     anthropic_evidence,
     assemble,
@@ -38,6 +41,7 @@ from engine.formats.jsonshape import (
     guarded_sniff,
     is_role_list,
     json_type,
+    jsonl_head,
     parsed_if,
     unwrap_exchange,
 )
@@ -86,7 +90,7 @@ def is_anthropic(doc: Any) -> bool:
     raw = unwrap_exchange(doc)
     if is_message_response(raw) or (isinstance(raw, dict) and is_message_response(raw.get("response"))):
         return message_list(as_request(raw)) is not None
-    return message_list(doc) is not None and anthropic_evidence(doc)
+    return message_list(raw) is not None and anthropic_evidence(raw)
 
 
 def system_text(system: Any, where: Where) -> str | list[Any]:
@@ -208,11 +212,22 @@ class _Reader:
             self.messages.append(HumanMessage(content=rest, id=human_id))
 
 
-class AnthropicImporter(SingleThreadImporter):
+class AnthropicImporter(JsonlRecordsImporter):
+    """One request or response per JSON file, or one per line of a JSONL log (claude-trace, batch files)."""
+
     name = FORMAT
 
     def sniff(self, source: Source) -> bool:
-        return guarded_sniff(lambda s: is_anthropic(parsed_if(s, b"[{")), source)
+        return guarded_sniff(lambda s: is_anthropic(parsed_if(s, b"[{")) or self.is_jsonl(s), source)
+
+    def is_jsonl(self, source: Source) -> bool:
+        rows = jsonl_head(source)
+        return bool(rows) and is_anthropic(rows[0])
+
+    def record_id(self, record: Any) -> str | None:
+        request = as_request(record)
+        rid = request.get("id") if isinstance(request, dict) else None
+        return rid if isinstance(rid, str) and rid else None
 
     def build(self, doc: Any, source: Source, where: Where) -> Thread:
         doc = as_request(doc)

@@ -210,22 +210,36 @@ def anthropic_evidence(doc: Any) -> bool:
     return False
 
 
+def _http_body(value: Any) -> Any:
+    """An HTTP capture's JSON `body` (claude-trace, Batch API output), else the value itself.
+
+    A streamed response captured only as raw text (`body_raw`) has no JSON to read: None.
+    """
+    if isinstance(value, dict) and isinstance(value.get("body"), dict):
+        return value["body"]
+    if isinstance(value, dict) and "body_raw" in value and "body" not in value:
+        return None
+    return value
+
+
 def unwrap_exchange(doc: Any) -> Any:
     """A logged API call as the request it made, with its `response` inside.
 
-    LLM proxies and loggers save one call as `{request: {...}, response: {...}}`; batch files hold
-    one request a line as `{custom_id, body: {...}}` (OpenAI) or `{custom_id, params: {...}}`
+    LLM proxies and loggers save one call as `{request: {...}, response: {...}}`, HTTP tracers such
+    as claude-trace as `{request: {url, headers, body}, response: {status_code, body}}`; batch files
+    hold one request a line as `{custom_id, body: {...}}` (OpenAI) or `{custom_id, params: {...}}`
     (Anthropic), whose custom_id names it. The importers read a request that carries its `response`
     key, so all these shapes load the same.
     """
     if not isinstance(doc, dict):
         return doc
     for key in ("request", "body", "params"):
-        inner = doc.get(key)
+        inner = _http_body(doc.get(key)) if key == "request" else doc.get(key)
         if isinstance(inner, dict) and ("messages" in inner or "input" in inner):
             merged = dict(inner)
-            if "response" in doc:
-                merged["response"] = doc["response"]
+            response = _http_body(doc.get("response")) if key == "request" else doc.get("response")
+            if response is not None:
+                merged["response"] = response
             if isinstance(doc.get("custom_id"), str) and doc["custom_id"] and "id" not in merged:
                 merged["id"] = doc["custom_id"]
             return merged
@@ -427,3 +441,72 @@ def guarded_sniff(probe: Callable[[Source], bool], source: Source) -> bool:
         return False
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError):
         return False
+
+
+class JsonlRecordsImporter(SingleThreadImporter):
+    """One record per JSON file, or one per line of a JSON Lines log: each line is a thread.
+
+    Subclasses define `is_jsonl(source)` and `record_id(record)`; `build` reads one record. A thread
+    is named by its record's own id when that is unique in the file, else `<file stem>-line<N>`.
+    Errors inside a line name it: `line 3: $.messages[0].role`.
+    """
+
+    def is_jsonl(self, source: Source) -> bool:
+        raise NotImplementedError
+
+    def record_id(self, record: Any) -> str | None:
+        raise NotImplementedError
+
+    def _lines(self, source: Source, where: Where) -> list[tuple[str, int, Any]]:
+        try:
+            rows = source.jsonl()
+        except ThreadLoadError as exc:
+            raise where.unparseable(exc) from None
+        stem = default_thread_id(source)
+        own = [self.record_id(record) for _, record in rows]
+        return [
+            (rid if rid is not None and own.count(rid) == 1 else f"{stem}-line{line}", line, record)
+            for (line, record), rid in zip(rows, own, strict=True)
+        ]
+
+    def _build_line(self, source: Source, where: Where, tid: str, line: int, record: Any) -> Thread:
+        try:
+            thread = self.build(record, source, where)
+        except ThreadLoadError as exc:
+            raise ThreadLoadError(
+                exc.message, path=exc.path or where.label, format=self.name, location=f"line {line}: {exc.location or '$'}"
+            ) from None
+        thread.thread_id = tid
+        thread.source_format = self.name
+        return thread
+
+    def list_threads(self, source: Source) -> list[ThreadRef]:
+        if not self.is_jsonl(source):
+            return super().list_threads(source)
+        where = Where(source.label, self.name)
+        return [
+            ThreadRef(tid, None, len(self._build_line(source, where, tid, line, record).messages))
+            for tid, line, record in self._lines(source, where)
+        ]
+
+    def load(self, source: Source, thread_id: str | None) -> Thread:
+        if not self.is_jsonl(source):
+            return super().load(source, thread_id)
+        where = Where(source.label, self.name)
+        lines = self._lines(source, where)
+        if not lines:
+            where.fail("line 1", "the file holds no records")
+        ids = [tid for tid, _, _ in lines]
+        if thread_id is not None and thread_id not in ids:
+            shown = ", ".join(ids[:10]) + (f" … ({len(ids)} threads)" if len(ids) > 10 else "")
+            raise ThreadNotFoundError(f"thread {thread_id!r} not found; threads: {shown}", path=source.label, format=self.name)
+        tid, line, record = lines[ids.index(thread_id) if thread_id is not None else 0]
+        return self._build_line(source, where, tid, line, record)
+
+
+def jsonl_head(source: Source, n: int = 5) -> list[dict[str, Any]]:
+    """The first records of a JSON Lines file of objects (not one JSON document), else []."""
+    if source.is_sqlite() or first_byte(source) != b"{" or source.try_json() is not None:
+        return []
+    rows = source.first_jsonl(n)
+    return rows if rows and all(isinstance(r, dict) for r in rows) else []

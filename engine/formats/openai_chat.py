@@ -27,22 +27,21 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from engine.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats.jsonshape import (
-    SingleThreadImporter,
+    JsonlRecordsImporter,
     Where,
     anthropic_evidence,
     assemble,
     default_thread_id,
-    first_byte,
     guarded_sniff,
     is_role_list,
+    jsonl_head,
     parsed_if,
     unwrap_exchange,
     usage_from_openai,
 )
 from engine.formats.openai_messages import CHAT_DUMP_KEYS, OpenAIMessageReader, holds_plain_messages
-from engine.formats.source import Source, ThreadRef
+from engine.formats.source import Source
 from engine.thread import RecordedUsage, Thread
 
 FORMAT = "openai_chat"
@@ -175,17 +174,11 @@ def record_id(doc: dict[str, Any]) -> str | None:
 def jsonl_records(source: Source) -> bool:
     """Whether the file is JSON Lines of chat records: request dumps, batch requests, or fine-tuning
     examples (`{"messages": [...]}` a line)."""
-    if source.is_sqlite() or first_byte(source) != b"{" or source.try_json() is not None:
-        return False
-    rows = source.first_jsonl(5)
-    return (
-        bool(rows)
-        and all(isinstance(r, dict) for r in rows)
-        and (is_chat_dump(rows[0]) or holds_plain_messages(rows[0]))
-    )
+    rows = jsonl_head(source)
+    return bool(rows) and (is_chat_dump(rows[0]) or holds_plain_messages(rows[0]))
 
 
-class OpenAIChatImporter(SingleThreadImporter):
+class OpenAIChatImporter(JsonlRecordsImporter):
     """One dump per JSON file, or one per line of a JSONL log (several threads)."""
 
     name = FORMAT
@@ -196,46 +189,11 @@ class OpenAIChatImporter(SingleThreadImporter):
     def build(self, doc: Any, source: Source, where: Where) -> Thread:
         return build_record(doc, where, default_thread_id(source))
 
-    def _lines(self, source: Source, where: Where) -> list[tuple[str, int, Any]]:
-        """`(thread_id, line, record)` per JSONL line; ids are the records' own when unique."""
-        try:
-            rows = source.jsonl()
-        except ThreadLoadError as exc:
-            raise where.unparseable(exc) from None
-        stem = default_thread_id(source)
-        own = [record_id(unwrap_exchange(r)) if isinstance(r, dict) else None for _, r in rows]
-        out = []
-        for (line, record), rid in zip(rows, own, strict=True):
-            unique = rid is not None and own.count(rid) == 1
-            out.append((rid if unique and rid else f"{stem}-line{line}", line, record))
-        return out
+    def is_jsonl(self, source: Source) -> bool:
+        return jsonl_records(source)
 
-    def list_threads(self, source: Source) -> list[ThreadRef]:
-        if not jsonl_records(source):
-            return super().list_threads(source)
-        where = Where(source.label, self.name)
-        refs = []
-        for tid, line, record in self._lines(source, where):
-            thread = build_record(record, where, tid, root=f"line {line}: $")
-            refs.append(ThreadRef(tid, None, len(thread.messages)))
-        return refs
-
-    def load(self, source: Source, thread_id: str | None) -> Thread:
-        if not jsonl_records(source):
-            return super().load(source, thread_id)
-        where = Where(source.label, self.name)
-        lines = self._lines(source, where)
-        if not lines:
-            where.fail("line 1", "the file holds no records")
-        ids = [tid for tid, _, _ in lines]
-        if thread_id is not None and thread_id not in ids:
-            shown = ", ".join(ids[:10]) + (f" … ({len(ids)} threads)" if len(ids) > 10 else "")
-            raise ThreadNotFoundError(f"thread {thread_id!r} not found; threads: {shown}", path=source.label, format=FORMAT)
-        tid, line, record = lines[ids.index(thread_id) if thread_id is not None else 0]
-        thread = build_record(record, where, tid, root=f"line {line}: $")
-        thread.thread_id = tid
-        thread.source_format = FORMAT
-        return thread
+    def record_id(self, record: Any) -> str | None:
+        return record_id(unwrap_exchange(record)) if isinstance(record, dict) else None
 
 
 def _dedupe(usage: list[tuple[BaseMessage, RecordedUsage]]) -> list[tuple[BaseMessage, RecordedUsage]]:

@@ -449,3 +449,46 @@ def test_langsmith_run_inputs_hold_dumpd_messages_as_one_batch() -> None:
     with pytest.raises(ThreadLoadError) as err:
         load_doc({"messages": [[envelope("HumanMessage", content="hi"), envelope("HumanMessage", content=5)]]})
     assert err.value.location == "$.messages[0][1].kwargs.content"
+
+
+def http_capture(body: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
+    """One line of an HTTP tracer's log (claude-trace's shape): request and response with their bodies."""
+    return {"request": {"method": "POST", "url": "https://api.example.test/v1/messages", "headers": {}, "body": body},
+            "response": {"status_code": 200, "headers": {}, **response}, "logged_at": "2025-06-01T00:00:00Z"}
+
+
+def test_http_capture_log_of_anthropic_calls_is_one_thread_a_line() -> None:
+    system = [{"type": "text", "text": "You are a CLI agent.", "cache_control": {"type": "ephemeral"}}]
+    first = [{"role": "user", "content": [{"type": "text", "text": "list files"}]}]
+    reply = {"id": "msg_a", "type": "message", "role": "assistant", "model": "claude-sonnet-4",
+             "content": [{"type": "tool_use", "id": "toolu_a", "name": "Bash", "input": {"command": "ls"}}],
+             "usage": {"input_tokens": 4, "cache_creation_input_tokens": 1200, "cache_read_input_tokens": 0, "output_tokens": 50}}
+    second = [*first, {"role": "assistant", "content": reply["content"]},
+              {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_a", "content": "a.txt"}]}]
+    data = jsonl([
+        http_capture({"model": "claude-sonnet-4", "system": system, "messages": first}, {"body": reply}),
+        http_capture({"model": "claude-sonnet-4", "system": system, "messages": second, "stream": True}, {"body_raw": "event: message_start\n"}),
+    ])
+    assert claimed_by(data, "log.jsonl") == ["anthropic"]
+    assert [(r.thread_id, r.messages) for r in list_threads(data=data, name="log.jsonl")] == [("msg_a", 3), ("log-line2", 4)]
+    first_call = load_thread(data=data, name="log.jsonl")
+    assert roles(first_call) == ["system", "human", "ai"]
+    assert first_call.usage == {"msg_a": RecordedUsage(4, 50, 1200, 0)}
+    streamed = load_thread(data=data, name="log.jsonl", thread_id="log-line2")
+    assert roles(streamed) == ["system", "human", "ai", "tool"] and streamed.usage == {}
+    # one capture alone is a JSON document and loads the same way
+    single = load_doc(http_capture({"model": "claude-sonnet-4", "system": system, "messages": first}, {"body": reply}))
+    assert (single.source_format, roles(single)) == ("anthropic", ["system", "human", "ai"])
+
+
+def test_anthropic_batch_file_and_a_bad_line() -> None:
+    rows = [{"custom_id": f"req-{i}", "params": {"model": "claude-3-7-sonnet", "max_tokens": 10, "system": "Be brief.",
+                                              "messages": [{"role": "user", "content": "Hello"}]}} for i in (1, 2)]
+    data = jsonl(rows)
+    assert claimed_by(data, "batch.jsonl") == ["anthropic"]
+    assert [r.thread_id for r in list_threads(data=data, name="batch.jsonl")] == ["req-1", "req-2"]
+    assert roles(load_thread(data=data, name="batch.jsonl", thread_id="req-2")) == ["system", "human"]
+    bad = jsonl([rows[0], {"custom_id": "req-3", "params": {**rows[1]["params"], "messages": [{"role": "robot", "content": "x"}]}}])
+    with pytest.raises(ThreadLoadError) as err:
+        load_thread(data=bad, name="batch.jsonl", thread_id="req-3")
+    assert (err.value.format, err.value.location) == ("anthropic", "line 2: $.messages[0].role")
