@@ -29,7 +29,8 @@ A Response object (`{object: "response", output, usage, instructions}`, optional
 `input`) also loads: `instructions` become the system prompt and `usage.input_tokens` the
 RecordedUsage of its AI message. So does a request body (`{model, input, instructions?, tools?}`,
 which loggers save with or without its `response`, or as `{request, response}`); `tools` become
-`thread.tools` (built-in tools named by their type).
+`thread.tools` (built-in tools named by their type). JSON Lines of such calls (a request log, a
+Batch API file `{custom_id, body}`) hold one thread a line.
 """
 
 from __future__ import annotations
@@ -40,12 +41,13 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.messages.tool import invalid_tool_call, tool_call
 
 from engine.formats.jsonshape import (
-    SingleThreadImporter,
+    JsonlRecordsImporter,
     Where,
     assemble,
     default_thread_id,
     guarded_sniff,
     json_type,
+    jsonl_head,
     leading,
     parse_arguments,
     parsed_if,
@@ -341,15 +343,26 @@ class _Builder:
         return stable_id(FORMAT, len(self.messages), [item for item, _ in group])
 
 
-class OpenAIResponsesImporter(SingleThreadImporter):
+class OpenAIResponsesImporter(JsonlRecordsImporter):
+    """One item list, response or request per JSON file, or one call per line of a JSONL log."""
+
     name = FORMAT
 
     def sniff(self, source: Source) -> bool:
         def probe(s: Source) -> bool:
             doc = parsed_if(s, b"[{")
-            return item_list(doc) is not None or is_response(as_response(doc))
+            return item_list(doc) is not None or is_response(as_response(doc)) or self.is_jsonl(s)
 
         return guarded_sniff(probe, source)
+
+    def is_jsonl(self, source: Source) -> bool:
+        rows = jsonl_head(source)
+        return bool(rows) and is_response(as_response(rows[0]))
+
+    def record_id(self, record: Any) -> str | None:
+        doc = as_response(record)
+        rid = doc.get("id") if isinstance(doc, dict) else None
+        return rid if isinstance(rid, str) and rid else None
 
     def build(self, doc: Any, source: Source, where: Where) -> Thread:
         builder = _Builder(where)

@@ -492,3 +492,12 @@ def test_anthropic_batch_file_and_a_bad_line() -> None:
     with pytest.raises(ThreadLoadError) as err:
         load_thread(data=bad, name="batch.jsonl", thread_id="req-3")
     assert (err.value.format, err.value.location) == ("anthropic", "line 2: $.messages[0].role")
+
+
+def test_jsonl_of_responses_calls_is_one_thread_a_line() -> None:
+    rows = [{"custom_id": f"r{i}", "method": "POST", "url": "/v1/responses",
+             "body": {"model": "gpt-5", "input": [{"role": "user", "content": f"question {i}"}]}} for i in (1, 2)]
+    data = jsonl(rows)
+    assert claimed_by(data, "batch.jsonl") == ["openai_responses"]
+    assert [(r.thread_id, r.messages) for r in list_threads(data=data, name="batch.jsonl")] == [("r1", 1), ("r2", 1)]
+    assert load_thread(data=data, name="batch.jsonl", thread_id="r2").messages[0].content == "question 2"
