@@ -508,5 +508,7 @@ def jsonl_head(source: Source, n: int = 5) -> list[dict[str, Any]]:
     """The first records of a JSON Lines file of objects (not one JSON document), else []."""
     if source.is_sqlite() or first_byte(source) != b"{" or source.try_json() is not None:
         return []
-    rows = source.first_jsonl(n)
+    # A bad line among the first few still lets the first one decide the format, so loading then
+    # names the bad line instead of calling the whole file unrecognised.
+    rows = source.first_jsonl(n) or source.first_jsonl(1)
     return rows if rows and all(isinstance(r, dict) for r in rows) else []

@@ -501,3 +501,10 @@ def test_jsonl_of_responses_calls_is_one_thread_a_line() -> None:
     assert claimed_by(data, "batch.jsonl") == ["openai_responses"]
     assert [(r.thread_id, r.messages) for r in list_threads(data=data, name="batch.jsonl")] == [("r1", 1), ("r2", 1)]
     assert load_thread(data=data, name="batch.jsonl", thread_id="r2").messages[0].content == "question 2"
+
+
+def test_a_broken_line_early_in_a_jsonl_log_is_named() -> None:
+    data = jsonl([{"model": "m", "messages": [{"role": "user", "content": "q"}], "response": RESPONSE}]) + b'{"broken\n'
+    with pytest.raises(ThreadLoadError) as err:
+        load_thread(data=data, name="log.jsonl")
+    assert (err.value.format, err.value.location) == ("openai_chat", "line 2, column 2")
