@@ -10,7 +10,8 @@ with an error naming its class path, so loading a file never instantiates arbitr
 Older and newer files: LangChain 0.1's FunctionMessage (with the AI message's
 `additional_kwargs.function_call`) loads as a tool call and its ToolMessage, ChatMessage as itself,
 and a RemoveMessage (a LangGraph state edit) drops the earlier message with its id; the dropped ids
-go to `extra["removed"]` (see `langchain_dict.fix_up`).
+go to `extra["removed"]` (see `langchain_dict.fix_up`). A value dumpd could not serialise
+(a `not_implemented` node, e.g. a parsed pydantic object in additional_kwargs) loads as its repr.
 """
 
 from __future__ import annotations
@@ -104,6 +105,20 @@ def envelope_list(doc: Any) -> tuple[list[Any], str] | None:
     return None
 
 
+def inline_unserializable(value: Any) -> Any:
+    """`value` with each nested `not_implemented` node (an object dumpd could not serialise, such as
+    a parsed pydantic reply in additional_kwargs) replaced by its repr, so the message still loads."""
+    if isinstance(value, list):
+        return [inline_unserializable(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if value.get("lc") == 1 and value.get("type") == "not_implemented":
+        shown = value.get("repr")
+        path = value.get("id")
+        return shown if isinstance(shown, str) else ".".join(str(p) for p in path) if isinstance(path, list) else "?"
+    return {k: inline_unserializable(v) for k, v in value.items()}
+
+
 def message_from_envelope(item: Any, where: Where, location: str, position: int) -> BaseMessage:
     item = where.want_dict(item, location, "an {lc, type, id, kwargs} envelope")
     if item.get("lc") != 1:
@@ -124,7 +139,7 @@ def message_from_envelope(item: Any, where: Where, location: str, position: int)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # `load` is marked beta
-            message = load(item, allowed_objects=list(MESSAGE_CLASSES))
+            message = load({**item, "kwargs": inline_unserializable(kwargs)}, allowed_objects=list(MESSAGE_CLASSES))
     except Exception as exc:  # the allowlist refusal, pydantic validation, a not_implemented field
         where.fail(location, f"cannot load {class_path[-1]} ({type(exc).__name__}: {str(exc)[:200]})")
     if not isinstance(message, BaseMessage):

@@ -508,3 +508,11 @@ def test_a_broken_line_early_in_a_jsonl_log_is_named() -> None:
     with pytest.raises(ThreadLoadError) as err:
         load_thread(data=data, name="log.jsonl")
     assert (err.value.format, err.value.location) == ("openai_chat", "line 2, column 2")
+
+
+def test_dumpd_values_that_could_not_be_serialised_load_as_their_repr() -> None:
+    parsed = {"lc": 1, "type": "not_implemented", "id": ["pydantic", "main", "Answer"], "repr": "Answer(city='Paris')"}
+    no_repr = {"lc": 1, "type": "not_implemented", "id": ["mymod", "Thing"]}
+    thread = load_doc([envelope("HumanMessage", content="q", id="h"),
+                       envelope("AIMessage", content="Paris", id="a", additional_kwargs={"parsed": parsed, "extras": [no_repr]})])
+    assert thread.messages[1].additional_kwargs == {"parsed": "Answer(city='Paris')", "extras": ["mymod.Thing"]}
