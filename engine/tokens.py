@@ -47,8 +47,14 @@ ANTHROPIC_FORMATS: frozenset[str] = frozenset({"claude_code", "anthropic"})
 # beyond its text, and so does each tool call.
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_TOOL_CALL = 3
-# A fixed price for an image block, as LangChain's approximate counter charges.
+# A fixed price for an image block, as LangChain's approximate counter charges. Other binary
+# blocks (audio, files, base64 documents) get the same price: their base64 is not text the model
+# reads, and their real cost (pages, seconds) cannot be known offline without decoding them.
 TOKENS_PER_IMAGE = 85
+MEDIA_BLOCKS = frozenset({"image", "image_url", "input_image", "document", "input_audio", "audio", "file",
+                          "input_file", "video"})
+# Opaque blocks: encrypted model state whose size in tokens cannot be read from the file.
+OPAQUE_BLOCKS = frozenset({"redacted_thinking"})
 
 
 # tiktoken releases the GIL while encoding: one thread per core is fastest (more only adds waiting).
@@ -116,8 +122,14 @@ def content_parts(content: Any) -> tuple[list[str], int]:
                     texts.append(str(block.get("text", "")))
                 elif btype == "thinking":
                     texts.append(str(block.get("thinking", "")))
-                elif btype in ("image", "image_url", "input_image"):
+                elif btype == "reasoning" and isinstance(block.get("reasoning"), str):
+                    texts.append(block["reasoning"])  # LangChain's standard reasoning block
+                elif btype == "document" and _text_document(block) is not None:
+                    texts.append(_text_document(block) or "")
+                elif btype in MEDIA_BLOCKS:
                     images += 1
+                elif btype in OPAQUE_BLOCKS:
+                    continue
                 elif btype == "tool_result":
                     inner, inner_images = content_parts(block.get("content", ""))
                     texts.extend(inner)
@@ -129,6 +141,14 @@ def content_parts(content: Any) -> tuple[list[str], int]:
     elif content is not None:
         texts.append(str(content))
     return texts, images
+
+
+def _text_document(block: Mapping[str, Any]) -> str | None:
+    """The text of an Anthropic `document` block whose source is plain text, else None."""
+    source = block.get("source")
+    if isinstance(source, Mapping) and source.get("type") == "text" and isinstance(source.get("data"), str):
+        return str(source["data"])
+    return None
 
 
 def message_text(message: BaseMessage) -> str:
@@ -192,12 +212,14 @@ def render_function_result(name: str, content: str, *, error: bool = False) -> s
 
 
 def _content_without_call_blocks(message: BaseMessage) -> Any:
-    """AI content minus `tool_use` blocks that duplicate its tool_calls (they are counted once, there)."""
+    """AI content minus the call blocks that duplicate its tool_calls (they are counted once, there):
+    Anthropic `tool_use` blocks and LangChain 1.x standard-content `tool_call` blocks."""
     content = message.content
     if not isinstance(message, AIMessage) or not isinstance(content, list) or not message.tool_calls:
         return content
     ids = {tc.get("id") for tc in message.tool_calls}
-    return [b for b in content if not (isinstance(b, dict) and b.get("type") == "tool_use" and b.get("id") in ids)]
+    return [b for b in content
+            if not (isinstance(b, dict) and b.get("type") in ("tool_use", "tool_call") and b.get("id") in ids)]
 
 
 @runtime_checkable

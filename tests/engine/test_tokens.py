@@ -211,3 +211,35 @@ def test_replay_and_inspect_default_to_the_threads_framing() -> None:
     # human "fix it" (3 + 2); then the call (3 + 76) and its wrapped result (3 + 37)
     assert [s["context_tokens"] for s in inspect_thread(claude)["steps"]] == [5, 5 + 79 + 40]
     assert replay(Thread("t", messages, source_format="openai_chat", model="gpt-4o")).counter is get_counter()
+
+
+# -- blocks that are not text the model reads -------------------------------------------------------
+BASE64 = "JVBERi0xLjQK" * 2000  # 24k characters of a "PDF"
+
+
+def test_binary_blocks_cost_a_media_block_not_their_base64() -> None:
+    c = get_counter()
+    pdf = {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": BASE64}}
+    audio = {"type": "input_audio", "input_audio": {"data": BASE64, "format": "wav"}}
+    file = {"type": "file", "file": {"file_data": BASE64, "filename": "a.pdf"}}
+    for block in (pdf, audio, file):
+        msg = HumanMessage([{"type": "text", "text": "see attached"}, block])
+        assert dict(c.breakdown(msg)) == {"human": 3 + o200k("see attached") + 85}, block["type"]
+    text_doc = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "the contract text"}}
+    assert dict(c.breakdown(HumanMessage([text_doc]))) == {"human": 3 + o200k("the contract text")}
+
+
+def test_redacted_thinking_is_not_counted_as_its_ciphertext() -> None:
+    c = get_counter(framing="anthropic")
+    ai = AIMessage([{"type": "redacted_thinking", "data": BASE64}, {"type": "text", "text": "done"}])
+    assert dict(c.breakdown(ai)) == {"ai": 3 + o200k("done")}
+
+
+def test_standard_content_tool_call_blocks_are_counted_once() -> None:
+    c = get_counter()
+    call = {"name": "read_file", "args": {"path": "a.py"}, "id": "c1", "type": "tool_call"}
+    with_block = AIMessage([{"type": "text", "text": "reading"}, call], tool_calls=[call])
+    plain = AIMessage([{"type": "text", "text": "reading"}], tool_calls=[call])
+    assert dict(c.breakdown(with_block)) == dict(c.breakdown(plain))
+    reasoning = AIMessage([{"type": "reasoning", "reasoning": "think first"}, {"type": "text", "text": "ok"}])
+    assert dict(c.breakdown(reasoning)) == {"ai": 3 + o200k("think first") + o200k("ok")}

@@ -270,7 +270,7 @@ def test_upload_a_multi_thread_file_lets_the_user_pick(start) -> None:  # noqa: 
     at.file_uploader[0].upload("tau.json", json.dumps(entries).encode(), "application/json").run()
     assert not at.exception
     pick = at.selectbox(key="upload_pick")
-    assert pick.options == ["11-0: reward 1.0:  (3 messages)", "12-0: reward 1.0:  (3 messages)"]
+    assert pick.options == ["11-0: reward 1.0 (3 messages)", "12-0: reward 1.0 (3 messages)"]
     pick.set_value("12-0")
     at.button(key="upload_open").click().run()
     assert at.session_state["thread_key"].endswith(":12-0")
