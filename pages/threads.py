@@ -77,9 +77,22 @@ with samples_col:
 # -- upload -------------------------------------------------------------------------------------
 with upload_col:
     st.subheader("Upload")
-    st.caption("Claude Code session (.jsonl), OpenAI chat or Responses dump, LangChain messages, a LangGraph "
-               "SQLite checkpoint, SWE-agent .traj, tau-bench, or this tool's own JSON. The format is detected.")
-    uploaded = st.file_uploader("Transcript file", key="uploader")
+    st.caption("Claude Code session (.jsonl, with its sub-agent files agent-*.jsonl if you like), Anthropic "
+               "Messages or OpenAI chat/Responses dumps and JSONL logs, LangChain messages, a LangGraph SQLite "
+               "checkpoint, SWE-agent .traj, tau-bench or tau2-bench results, or this tool's own JSON. "
+               "The format is detected.")
+    files = st.file_uploader("Transcript file", key="uploader", accept_multiple_files=True) or []
+    mains = [f for f in files if not session.is_companion(f.name)]
+    extras = [f for f in files if session.is_companion(f.name)]
+    if not mains and extras:  # sub-agent files only: open the last one on its own
+        mains, extras = extras[-1:], []
+    # the newest transcript wins, as it would in a single-file box; sub-agent files only attach to
+    # the session whose sessionId they carry
+    uploaded = mains[-1] if mains else None
+    companions = tuple((f.name, f.getvalue()) for f in extras)
+    if len(mains) > 1:
+        st.caption(f"Opened the newest upload, {escape_md(uploaded.name if uploaded else '')}; remove the "
+                   "others with × to keep the list short.")
     if uploaded is not None:
         data = uploaded.getvalue()
         try:
@@ -87,6 +100,9 @@ with upload_col:
         except Exception as exc:
             st.error(f"Could not read {escape_md(uploaded.name)}: {escape_md(_explain(exc))}")
             refs = []
+        if companions:
+            st.caption(f"with {len(companions)} sub-agent file(s): "
+                       f"{escape_md(', '.join(name for name, _ in companions), limit=300)}")
         chosen = None
         if len(refs) == 1:
             chosen = refs[0].thread_id
@@ -98,8 +114,8 @@ with upload_col:
             if st.button("Open this thread", key="upload_open"):
                 chosen = pick
         if chosen is not None:
-            upload = session.Upload(uploaded.name, data, chosen)
-            key = session.upload_key(data, chosen)
+            upload = session.Upload(uploaded.name, data, chosen, companions)
+            key = session.upload_key(data, chosen, companions)
             # a single-thread file opens once on upload; later reruns keep whatever the user opened since
             if len(refs) > 1 or st.session_state.get("opened_upload") != key:
                 session.add_upload(upload)

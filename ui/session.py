@@ -10,6 +10,7 @@ import hashlib
 import importlib
 import inspect
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,13 @@ class Upload:
     name: str
     data: bytes
     thread_id: str | None
+    # Claude Code sub-agent files (agent-*.jsonl) uploaded with a session: (name, data) pairs
+    companions: tuple[tuple[str, bytes], ...] = ()
+
+
+def is_companion(name: str) -> bool:
+    """A Claude Code sub-agent file, which belongs beside its session rather than being a thread to open."""
+    return name.startswith("agent-") and name.endswith(".jsonl")
 
 
 # -- loading (cached: one Thread object per key, shared by every rerun) -------------------------
@@ -65,7 +73,16 @@ def _load_sample(path: str, mtime: float) -> Thread:
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _load_upload(key: str, _upload: Upload) -> Thread:
-    return load_thread(data=_upload.data, name=_upload.name, thread_id=_upload.thread_id)
+    if not _upload.companions:
+        return load_thread(data=_upload.data, name=_upload.name, thread_id=_upload.thread_id)
+    # Sub-agent files are found beside the session file (Claude Code 2.0.x layout, matched by the
+    # sessionId inside them), so lay the upload out that way in a scratch folder and load by path.
+    with tempfile.TemporaryDirectory(prefix="ctxi-upload-") as folder:
+        main = Path(folder) / Path(_upload.name).name
+        main.write_bytes(_upload.data)
+        for name, data in _upload.companions:
+            (Path(folder) / Path(name).name).write_bytes(data)
+        return load_thread(main, thread_id=_upload.thread_id)
 
 
 def synthetic_available() -> bool:
@@ -86,8 +103,11 @@ def _demo_thread() -> Thread | None:
     return make(**{k: v for k, v in wanted.items() if k in params})
 
 
-def upload_key(data: bytes, thread_id: str | None) -> str:
-    digest = hashlib.sha1(data).hexdigest()[:12]
+def upload_key(data: bytes, thread_id: str | None, companions: tuple[tuple[str, bytes], ...] = ()) -> str:
+    sha = hashlib.sha1(data)
+    for name, companion in companions:
+        sha.update(b"\0" + name.encode() + b"\0" + companion)
+    digest = sha.hexdigest()[:12]
     return f"upload:{digest}" + (f":{thread_id}" if thread_id else "")
 
 
@@ -213,7 +233,7 @@ def select_thread(key: str) -> None:
 
 
 def add_upload(upload: Upload) -> str:
-    key = upload_key(upload.data, upload.thread_id)
+    key = upload_key(upload.data, upload.thread_id, upload.companions)
     st.session_state.setdefault("uploads", {})[key] = upload
     return key
 

@@ -348,3 +348,22 @@ def test_upload_a_langgraph_sqlite_database_and_pick_a_thread(start, tmp_path: P
     at.switch_page("pages/timeline.py").run()
     assert not at.exception
     assert at.metric[0].value == "2"  # the latest checkpoint state, after LangChain summarized it
+
+
+def test_a_claude_code_session_uploaded_with_its_sub_agent_files(start) -> None:  # noqa: ANN001
+    session_file = trace_path("claude-code", "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+    folder = session_file.parent / session_file.stem / "subagents"
+    agents = sorted(folder.glob("agent-*.jsonl"))
+    assert [p.name for p in agents] == ["agent-a93ccab.jsonl", "agent-aa84377.jsonl", "agent-acompact-70d8e7.jsonl"]
+    at = start("pages/threads.py")
+    at.file_uploader[0].upload(session_file.name, session_file.read_bytes()).run()
+    alone = at.session_state["thread_key"]
+    assert "ai 157, human 3, tool 197" in plain(at.caption)  # no compaction-call file: no hook messages
+    # the box now holds the session and its three sub-agent files, as after dropping them in a browser
+    at.file_uploader[0].set_value([(p.name, p.read_bytes(), "application/octet-stream")
+                                   for p in (session_file, *agents)]).run()
+    assert not at.exception
+    assert at.session_state["thread_key"] != alone
+    # the compaction call's file gives back the 13 hook messages the session file never kept
+    assert "ai 157, human 16, tool 197" in plain(at.caption)
+    assert "with 3 sub-agent file(s): agent-a93ccab.jsonl" in plain(at.caption)
