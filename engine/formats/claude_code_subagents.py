@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import ThreadLoadError
-from engine.formats.claude_code import Record, Session, read_records, records_to_thread, text_of
+from engine.formats.claude_code import Session, records_to_thread, text_of
+from engine.formats.claude_code_records import Record, read_records
 from engine.formats.source import Source
 from engine.thread import Thread
 
