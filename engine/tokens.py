@@ -29,6 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
+from engine.images import image_tokens
 from engine.kinds import text_category
 
 ENCODINGS: dict[str, str] = {
@@ -47,12 +48,13 @@ ANTHROPIC_FORMATS: frozenset[str] = frozenset({"claude_code", "anthropic"})
 # beyond its text, and so does each tool call.
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_TOOL_CALL = 3
-# A fixed price for an image block, as LangChain's approximate counter charges. Other binary
-# blocks (audio, files, base64 documents) get the same price: their base64 is not text the model
-# reads, and their real cost (pages, seconds) cannot be known offline without decoding them.
+# An image costs what its provider charges for its size (engine.images), or this fixed price, the
+# one LangChain's approximate counter charges, when its size cannot be read. Other binary blocks
+# (audio, files, base64 documents) get the fixed price: their base64 is not text the model reads,
+# and their real cost (pages, seconds) cannot be known offline without decoding them.
 TOKENS_PER_IMAGE = 85
-MEDIA_BLOCKS = frozenset({"image", "image_url", "input_image", "document", "input_audio", "audio", "file",
-                          "input_file", "video"})
+IMAGE_BLOCKS = frozenset({"image", "image_url", "input_image"})
+MEDIA_BLOCKS = IMAGE_BLOCKS | {"document", "input_audio", "audio", "file", "input_file", "video"}
 # Opaque blocks: encrypted model state whose size in tokens cannot be read from the file.
 OPAQUE_BLOCKS = frozenset({"redacted_thinking"})
 
@@ -106,12 +108,12 @@ def load_encoding(name: str) -> Any:
     return tiktoken.Encoding(**spec)
 
 
-def content_parts(content: Any) -> tuple[list[str], int]:
-    """Text pieces of a message content and the number of image blocks in it."""
+def content_parts(content: Any) -> tuple[list[str], list[dict[str, Any]]]:
+    """Text pieces of a message content, and its media blocks (images, audio, files) to be priced apart."""
     if isinstance(content, str):
-        return [content], 0
+        return [content], []
     texts: list[str] = []
-    images = 0
+    media: list[dict[str, Any]] = []
     if isinstance(content, list):
         for block in content:
             if isinstance(block, str):
@@ -127,20 +129,27 @@ def content_parts(content: Any) -> tuple[list[str], int]:
                 elif btype == "document" and _text_document(block) is not None:
                     texts.append(_text_document(block) or "")
                 elif btype in MEDIA_BLOCKS:
-                    images += 1
+                    media.append(block)
                 elif btype in OPAQUE_BLOCKS:
                     continue
                 elif btype == "tool_result":
-                    inner, inner_images = content_parts(block.get("content", ""))
+                    inner, inner_media = content_parts(block.get("content", ""))
                     texts.extend(inner)
-                    images += inner_images
+                    media.extend(inner_media)
                 else:
                     texts.append(json.dumps(block, ensure_ascii=False, sort_keys=True, default=str))
             else:
                 texts.append(str(block))
     elif content is not None:
         texts.append(str(content))
-    return texts, images
+    return texts, media
+
+
+def media_tokens(block: Mapping[str, Any], framing: str) -> int:
+    """An image costs what its provider charges for its size (engine.images); other media a fixed price."""
+    if block.get("type") in IMAGE_BLOCKS:
+        return image_tokens(block, framing)
+    return TOKENS_PER_IMAGE
 
 
 def _text_document(block: Mapping[str, Any]) -> str | None:
@@ -386,8 +395,8 @@ class TiktokenCounter(_CachedCounter):
         `_compute` and the batch path of `prime` both read this, so they always count the same texts.
         """
         category = text_category(message)
-        texts, images = content_parts(_content_without_call_blocks(message))
-        fixed = {category: TOKENS_PER_MESSAGE + images * TOKENS_PER_IMAGE}
+        texts, media = content_parts(_content_without_call_blocks(message))
+        fixed = {category: TOKENS_PER_MESSAGE + sum(media_tokens(block, self.framing) for block in media)}
         if self.framing == "anthropic" and isinstance(message, ToolMessage):
             # The tool's name sits inside the wrapper, so it is not charged again below.
             wrapped = render_function_result(str(message.name or ""), "\n".join(texts), error=message.status == "error")
