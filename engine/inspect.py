@@ -52,11 +52,14 @@ def step_contexts(thread: Thread, counter: TokenCounter | None = None) -> list[d
     Without a counter, the thread's own (`counter_for_thread`: Claude threads get Anthropic framing).
     """
     counter = counter or counter_for_thread(thread)
+    return _step_contexts(thread, counter, cleared_savings(thread, counter))
+
+
+def _step_contexts(thread: Thread, counter: TokenCounter, savings: list[tuple[int, int, int]]) -> list[dict[str, Any]]:
     sizes = [counter.count_message(m) for m in thread.messages]
     before = [0, *accumulate(sizes)]  # before[i] = tokens of messages[:i]
     compactions = sorted(thread.compactions, key=lambda c: c.index)
     summary_tokens = [counter.count_message(summary_message(c)) for c in compactions]
-    savings = cleared_savings(thread, counter)
     steps: list[dict[str, Any]] = []
     active = -1
     for i, message in enumerate(thread.messages):
@@ -78,19 +81,19 @@ def step_contexts(thread: Thread, counter: TokenCounter | None = None) -> list[d
     return steps
 
 
-def _final_context(thread: Thread, counter: TokenCounter) -> int:
+def _final_context(thread: Thread, counter: TokenCounter, savings: list[tuple[int, int, int]]) -> int:
     """Tokens a next call would be sent: the messages since the last compaction (plus its summary)."""
     start = max((c.index for c in thread.compactions), default=0)
-    cleared = sum(saved for _, i, saved in cleared_savings(thread, counter) if i >= start)
+    cleared = sum(saved for _, i, saved in savings if i >= start)
     if not thread.compactions:
         return counter(thread.messages) - cleared
     last = max(thread.compactions, key=lambda c: c.index)
     return counter.count_message(summary_message(last)) + counter(thread.messages[last.index:]) - cleared
 
 
-def _microcompactions(thread: Thread, counter: TokenCounter) -> list[dict[str, Any]]:
+def _microcompactions(thread: Thread, savings: list[tuple[int, int, int]]) -> list[dict[str, Any]]:
     saved_at: Counter[int] = Counter()
-    for at, _, saved in cleared_savings(thread, counter):
+    for at, _, saved in savings:
         saved_at[at] += saved
     return [
         {"index": r["index"], "trigger": r.get("trigger"), "pre_tokens": r.get("pre_tokens"),
@@ -121,9 +124,10 @@ def inspect_thread(thread: Thread, counter: TokenCounter | None = None) -> dict[
     """
     counter = counter or counter_for_thread(thread)
     prime_thread(counter, thread)
-    steps = step_contexts(thread, counter)
+    savings = cleared_savings(thread, counter)
+    steps = _step_contexts(thread, counter, savings)
     peak_step = max(steps, key=lambda s: (s["context_tokens"], -s["step"])) if steps else None
-    final = _final_context(thread, counter)
+    final = _final_context(thread, counter, savings)
     peak = max(final, peak_step["context_tokens"] if peak_step else 0)
     by_category = breakdown_messages(counter, thread.messages)
     return {
@@ -147,7 +151,7 @@ def inspect_thread(thread: Thread, counter: TokenCounter | None = None) -> dict[
              "summary_tokens": counter.count_message(summary_message(c))}
             for c in sorted(thread.compactions, key=lambda c: c.index)
         ],
-        "recorded_microcompactions": _microcompactions(thread, counter),
+        "recorded_microcompactions": _microcompactions(thread, savings),
         "skipped_records": dict(thread.extra.get("skipped_records") or {}),
         "tokens": {
             "counter": counter.name,

@@ -29,7 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
-from engine.images import image_tokens
+from engine.images import UNKNOWN_IMAGE_TOKENS, image_tokens
 from engine.kinds import text_category
 
 ENCODINGS: dict[str, str] = {
@@ -52,7 +52,7 @@ TOKENS_PER_TOOL_CALL = 3
 # one LangChain's approximate counter charges, when its size cannot be read. Other binary blocks
 # (audio, files, base64 documents) get the fixed price: their base64 is not text the model reads,
 # and their real cost (pages, seconds) cannot be known offline without decoding them.
-TOKENS_PER_IMAGE = 85
+TOKENS_PER_IMAGE = UNKNOWN_IMAGE_TOKENS
 IMAGE_BLOCKS = frozenset({"image", "image_url", "input_image"})
 MEDIA_BLOCKS = IMAGE_BLOCKS | {"document", "input_audio", "audio", "file", "input_file", "video"}
 # Opaque blocks: encrypted model state whose size in tokens cannot be read from the file.
@@ -126,8 +126,8 @@ def content_parts(content: Any) -> tuple[list[str], list[dict[str, Any]]]:
                     texts.append(str(block.get("thinking", "")))
                 elif btype == "reasoning" and isinstance(block.get("reasoning"), str):
                     texts.append(block["reasoning"])  # LangChain's standard reasoning block
-                elif btype == "document" and _text_document(block) is not None:
-                    texts.append(_text_document(block) or "")
+                elif btype == "document" and (document := _text_document(block)) is not None:
+                    texts.append(document)
                 elif btype in MEDIA_BLOCKS:
                     media.append(block)
                 elif btype in OPAQUE_BLOCKS:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -464,8 +465,9 @@ class JsonlRecordsImporter(SingleThreadImporter):
             raise where.unparseable(exc) from None
         stem = default_thread_id(source)
         own = [self.record_id(record) for _, record in rows]
+        seen = Counter(own)
         return [
-            (rid if rid is not None and own.count(rid) == 1 else f"{stem}-line{line}", line, record)
+            (rid if rid is not None and seen[rid] == 1 else f"{stem}-line{line}", line, record)
             for (line, record), rid in zip(rows, own, strict=True)
         ]
 
