@@ -35,7 +35,7 @@ from engine.formats.jsonshape import (
     usage_pairs,
 )
 from engine.formats.source import Source
-from engine.thread import RecordedUsage, Thread, stable_id
+from engine.thread import Thread, stable_id
 
 FORMAT = "langchain_dict"
 
@@ -117,13 +117,6 @@ def message_from_entry(entry: Any, where: Where, location: str, position: int) -
     return message
 
 
-def messages_and_usage(
-    entries: list[Any], where: Where, base: str
-) -> tuple[list[BaseMessage], list[tuple[BaseMessage, RecordedUsage]]]:
-    messages = [message_from_entry(e, where, f"{base}[{i}]", i) for i, e in enumerate(entries)]
-    return messages, usage_pairs(messages)
-
-
 def fix_up(messages: list[BaseMessage], extra: dict[str, Any]) -> list[BaseMessage]:
     """Apply removals, turn streamed chunks into whole messages and upgrade legacy function calls.
 
@@ -134,6 +127,20 @@ def fix_up(messages: list[BaseMessage], extra: dict[str, Any]) -> list[BaseMessa
     if removed:
         extra["removed"] = removed
     return upgrade_function_calls([message_chunk_to_message(m) for m in messages])
+
+
+def langchain_thread(messages: list[BaseMessage], thread_id: str) -> Thread:
+    """The Thread of LangChain messages read from a file, after `fix_up` (its notes go to `extra`)."""
+    extra: dict[str, Any] = {}
+    messages = fix_up(messages, extra)
+    return assemble(messages, usage_pairs(messages), thread_id=thread_id, model=model_from_messages(messages),
+                    extra=extra)
+
+
+def document_thread_id(doc: Any, source: Source) -> str:
+    """A wrapper object's own `thread_id`, else the file's default id."""
+    thread_id = doc.get("thread_id") if isinstance(doc, dict) else None
+    return thread_id if isinstance(thread_id, str) and thread_id else default_thread_id(source)
 
 
 def is_jsonl_history(source: Source) -> bool:
@@ -159,10 +166,7 @@ class LangChainDictImporter(SingleThreadImporter):
         except ThreadLoadError as exc:
             raise where.unparseable(exc) from None
         messages = [message_from_entry(entry, where, f"line {n}: $", i) for i, (n, entry) in enumerate(rows)]
-        extra: dict[str, Any] = {}
-        messages = fix_up(messages, extra)
-        thread = assemble(messages, usage_pairs(messages), thread_id=default_thread_id(source), model=model_from_messages(messages))
-        thread.extra.update(extra)
+        thread = langchain_thread(messages, default_thread_id(source))
         thread.source_format = self.name
         return check_thread_id(thread, thread_id, where)
 
@@ -178,18 +182,7 @@ class LangChainDictImporter(SingleThreadImporter):
         else:
             entries, base = found
         messages = [message_from_entry(e, where, f"{base}[{i}]", i) for i, e in enumerate(entries)]
-        extra: dict[str, Any] = {}
-        messages = fix_up(messages, extra)
-        wrapper = doc if isinstance(doc, dict) else {}
-        thread_id = wrapper.get("thread_id")
-        thread = assemble(
-            messages,
-            usage_pairs(messages),
-            thread_id=thread_id if isinstance(thread_id, str) and thread_id else default_thread_id(source),
-            model=model_from_messages(messages),
-        )
-        thread.extra.update(extra)
-        return thread
+        return langchain_thread(messages, document_thread_id(doc, source))
 
 
 IMPORTER = LangChainDictImporter()

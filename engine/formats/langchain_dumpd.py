@@ -40,15 +40,11 @@ from langchain_core.messages import (
 from engine.formats.jsonshape import (
     SingleThreadImporter,
     Where,
-    assemble,
-    default_thread_id,
     guarded_sniff,
     json_type,
-    model_from_messages,
     parsed_if,
-    usage_pairs,
 )
-from engine.formats.langchain_dict import fix_up
+from engine.formats.langchain_dict import document_thread_id, langchain_thread
 from engine.formats.source import Source
 from engine.thread import Thread, stable_id
 
@@ -165,18 +161,7 @@ class LangChainDumpdImporter(SingleThreadImporter):
         else:
             items, base = found
         messages = [message_from_envelope(x, where, f"{base}[{i}]", i) for i, x in enumerate(items)]
-        extra: dict[str, Any] = {}
-        messages = fix_up(messages, extra)
-        wrapper = doc if isinstance(doc, dict) else {}
-        thread_id = wrapper.get("thread_id")
-        thread = assemble(
-            messages,
-            usage_pairs(messages),
-            thread_id=thread_id if isinstance(thread_id, str) and thread_id else default_thread_id(source),
-            model=model_from_messages(messages),
-        )
-        thread.extra.update(extra)
-        return thread
+        return langchain_thread(messages, document_thread_id(doc, source))
 
 
 IMPORTER = LangChainDumpdImporter()
