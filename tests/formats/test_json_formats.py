@@ -136,16 +136,23 @@ def test_loading_twice_gives_the_same_ids() -> None:
 
 # Which importer owns each file under the shared traces; None: not a thread file.
 EXPECTED = {
+    "anthropic-compaction": "vcr_cassette",
     "claude-code": "claude_code",
+    "codex": "codex",
     "deepagents": "langchain_dumpd",
+    "gemini": "gemini_cli",
+    "inspect": "inspect_ai",
     "mini-swe-agent": "openai_messages",
+    "openai-responses-compaction": "vcr_cassette",
+    "openhands": "openhands",
+    "otel-genai": "otel_genai",
     "swe-agent": "swe_agent",
     "tau-bench": "tau_bench",
 }
 
 
 def expected_format(path: Path) -> str | None:
-    if path.name in ("LICENSE", "SOURCE.txt"):
+    if path.name in ("LICENSE", "SOURCE.txt") or path.name.startswith("LICENSE."):
         return None
     if path.name.endswith(".completions.json"):
         return "openai_chat"
