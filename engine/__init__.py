@@ -27,7 +27,7 @@ from engine.layers.todo import TodoReminderLayer
 from engine.replay import replay
 from engine.run import Run, StepRecord
 from engine.summarizers import LLMSummarizer, OfflineSummarizer, Summarizer
-from engine.thread import RecordedCompaction, RecordedUsage, Thread
+from engine.thread import RecordedCompaction, RecordedEdit, RecordedUsage, Thread
 from engine.tokens import ApproximateCounter, TiktokenCounter, TokenCounter, counter_for_thread, get_counter
 from engine.vfs import VirtualFilesystem
 
@@ -49,6 +49,7 @@ __all__ = [
     "MemoryLayer",
     "OfflineSummarizer",
     "RecordedCompaction",
+    "RecordedEdit",
     "RecordedUsage",
     "Run",
     "StepRecord",

@@ -25,21 +25,21 @@ def summary_message(compaction: RecordedCompaction) -> HumanMessage:
 def cleared_savings(thread: Thread, counter: TokenCounter) -> list[tuple[int, int, int]]:
     """What each recorded microcompaction took out: (its index, the cleared message's index, tokens saved).
 
-    A microcompaction (Claude Code's `microcompact_boundary`, in `extra["microcompactions"]`) keeps
-    the history but replaces the content of the listed old tool results with a short placeholder,
-    so from its `index` on each of them costs what the placeholder costs.
+    A recorded edit that clears tool results (Claude Code's `microcompact_boundary`, Anthropic's
+    `clear_tool_uses`) keeps the history but replaces the content of the listed old tool results
+    with a short placeholder, so from its `index` on each of them costs what the placeholder costs.
     """
-    records = thread.extra.get("microcompactions") or []
+    records = [e for e in thread.edits if e.kind == "clear_tool_results"]
     by_call = {m.tool_call_id: (i, m) for i, m in enumerate(thread.messages) if isinstance(m, ToolMessage)}
     savings: list[tuple[int, int, int]] = []
     for record in records:
-        placeholder = str(record.get("placeholder") or "")
-        for call_id in record.get("cleared_tool_ids") or []:
+        placeholder = record.placeholder
+        for call_id in record.tool_call_ids:
             i, old = by_call.get(call_id, (None, None))
-            if i is None or old is None or i >= record["index"]:
+            if i is None or old is None or i >= record.index:
                 continue
             stub = ToolMessage(content=placeholder, tool_call_id=call_id, name=old.name, status=old.status)
-            savings.append((record["index"], i, counter.count_message(old) - counter.count_message(stub)))
+            savings.append((record.index, i, counter.count_message(old) - counter.count_message(stub)))
     return savings
 
 
@@ -96,10 +96,10 @@ def _microcompactions(thread: Thread, savings: list[tuple[int, int, int]]) -> li
     for at, _, saved in savings:
         saved_at[at] += saved
     return [
-        {"index": r["index"], "trigger": r.get("trigger"), "pre_tokens": r.get("pre_tokens"),
-         "tokens_saved": r.get("tokens_saved"), "cleared": len(r.get("cleared_tool_ids") or []),
-         "counted_saving": saved_at[r["index"]]}
-        for r in sorted(thread.extra.get("microcompactions") or [], key=lambda r: r["index"])
+        {"index": r.index, "trigger": r.trigger, "pre_tokens": r.pre_tokens,
+         "tokens_saved": r.tokens_saved, "cleared": len(r.tool_call_ids),
+         "counted_saving": saved_at[r.index]}
+        for r in sorted(thread.edits, key=lambda r: r.index) if r.kind == "clear_tool_results"
     ]
 
 

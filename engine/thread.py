@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage, messages_from_dict, messages_to_dict
 
 
 def stable_id(prefix: str, position: int | str, content: Any) -> str:
@@ -17,12 +17,27 @@ def stable_id(prefix: str, position: int | str, content: Any) -> str:
 
 @dataclass
 class RecordedUsage:
-    """Token usage the source recorded for one model call (one AI message)."""
+    """Token usage the source recorded for one model call (one AI message).
+
+    Anthropic's semantics, whatever the source: `input_tokens` is the input that was neither read
+    from nor written to the prompt cache, so `input + cache_creation + cache_read` is everything the
+    call was sent. Importers of sources whose input count already includes cached tokens (OpenAI's
+    `prompt_tokens`/`input_tokens` with `cached_tokens`, LangChain's `usage_metadata`) split the
+    cached part out, so `context_tokens` is always the whole request.
+    """
 
     input_tokens: int | None = None
     output_tokens: int | None = None
     cache_creation_input_tokens: int | None = None
     cache_read_input_tokens: int | None = None
+    # Anthropic's cache_creation split by TTL (ephemeral_5m / ephemeral_1h input tokens), when recorded.
+    cache_creation_5m_tokens: int | None = None
+    cache_creation_1h_tokens: int | None = None
+    # The part of output_tokens spent on reasoning (OpenAI reasoning_tokens, Gemini thoughts), when recorded.
+    reasoning_tokens: int | None = None
+    # When the call was made, as the source recorded it (ISO 8601), and the model that answered it.
+    timestamp: str | None = None
+    model: str | None = None
 
     @property
     def context_tokens(self) -> int | None:
@@ -32,13 +47,8 @@ class RecordedUsage:
             return None
         return sum(p or 0 for p in parts)
 
-    def to_dict(self) -> dict[str, int | None]:
-        return {
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cache_creation_input_tokens": self.cache_creation_input_tokens,
-            "cache_read_input_tokens": self.cache_read_input_tokens,
-        }
+    def to_dict(self) -> dict[str, int | str | None]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RecordedUsage:
@@ -47,10 +57,15 @@ class RecordedUsage:
 
 @dataclass
 class RecordedCompaction:
-    """A compaction the source agent performed (e.g. Claude Code's compact_boundary).
+    """A compaction the source agent performed (Claude Code's compact_boundary, Codex's `compacted`, ...).
 
-    `index` is the position in `Thread.messages` of the first message after the compaction:
-    messages before it are what the agent dropped, `summary` is what replaced them.
+    `index` is the position in `Thread.messages` of the first message after the compaction. From
+    there on the agent sent `replacement` followed by `messages[index:]`: `replacement` is the
+    history that replaced `messages[:index]` — the summary, and whatever the agent kept or rebuilt
+    (Codex's initial context and recent user messages, OpenHands' first events, Gemini's
+    acknowledgement). When it is None the replacement is the summary alone, sent as a human message
+    (Claude Code's "This session is being continued..."). Messages the agent kept from before the
+    cut appear in `replacement` with their original ids.
     """
 
     index: int
@@ -58,6 +73,14 @@ class RecordedCompaction:
     pre_tokens: int | None = None
     summary: str = ""
     message_id: str | None = None
+    # What the source says the context was after the compaction, when it records it.
+    post_tokens: int | None = None
+    replacement: list[BaseMessage] | None = None
+    # "summary" (an LLM wrote a summary), "trim" (old messages dropped, no summary: Cline's
+    # deleted range, Codex's trim-and-retry) or "server" (a provider compacted server-side).
+    kind: str = "summary"
+    # The record it came from, e.g. "claude_code:compact_boundary", "codex:compacted".
+    source: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -66,12 +89,51 @@ class RecordedCompaction:
             "pre_tokens": self.pre_tokens,
             "summary": self.summary,
             "message_id": self.message_id,
+            "post_tokens": self.post_tokens,
+            "replacement": messages_to_dict(self.replacement) if self.replacement is not None else None,
+            "kind": self.kind,
+            "source": self.source,
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RecordedCompaction:
         fields: dict[str, Any] = {k: d.get(k) for k in cls.__dataclass_fields__ if k in d}
+        if fields.get("replacement") is not None:
+            fields["replacement"] = messages_from_dict(fields["replacement"])
+        if fields.get("kind") is None:
+            fields.pop("kind", None)
         return cls(**fields)
+
+
+@dataclass
+class RecordedEdit:
+    """A context edit the source recorded: old content cleared in place, the history otherwise kept.
+
+    Claude Code's `microcompact_boundary`, Anthropic's `context_management.applied_edits`
+    (`clear_tool_uses_20250919`, `clear_thinking_20251015`), Inspect's `CompactionEvent(type="edit")`.
+    From message `index` on, the results of the tool calls in `tool_call_ids` are sent as
+    `placeholder` (and, with `clear_inputs`, those calls' arguments are emptied); a
+    `clear_thinking` edit drops the thinking blocks of the AI messages in `message_ids`.
+    """
+
+    index: int
+    kind: str = "clear_tool_results"  # or "clear_thinking"
+    tool_call_ids: list[str] = field(default_factory=list)
+    message_ids: list[str] = field(default_factory=list)
+    placeholder: str = ""
+    clear_inputs: bool = False
+    trigger: str | None = None
+    pre_tokens: int | None = None
+    tokens_saved: int | None = None
+    message_id: str | None = None
+    source: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RecordedEdit:
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
 
 @dataclass
@@ -89,6 +151,7 @@ class Thread:
     subagents: dict[str, Thread] = field(default_factory=dict)
     usage: dict[str, RecordedUsage] = field(default_factory=dict)
     compactions: list[RecordedCompaction] = field(default_factory=list)
+    edits: list[RecordedEdit] = field(default_factory=list)
     title: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from engine.errors import ThreadLoadError, ThreadNotFoundError, UnknownFormatError
 from engine.formats.source import DEFAULT_MAX_BYTES, Importer, Source, ThreadRef
+from engine.models import model_window
 from engine.thread import Thread
 
 # Most specific shapes first: a Claude Code JSONL line or a SQLite header is unambiguous,
@@ -125,7 +126,25 @@ def load_thread(
     thread = _guarded(lambda: imp.load(source, thread_id), source, fmt)
     if not thread.source_format:
         thread.source_format = fmt
+    if fmt != "native":  # our own JSON holds the thread exactly as it was imported
+        apply_model_window(thread)
     return thread
+
+
+def apply_model_window(thread: Thread) -> None:
+    """A thread that names its model but records no window gets the model's (engine/data/models.yaml).
+
+    `extra["window_source"]` is "model table" when the window came from there; a recorded window
+    leaves it unset, and with neither the replay falls back to the config's window.
+    """
+    for sub in thread.subagents.values():
+        apply_model_window(sub)
+    if thread.max_input_tokens is not None:
+        return
+    window = model_window(thread.model)
+    if window is not None:
+        thread.max_input_tokens = window
+        thread.extra["window_source"] = "model table"
 
 
 def _guarded(fn, source: Source, fmt: str):  # type: ignore[no-untyped-def]

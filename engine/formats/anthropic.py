@@ -175,11 +175,14 @@ class _Reader:
             self.usage.append((message, recorded))
 
     def _usage(self, usage: dict[str, Any], location: str) -> RecordedUsage:
-        fields = {
-            key: self.where.want_int(usage.get(key), f"{location}.{key}")
-            for key in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-        }
-        return RecordedUsage(**fields)
+        want = self.where.want_int
+        return RecordedUsage(
+            input_tokens=want(usage.get("input_tokens"), f"{location}.input_tokens"),
+            output_tokens=want(usage.get("output_tokens"), f"{location}.output_tokens"),
+            cache_creation_input_tokens=want(usage.get("cache_creation_input_tokens"),
+                                             f"{location}.cache_creation_input_tokens"),
+            cache_read_input_tokens=want(usage.get("cache_read_input_tokens"), f"{location}.cache_read_input_tokens"),
+        )
 
     def _user(self, content: str | list[Any], location: str, position: int, msg_id: str) -> None:
         where = self.where

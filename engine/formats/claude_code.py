@@ -17,8 +17,8 @@ Message representation (what the token counter then sees):
 - tool results: one ToolMessage per `tool_result` block; text blocks are joined into one string, a
   block list is kept only when it holds images. `is_error` gives status "error".
 - a `system` `compact_boundary` plus the `isCompactSummary` user record is a RecordedCompaction,
-  not a message. A `microcompact_boundary` (old tool results cleared, history kept) is listed in
-  `extra["microcompactions"]`. `progress`, snapshots, queue operations and other system records
+  not a message. A `microcompact_boundary` (old tool results cleared, history kept) is a
+  RecordedEdit in `Thread.edits`. `progress`, snapshots, queue operations and other system records
   are skipped (counted in `extra["skipped_records"]`).
 - `attachment` records (Claude Code 2.1.x) that reach the model become human messages: a
   `queued_command` is the user's own mid-turn prompt, text-bearing context (hook output, nested
@@ -52,10 +52,9 @@ from engine.formats.claude_code_records import (
     read_records,
 )
 from engine.formats.source import Source, ThreadRef
-from engine.thread import RecordedCompaction, RecordedUsage, Thread
+from engine.models import model_window
+from engine.thread import RecordedCompaction, RecordedEdit, RecordedUsage, Thread
 
-# Claude Code's default window for Claude models (a "[1m]" model suffix selects the 1M beta).
-CLAUDE_WINDOW_TOKENS = 200_000
 TITLE_CHARS = 80
 SYNTHETIC_MODEL = "<synthetic>"
 SNIFF_LINES = 20
@@ -173,7 +172,7 @@ class Session:
     pending: list[HumanMessage] = field(default_factory=list)
     # Where each main-chain record left the message list (len(items) + len(pending)): rewinds cut there.
     positions: dict[str, int] = field(default_factory=dict)
-    microcompactions: list[dict[str, Any]] = field(default_factory=list)
+    microcompactions: list[RecordedEdit] = field(default_factory=list)
     api_errors: list[dict[str, Any]] = field(default_factory=list)
     rewound: list[dict[str, Any]] = field(default_factory=list)
 
@@ -202,6 +201,7 @@ def _compaction(s: Session, boundary: Record, summary: str, message_id: str | No
         pre_tokens=_int_or_none(meta.get("preTokens")),
         summary=summary,
         message_id=message_id,
+        source="claude_code:compact_boundary",
     )
 
 
@@ -363,15 +363,17 @@ def _add_microcompaction(s: Session, record: Record) -> None:
     meta = meta if isinstance(meta, dict) else record.get("compactMetadata")
     meta = meta if isinstance(meta, dict) else {}
     cleared = meta.get("compactedToolIds")
-    s.microcompactions.append({
-        "index": len(s.items),
-        "trigger": meta.get("trigger") if isinstance(meta.get("trigger"), str) else None,
-        "pre_tokens": _int_or_none(meta.get("preTokens")),
-        "tokens_saved": _int_or_none(meta.get("tokensSaved")),
-        "cleared_tool_ids": [str(c) for c in cleared] if isinstance(cleared, list) else [],
-        "placeholder": CLEARED_TOOL_RESULT,
-        "message_id": str(record["uuid"]) if isinstance(record.get("uuid"), str) else None,
-    })
+    s.microcompactions.append(RecordedEdit(
+        index=len(s.items),
+        kind="clear_tool_results",
+        trigger=meta.get("trigger") if isinstance(meta.get("trigger"), str) else None,
+        pre_tokens=_int_or_none(meta.get("preTokens")),
+        tokens_saved=_int_or_none(meta.get("tokensSaved")),
+        tool_call_ids=[str(c) for c in cleared] if isinstance(cleared, list) else [],
+        placeholder=CLEARED_TOOL_RESULT,
+        message_id=str(record["uuid"]) if isinstance(record.get("uuid"), str) else None,
+        source="claude_code:microcompact_boundary",
+    ))
 
 
 def _add_progress(s: Session, record: Record) -> None:
@@ -470,7 +472,7 @@ def to_thread(s: Session, thread_id: str) -> Thread:
     extra: dict[str, Any] = {"skipped_records": dict(sorted(s.skipped.items()))}
     if s.recovered_count:
         extra["recovered_hook_messages"] = s.recovered_count
-    for key, value in (("microcompactions", s.microcompactions), ("api_errors", s.api_errors), ("rewound", s.rewound)):
+    for key, value in (("api_errors", s.api_errors), ("rewound", s.rewound)):
         if value:
             extra[key] = value
     return Thread(
@@ -478,10 +480,12 @@ def to_thread(s: Session, thread_id: str) -> Thread:
         messages=messages,
         source_format=FORMAT,
         model=model,
-        max_input_tokens=CLAUDE_WINDOW_TOKENS if model and model.startswith("claude") else None,
+        # Claude Code records no window: the model table gives it (a "[1m]" model selects the 1M beta).
+        max_input_tokens=model_window(model),
         todos=s.todos,
         usage=usage,
         compactions=s.compactions,
+        edits=s.microcompactions,
         title=s.title,
         extra=extra,
     )

@@ -5,7 +5,10 @@
  "title": null, "model": null, "max_input_tokens": null, "system_prompt": null,
  "tools": [{"name", "description", "parameters"}], "todos": [{"content", "status"}],
  "messages": [<langchain messages_to_dict>], "usage": {"<ai message id>": {"input_tokens", ...}},
- "compactions": [{"index", "trigger", "pre_tokens", "summary", "message_id"}],
+ "compactions": [{"index", "trigger", "pre_tokens", "summary", "message_id", "post_tokens",
+                  "replacement": [<messages_to_dict>] | null, "kind", "source"}],
+ "edits": [{"index", "kind", "tool_call_ids", "message_ids", "placeholder", "clear_inputs",
+            "trigger", "pre_tokens", "tokens_saved", "message_id", "source"}],
  "subagents": {"<task tool_call_id>": <thread object, same schema>}, "extra": {}}
 ```
 """
@@ -19,7 +22,7 @@ from langchain_core.messages import messages_from_dict, messages_to_dict
 
 from engine.errors import ThreadLoadError
 from engine.formats.source import Source, ThreadRef
-from engine.thread import RecordedCompaction, RecordedUsage, Thread
+from engine.thread import RecordedCompaction, RecordedEdit, RecordedUsage, Thread
 
 SCHEMA = "context-inspector/thread"
 VERSION = 1
@@ -40,6 +43,7 @@ def thread_to_dict(thread: Thread) -> dict[str, Any]:
         "messages": messages_to_dict(thread.messages),
         "usage": {k: v.to_dict() for k, v in thread.usage.items()},
         "compactions": [c.to_dict() for c in thread.compactions],
+        "edits": [e.to_dict() for e in thread.edits],
         "subagents": {k: thread_to_dict(v) for k, v in thread.subagents.items()},
         "extra": thread.extra,
     }
@@ -87,6 +91,7 @@ def thread_from_dict(d: dict[str, Any], *, label: str = "<native>", path: str = 
         subagents={k: thread_from_dict(v, label=label, path=f"{path}.subagents.{k}") for k, v in subagents.items()},
         usage={k: RecordedUsage.from_dict(v) for k, v in (d.get("usage") or {}).items()},
         compactions=[RecordedCompaction.from_dict(c) for c in (d.get("compactions") or [])],
+        edits=[RecordedEdit.from_dict(e) for e in (d.get("edits") or [])],
         title=d.get("title"),
         extra=dict(d.get("extra") or {}),
     )

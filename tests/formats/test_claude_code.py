@@ -124,7 +124,8 @@ def test_compaction_is_recorded_not_a_message(tmp_path: Path) -> None:
     [compaction] = thread.compactions
     assert compaction.to_dict() == {"index": 6, "trigger": "manual", "pre_tokens": 1234,
                                     "summary": "This session is being continued… SUMMARY: fixing app.py",
-                                    "message_id": "u5"}
+                                    "message_id": "u5", "post_tokens": None, "replacement": None,
+                                    "kind": "summary", "source": "claude_code:compact_boundary"}
     assert thread.messages[6].content == "go on"
     assert all("SUMMARY" not in str(m.content) for m in thread.messages)
     assert thread.extra["skipped_records"] == {"file-history-snapshot": 1, "progress": 1, "system:turn_duration": 1}

@@ -151,9 +151,10 @@ def test_microcompact_boundary_is_listed_and_keeps_the_messages(tmp_path: Path) 
     thread = load_thread(write(tmp_path / "s.jsonl", records))
     assert [m.id for m in thread.messages] == ["u1", "m1", "r1", "m2"]
     assert thread.compactions == []
-    assert thread.extra["microcompactions"] == [{
-        "index": 3, "trigger": "auto", "pre_tokens": 900, "tokens_saved": 600, "cleared_tool_ids": ["t1"],
-        "placeholder": "[Old tool result content cleared]", "message_id": "mc"}]
+    assert [e.to_dict() for e in thread.edits] == [{
+        "index": 3, "kind": "clear_tool_results", "tool_call_ids": ["t1"], "message_ids": [],
+        "placeholder": "[Old tool result content cleared]", "clear_inputs": False, "trigger": "auto",
+        "pre_tokens": 900, "tokens_saved": 600, "message_id": "mc", "source": "claude_code:microcompact_boundary"}]
     assert "skipped_records" in thread.extra and thread.extra["skipped_records"] == {}
 
 

@@ -60,7 +60,8 @@ def test_openai_chat_completions_dump() -> None:
     final = thread.messages[-1]
     assert isinstance(final, AIMessage) and len(final.content) == 13972 and final.tool_calls == []
     assert thread.usage == {final.id: RecordedUsage(input_tokens=52529, output_tokens=9090)}
-    assert thread.extra == {"finish_reason": "stop"}
+    assert thread.extra == {"finish_reason": "stop", "window_source": "model table"}
+    assert (thread.model, thread.max_input_tokens) == (thread.model, 272_000) and thread.model.startswith("gpt-5")
     results = thread.tool_results()
     assert all(tc["id"] in results for tc in thread.tool_calls())
 
@@ -297,7 +298,8 @@ def test_openai_chat_request_without_response() -> None:
     ]
     # Usage without a response has no AI step of its own.
     assert thread.usage == {}
-    assert thread.extra == {"usage": RecordedUsage(input_tokens=10, output_tokens=2).to_dict()}
+    assert thread.extra == {"usage": RecordedUsage(input_tokens=10, output_tokens=2).to_dict(),
+                            "window_source": "model table"}
 
 
 def test_openai_legacy_function_role_answers_function_call() -> None:
@@ -321,7 +323,8 @@ def test_mini_swe_agent_object_with_exit_record() -> None:
     thread = load_doc(doc)
     assert thread.by_role() == {"system": 1, "human": 1, "ai": 1}
     assert thread.model == "gpt-5-mini"
-    assert thread.extra == {"exit": {"content": "", "exit_status": "Submitted", "submission": "diff"}}
+    assert thread.extra == {"exit": {"content": "", "exit_status": "Submitted", "submission": "diff"},
+                            "window_source": "model table"}
     assert thread.usage == {thread.messages[2].id: RecordedUsage(input_tokens=120, output_tokens=7)}
 
 

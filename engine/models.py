@@ -1,0 +1,55 @@
+"""Model windows: the context window and output limit of a named model, from one data file.
+
+`engine/data/models.yaml` is the table (dated, with its sources); a thread's recorded window always
+wins over it. Provider prefixes ("openai:", "anthropic/") and date or "[1m]" suffixes are handled here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+ONE_MILLION_SUFFIX = "[1m]"  # Claude Code's marker for the 1M-token context beta
+
+
+@dataclass(frozen=True)
+class ModelLimits:
+    prefix: str
+    window_tokens: int
+    max_output_tokens: int | None = None
+
+
+@cache
+def _table() -> tuple[ModelLimits, ...]:
+    text = resources.files("engine").joinpath("data/models.yaml").read_text(encoding="utf-8")
+    doc: dict[str, Any] = yaml.safe_load(text)
+    rows = [ModelLimits(str(r["prefix"]), int(r["window"]), r.get("max_output")) for r in doc["models"]]
+    return tuple(sorted(rows, key=lambda r: -len(r.prefix)))
+
+
+def _bare(model: str) -> str:
+    name = model.strip().lower()
+    name = re.sub(r"^[a-z_-]+[:/]", "", name)  # "openai:gpt-4o", "anthropic/claude-..."
+    return name.rsplit("/", 1)[-1]
+
+
+def model_limits(model: str | None) -> ModelLimits | None:
+    """The table row for `model` (longest matching prefix), or None for an unknown or missing name."""
+    if not model or not isinstance(model, str):
+        return None
+    name = _bare(model)
+    row = next((r for r in _table() if name.startswith(r.prefix)), None)
+    if row is not None and name.endswith(ONE_MILLION_SUFFIX):
+        return ModelLimits(row.prefix, 1_000_000, row.max_output_tokens)
+    return row
+
+
+def model_window(model: str | None) -> int | None:
+    """The context window of `model` in tokens, or None when the table does not know it."""
+    row = model_limits(model)
+    return row.window_tokens if row else None
