@@ -6,7 +6,7 @@ from collections import Counter
 from itertools import accumulate
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from engine.kinds import mark
 from engine.thread import RecordedCompaction, Thread
@@ -20,6 +20,14 @@ LARGEST = 5
 def summary_message(compaction: RecordedCompaction) -> HumanMessage:
     """The recorded summary as the message the agent continued from (counted like one)."""
     return mark(HumanMessage(content=compaction.summary, id=compaction.message_id), "summary")  # type: ignore[return-value]
+
+
+def replacement_messages(compaction: RecordedCompaction) -> list[BaseMessage]:
+    """What the agent sent in place of the history before `compaction.index`: its recorded
+    replacement (summary plus what it kept), or the summary alone as a human message."""
+    if compaction.replacement is not None:
+        return list(compaction.replacement)
+    return [summary_message(compaction)]
 
 
 def cleared_savings(thread: Thread, counter: TokenCounter) -> list[tuple[int, int, int]]:
@@ -46,8 +54,8 @@ def cleared_savings(thread: Thread, counter: TokenCounter) -> list[tuple[int, in
 def step_contexts(thread: Thread, counter: TokenCounter | None = None) -> list[dict[str, Any]]:
     """One entry per AI message: the tokens of everything before it, from the last recorded compaction.
 
-    Before any compaction that is every earlier message; after one it is the compaction's summary
-    plus the messages since its `index`. Tool results a recorded microcompaction cleared cost their
+    Before any compaction that is every earlier message; after one it is the compaction's
+    replacement (its summary and what the agent kept) plus the messages since its `index`. Tool results a recorded microcompaction cleared cost their
     placeholder from then on. `recorded_input_tokens` is the source's own count, or None.
     Without a counter, the thread's own (`counter_for_thread`: Claude threads get Anthropic framing).
     """
@@ -59,7 +67,7 @@ def _step_contexts(thread: Thread, counter: TokenCounter, savings: list[tuple[in
     sizes = [counter.count_message(m) for m in thread.messages]
     before = [0, *accumulate(sizes)]  # before[i] = tokens of messages[:i]
     compactions = sorted(thread.compactions, key=lambda c: c.index)
-    summary_tokens = [counter.count_message(summary_message(c)) for c in compactions]
+    summary_tokens = [counter(replacement_messages(c)) for c in compactions]
     steps: list[dict[str, Any]] = []
     active = -1
     for i, message in enumerate(thread.messages):
@@ -88,7 +96,7 @@ def _final_context(thread: Thread, counter: TokenCounter, savings: list[tuple[in
     if not thread.compactions:
         return counter(thread.messages) - cleared
     last = max(thread.compactions, key=lambda c: c.index)
-    return counter.count_message(summary_message(last)) + counter(thread.messages[last.index:]) - cleared
+    return counter(replacement_messages(last)) + counter(thread.messages[last.index:]) - cleared
 
 
 def _microcompactions(thread: Thread, savings: list[tuple[int, int, int]]) -> list[dict[str, Any]]:
