@@ -23,8 +23,6 @@ DETECTION_ORDER: tuple[str, ...] = (
     "langgraph_sqlite",
     "claude_code",
     "inspect_ai",
-    "openhands",
-    "otel_genai",
     "langchain_dumpd",
     "langchain_dict",
     "openai_responses",
