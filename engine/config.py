@@ -21,6 +21,8 @@ DEFAULT_PRESET = "deepagents"
 
 # Deep Agents' TOOLS_EXCLUDED_FROM_EVICTION: they truncate themselves or return tiny confirmations.
 TOOLS_EXCLUDED_FROM_EVICTION: tuple[str, ...] = ("ls", "glob", "grep", "read_file", "edit_file", "write_file", "delete")
+# Tools that spawn a sub-agent: Deep Agents' and DeerFlow's `task`, Claude Code's `Task` (later `Agent`).
+TASK_TOOL_NAMES: tuple[str, ...] = ("task", "Task", "Agent")
 
 
 class _Frozen(BaseModel):
@@ -154,7 +156,7 @@ class SubagentsConfig(_Frozen):
     # DeerFlow clamps max_concurrent to [1, 4] (HEAD); None means no per-response limit (Deep Agents).
     max_concurrent: int | None = Field(default=3, ge=1, le=4)
     max_total: int | None = Field(default=None, ge=1, le=50)
-    task_tool_names: tuple[str, ...] = ("task", "Task", "Agent")
+    task_tool_names: tuple[str, ...] = TASK_TOOL_NAMES
 
 
 class SummarizationConfig(_Frozen):

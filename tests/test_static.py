@@ -28,3 +28,68 @@ def test_mypy_engine_is_clean() -> None:
     # config lives in pyproject.toml [tool.mypy]
     proc = _run_tool("mypy", "engine")
     assert proc.returncode == 0, f"mypy engine failed:\n{proc.stdout}{proc.stderr}"
+
+
+def _engine_imports() -> dict[str, set[str]]:
+    """`{module: engine modules it imports}`, function-level (lazy) imports included."""
+    import ast
+
+    files = {".".join(f.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): f
+             for f in (ROOT / "engine").rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                subs = {f"{node.module}.{a.name}" for a in node.names} & files.keys()
+                deps |= subs or ({node.module} & files.keys())
+            elif isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names} & files.keys()
+        graph[name] = deps - {name, "engine"}  # every module imports the root package first anyway
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while (w := stack.pop()) != v:
+                component.append(w)
+            if component:
+                found.append(sorted([v, *component]))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_engine_has_no_import_cycles() -> None:
+    assert _cycles(_engine_imports()) == []
+
+
+def test_cycle_finder_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_layer_imports_a_sibling_layer() -> None:
+    # shared rules live in non-layer modules (scan, offload, thresholds, cutoff, summary_rules)
+    from engine.layers import LAYER_CLASSES
+
+    layers = {module for module, _ in LAYER_CLASSES.values()}
+    graph = _engine_imports()
+    assert {m: sorted(graph[m] & layers) for m in layers if graph[m] & layers} == {}

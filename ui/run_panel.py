@@ -1,6 +1,6 @@
 """The Threads page's Run panel: run a scenario agent or a real model live, watch it, keep the thread.
 
-The run happens on a worker thread (`engine.live.start_live`); this script polls its handle and
+The run happens on a worker thread (`engine.live_run.start_live`); this script polls its handle and
 redraws a progress bar per step and a token gauge (the view against the window). Cancel keeps
 what ran so far. The result is saved in the workspace and opened as the current thread.
 """
@@ -14,7 +14,8 @@ import streamlit as st
 
 from engine.config import PRESETS, EngineConfig, preset
 from engine.formats.native import dumps
-from engine.live import LiveRunHandle, save_thread, start_live
+from engine.live import save_thread
+from engine.live_run import LiveRunHandle, start_live
 from engine.scenarios import get_scenario, scenario_names
 from engine.workspace import Workspace
 from ui.text import escape_md

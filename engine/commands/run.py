@@ -16,9 +16,9 @@ from engine.live import (
     StepProgress,
     is_model_target,
     resolve_config,
-    run_live,
     save_thread,
 )
+from engine.live_run import run_live
 
 NAME = "run"
 HELP = "Run a scenario or a real model (provider:model) live through the layers and save the thread."

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import ThreadLoadError
-from engine.formats.claude_code import Session, records_to_thread, text_of
 from engine.formats.claude_code_records import Record, read_records
+from engine.formats.claude_code_session import Session, records_to_thread, text_of
 from engine.formats.source import Source
 from engine.thread import Thread
 

@@ -28,7 +28,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMess
 from engine.config import EngineConfig
 from engine.kinds import mark
 from engine.layers.base import LayerContext, RequestLayer
-from engine.layers.filesystem import grown_prefix, replaced_in_prefix
+from engine.layers.scan import grown_prefix, replaced_in_prefix
 
 Style = Literal["deerflow", "deepagents"]
 

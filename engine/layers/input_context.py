@@ -21,9 +21,8 @@ from typing import Any
 from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import SystemMessage
 
-from engine.config import EngineConfig, SkillConfig
+from engine.config import TASK_TOOL_NAMES, EngineConfig, SkillConfig
 from engine.layers.base import LayerContext, RequestLayer
-from engine.layers.subagents import DEFAULT_TASK_TOOL_NAMES
 from engine.replay import PARTS_KEY
 from engine.tokens import message_text, tool_schema
 
@@ -69,7 +68,7 @@ def skills_text(skills: Sequence[SkillConfig]) -> str:
     return SKILLS_HEADER + "\n\n" + "\n".join(lines)
 
 
-def tool_prompts_text(tool_names: Iterable[str], task_tool_names: Sequence[str] = DEFAULT_TASK_TOOL_NAMES) -> str:
+def tool_prompts_text(tool_names: Iterable[str], task_tool_names: Sequence[str] = TASK_TOOL_NAMES) -> str:
     """The usage prompts for the tool families present: todo, filesystem, sub-agents (in that order)."""
     names = set(tool_names)
     texts = []
@@ -89,7 +88,7 @@ def assemble_prompt(
     tool_names: Iterable[str] = (),
     tool_prompts: bool = True,
     skills: Sequence[SkillConfig] = (),
-    task_tool_names: Sequence[str] = DEFAULT_TASK_TOOL_NAMES,
+    task_tool_names: Sequence[str] = TASK_TOOL_NAMES,
 ) -> list[Part]:
     """The system prompt's parts in order: custom, base, tool_prompts, skills (empty ones left out)."""
     parts: list[Part] = []
@@ -129,7 +128,7 @@ class InputContextLayer(RequestLayer):
         base_prompt: bool = True,
         tool_prompts: bool = True,
         skills: Sequence[SkillConfig] = (),
-        task_tool_names: Sequence[str] = DEFAULT_TASK_TOOL_NAMES,
+        task_tool_names: Sequence[str] = TASK_TOOL_NAMES,
     ) -> None:
         super().__init__(context)
         self.custom_prompt = custom_prompt

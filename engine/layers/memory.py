@@ -36,7 +36,7 @@ from langgraph.runtime import Runtime
 
 from engine.config import EngineConfig, MemoryFact
 from engine.layers.base import LayerContext, RequestLayer
-from engine.layers.filesystem import result_text
+from engine.layers.scan import result_text
 from engine.replay import PARTS_KEY
 from engine.tokens import TokenCounter
 from engine.vfs import PathError, normalize_path

@@ -23,13 +23,13 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolM
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 
-from engine.config import EngineConfig
+from engine.config import TASK_TOOL_NAMES, EngineConfig
 from engine.layers.base import ContextLayer, LayerContext
 from engine.thread import Thread
 from engine.tokens import TokenCounter
 
 DROPPED_CALLS_KEY = "ctxi_dropped_calls"
-DEFAULT_TASK_TOOL_NAMES: tuple[str, ...] = ("task", "Task", "Agent")
+DEFAULT_TASK_TOOL_NAMES = TASK_TOOL_NAMES
 # DeerFlow's text (subagent_limit_middleware.py, HEAD).
 LIMIT_REACHED_TEXT = (
     "[SUBAGENT LIMIT REACHED] The subagent delegation limit for this run has been reached. "

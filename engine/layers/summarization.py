@@ -8,14 +8,14 @@
 
 Both modes have the context-overflow fallback: a request (system + messages + tools) above the
 window is summarized even below the trigger, and the trailing tool batch is clipped.
-The rules (trigger, cutoff, trim, prompt, event projection) are pure functions next to the hooks.
+This module is the middleware; the rules it applies are pure functions in their own modules:
+`thresholds` (trigger, keep), `cutoff` (where to cut), `summary_rules` (trim, prompt, texts, ids,
+event projection) and `offload` (the overflow tail clip).
 """
 
 from __future__ import annotations
 
-import hashlib
 import operator
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal, NotRequired
@@ -29,44 +29,45 @@ from langchain.agents.middleware.types import (
 )
 from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
-from langchain_core.messages.utils import get_buffer_string, trim_messages
+from langchain_core.messages.utils import get_buffer_string
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command
 
-from engine.config import AllOf, ContextSize, EngineConfig, SummarizationConfig
+from engine.config import EngineConfig
 from engine.errors import ConfigError
-from engine.kinds import mark, message_kind
+from engine.kinds import message_kind
 from engine.layers.base import ContextLayer, LayerContext
-from engine.layers.filesystem import offload_to_stub, result_text
+from engine.layers.cutoff import cutoff_for_keep
+from engine.layers.offload import clip_overflow_tail
+from engine.layers.summary_rules import (
+    DEFAULT_TRIM_TOKENS,
+    NO_HISTORY,
+    STATE_SUMMARY_TEMPLATE,
+    TOO_LONG,
+    VIEW_SUMMARY_TEMPLATE,
+    IdCheck,
+    apply_event,
+    format_prompt,
+    session_id,
+    state_cutoff,
+    summary_id,
+    trim_for_summary,
+)
+from engine.layers.thresholds import (
+    DEFAULT_KEEP,
+    ThresholdError,
+    fired_clause,
+    normalize_keep,
+    normalize_trigger,
+)
 from engine.summarizers import Summarizer, make_summarizer
-from engine.thread import stable_id
-from engine.tokens import TokenCounter, message_text
-from engine.vfs import VirtualFilesystem
+from engine.tokens import TokenCounter
 
 Mode = Literal["state", "view"]
-Threshold = tuple[str, int | float]
-Clause = tuple[Threshold, ...]
 
-DEFAULT_KEEP: Threshold = ("messages", 20)
-DEFAULT_TRIM_TOKENS = 4000
-FALLBACK_MESSAGE_COUNT = 15  # LangChain summarizes the last 15 messages when trimming fails
 INPUT_BUDGET_FRACTION = 0.95  # Deep Agents' extra trigger: 95 % of the window minus the output budget
-READ_FILE_CLIP_CHARS = 4000
 OVERFLOW_CLIP_TOKENS = 5000  # Deep Agents' tail-clip floor when `keep` is message based
 EVENT_KEY = "_summarization_event"
-
-STATE_SUMMARY_TEMPLATE = "Here is a summary of the conversation to date:\n\n{summary}"
-VIEW_SUMMARY_TEMPLATE = """You are in the middle of a conversation that has been summarized.
-
-The full conversation history has been saved to {file_path} should you need to refer back to it for details.
-
-A condensed summary follows:
-
-<summary>
-{summary}
-</summary>"""
-NO_HISTORY = "No previous conversation history."
-TOO_LONG = "Previous conversation was too long to summarize."
 
 # Providers whose messages carry a `model_provider` different from the model's `ls_provider`.
 _PROVIDER_ALIASES: dict[str, frozenset[str]] = {
@@ -81,307 +82,10 @@ _PROFILE_REQUIRED = (
 )
 
 
-class ThresholdError(ConfigError, ValueError):
-    """A bad trigger or keep value; LangChain's wording, and a ValueError like LangChain's."""
-
-
 class SummarizationState(AgentState):
     """Agent state plus the private view-mode event (Deep Agents' key)."""
 
     _summarization_event: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
-
-
-# -- thresholds ------------------------------------------------------------------------------
-def validate_threshold(kind: Any, value: Any, param: str) -> Threshold:
-    if kind == "fraction":
-        if not 0 < value <= 1:
-            raise ThresholdError(f"Fractional {param} values must be between 0 and 1, got {value}.")
-    elif kind in ("tokens", "messages"):
-        if value <= 0:
-            raise ThresholdError(f"{param} thresholds must be greater than 0, got {value}.")
-    else:
-        raise ThresholdError(f"Unsupported context size type {kind} for {param}.")
-    return (kind, value)
-
-
-def _pair(size: tuple[Any, ...], param: str) -> Threshold:
-    if len(size) != 2:
-        raise ThresholdError(f"Unsupported context size type {size!r} for {param}.")
-    return validate_threshold(size[0], size[1], param)
-
-
-def _mapping_clause(m: Mapping[str, Any]) -> Clause:
-    if not m:
-        raise ThresholdError("trigger clause must specify at least one of 'tokens', 'messages', 'fraction'")
-    out: list[Threshold] = []
-    for k, v in m.items():
-        if k not in ("tokens", "messages", "fraction"):
-            raise ThresholdError(f"Unsupported trigger metric: {k!r}")
-        if isinstance(v, bool):
-            raise ThresholdError(f"{k} trigger value must be numeric, got {v!r}")
-        if k == "fraction" and not isinstance(v, (int, float)):
-            raise ThresholdError(f"Fraction trigger values must be numeric, got {v!r}")
-        if k != "fraction" and not isinstance(v, int):
-            raise ThresholdError(f"{k} trigger values must be integers, got {v!r}")
-        out.append(validate_threshold(k, v, "trigger"))
-    return tuple(out)
-
-
-def _clause(item: Any) -> Clause:
-    if isinstance(item, ContextSize):
-        return (item.to_tuple(),)
-    if isinstance(item, AllOf):
-        return tuple(c.to_tuple() for c in item.all)
-    if isinstance(item, Mapping):
-        return _mapping_clause(item)
-    if isinstance(item, tuple):
-        return (_pair(item, "trigger"),)
-    raise TypeError(f"Unsupported trigger item type: {type(item)}")
-
-
-def normalize_trigger(trigger: Any) -> tuple[Clause, ...]:
-    """LangChain's rule: a tuple is one threshold, a dict is an AND clause, a list is OR; None never fires."""
-    if trigger is None:
-        return ()
-    if isinstance(trigger, str):  # the CLI's "tokens:30000,messages:50&fraction:0.5"
-        trigger = SummarizationConfig.model_validate({"trigger": trigger}).trigger or ()
-    if isinstance(trigger, (list, tuple)) and not (len(trigger) == 2 and isinstance(trigger[0], str)):
-        return tuple(_clause(item) for item in trigger)
-    return (_clause(trigger),)
-
-
-def normalize_keep(keep: Any) -> Threshold:
-    if isinstance(keep, ContextSize):
-        return keep.to_tuple()
-    if not isinstance(keep, tuple):
-        raise ThresholdError(f"Unsupported context size type {keep!r} for keep.")
-    return _pair(keep, "keep")
-
-
-def clause_label(clause: Clause) -> str:
-    return "&".join(f"{kind}:{value}" for kind, value in clause)
-
-
-def fraction_threshold(window: int, fraction: float) -> int:
-    return max(1, int(window * fraction))
-
-
-def fired_clause(clauses: Sequence[Clause], *, message_count: int, total_tokens: int, window: int | None,
-                 reported_tokens: int | None = None) -> str | None:
-    """The label of the first clause whose thresholds are all met (`>=`), else None."""
-    def reached(threshold: int) -> bool:
-        return total_tokens >= threshold or (reported_tokens is not None and reported_tokens >= threshold)
-
-    for clause in clauses:
-        met = True
-        for kind, value in clause:
-            if kind == "messages":
-                met = message_count >= value
-            elif kind == "tokens":
-                met = reached(int(value))
-            else:  # no window at runtime fails only this clause, as in LangChain
-                met = window is not None and reached(fraction_threshold(window, float(value)))
-            if not met:
-                break
-        if met:
-            return clause_label(clause)
-    return None
-
-
-# -- cutoff ----------------------------------------------------------------------------------
-def find_safe_cutoff_point(messages: Sequence[BaseMessage], cutoff: int) -> int:
-    """Never split an AI message from its tool results: a cut on results moves back to their AI message."""
-    if cutoff >= len(messages) or not isinstance(messages[cutoff], ToolMessage):
-        return cutoff
-    call_ids: set[str] = set()
-    end = cutoff
-    while end < len(messages) and isinstance(messages[end], ToolMessage):
-        if messages[end].tool_call_id:  # type: ignore[attr-defined]
-            call_ids.add(messages[end].tool_call_id)  # type: ignore[attr-defined]
-        end += 1
-    for i in range(cutoff - 1, -1, -1):
-        m = messages[i]
-        if isinstance(m, AIMessage) and m.tool_calls and call_ids & {tc.get("id") for tc in m.tool_calls if tc.get("id")}:
-            return i
-    return end  # orphan results: move forward past them
-
-
-def message_cutoff(messages: Sequence[BaseMessage], keep_messages: int) -> int:
-    if len(messages) <= keep_messages:
-        return 0
-    return find_safe_cutoff_point(messages, len(messages) - keep_messages)
-
-
-def token_cutoff(messages: Sequence[BaseMessage], target_tokens: int, counter: Callable[..., int]) -> int:
-    """The earliest index whose suffix fits `target_tokens` (LangChain's binary search), made safe."""
-    if not messages:
-        return 0
-    target = max(1, target_tokens)
-    if counter(messages) <= target:
-        return 0
-    left, right = 0, len(messages)
-    candidate = len(messages)
-    for _ in range(len(messages).bit_length() + 1):
-        if left >= right:
-            break
-        mid = (left + right) // 2
-        if counter(messages[mid:]) <= target:
-            candidate = right = mid
-        else:
-            left = mid + 1
-    if candidate == len(messages):
-        candidate = left
-    if candidate >= len(messages):
-        if len(messages) == 1:
-            return 0
-        candidate = len(messages) - 1
-    return find_safe_cutoff_point(messages, candidate)
-
-
-def cutoff_for_keep(messages: Sequence[BaseMessage], keep: Threshold, counter: Callable[..., int],
-                    window: int | None) -> int:
-    kind, value = keep
-    if kind == "tokens":
-        return token_cutoff(messages, int(value), counter)
-    if kind == "fraction":
-        if window is None:  # LangChain's safety net: fall back to 20 messages
-            return message_cutoff(messages, DEFAULT_KEEP[1])  # type: ignore[arg-type]
-        return token_cutoff(messages, int(window * value), counter)
-    return message_cutoff(messages, int(value))
-
-
-# -- summary input ---------------------------------------------------------------------------
-def _fresh_counter(counter: Callable[..., int], originals: Sequence[BaseMessage]) -> Callable[[list[BaseMessage]], int]:
-    """The counter for trim_messages, which edits a copied message's content in place while it
-    searches for a partial fit: a per-object count cache would return the stale count."""
-    known = {id(m) for m in originals}
-    invalidate = getattr(counter, "invalidate", None)
-
-    def count(messages: list[BaseMessage]) -> int:
-        if invalidate is not None:
-            for m in messages:
-                if id(m) not in known:
-                    invalidate(m)
-        return counter(messages)
-
-    return count
-
-
-def trim_for_summary(messages: Sequence[BaseMessage], max_tokens: int | None,
-                     counter: Callable[..., int]) -> list[BaseMessage]:
-    """The newest messages within `max_tokens`, starting on a human message (LangChain's trim call)."""
-    if max_tokens is None:
-        return list(messages)
-    try:
-        trimmed = trim_messages(list(messages), max_tokens=max_tokens, token_counter=_fresh_counter(counter, messages),
-                                start_on="human", strategy="last", allow_partial=True, include_system=True)
-    except Exception:  # LangChain falls back to the last 15 messages on any trimming error
-        return list(messages[-FALLBACK_MESSAGE_COUNT:])
-    _fresh_counter(counter, messages)(trimmed)  # forget counts cached for the partial copy mid-search
-    return trimmed
-
-
-def format_prompt(template: str, messages: Sequence[BaseMessage]) -> str:
-    return template.format(messages=get_buffer_string(list(messages), format="xml")).rstrip()
-
-
-def apply_event(messages: Sequence[BaseMessage], event: Mapping[str, Any] | None) -> list[BaseMessage]:
-    """Deep Agents' projection: `[summary, *messages[cutoff:]]` once an event exists."""
-    if not event:
-        return list(messages)
-    cutoff = int(event["cutoff_index"])
-    if cutoff > len(messages):
-        return [event["summary_message"]]
-    return [event["summary_message"], *messages[cutoff:]]
-
-
-def state_cutoff(event: Mapping[str, Any] | None, effective_cutoff: int) -> int:
-    """A cutoff on the projected list as a state index (the summary's slot is not a state message)."""
-    if not event:
-        return effective_cutoff
-    return int(event["cutoff_index"]) + effective_cutoff - 1
-
-
-def session_id(thread_id: str) -> str:
-    return "session_" + hashlib.sha256(thread_id.encode("utf-8")).hexdigest()[:32]
-
-
-def summary_id(to_summarize: Sequence[BaseMessage], text: str) -> str:
-    """`summary-{n}-{hash}`: n counts the chain (a summary of a summary is n+1), hash its inputs."""
-    depth = 0
-    for m in to_summarize:
-        if message_kind(m) == "summary":
-            found = re.match(r"summary-(\d+)-", m.id or "")
-            depth = max(depth, int(found.group(1)) if found else 1)
-    return stable_id("summary", depth + 1, ([m.id for m in to_summarize], text))
-
-
-_message_id = operator.attrgetter("id")
-
-
-def _ensure_ids(messages: Sequence[BaseMessage], start: int = 0) -> None:
-    # LangChain assigns uuid4s here; a stable id keeps replays identical.
-    if None not in map(_message_id, messages[start:]):  # the common case, at C speed (islice would walk the prefix)
-        return
-    for i, m in enumerate(messages):
-        if m.id is None:
-            m.id = stable_id(f"msg-{m.type}", i, message_text(m))
-
-
-class _IdCheck:
-    """Checks ids only past the prefix verified last time: state grows by appends, so each
-    step costs its new messages instead of the whole (never trimmed, in view mode) history."""
-
-    def __init__(self) -> None:
-        self.length = 0
-        self.last: BaseMessage | None = None
-
-    def __call__(self, messages: Sequence[BaseMessage]) -> None:
-        n = self.length
-        start = n if n and len(messages) >= n and messages[n - 1] is self.last else 0
-        _ensure_ids(messages, start)
-        self.length = len(messages)
-        self.last = messages[-1] if messages else None
-
-
-# -- overflow tail clip (Deep Agents' _clip_overflow_tail) -------------------------------------
-def read_file_clip(content: str, path: str) -> str:
-    """A read_file result cut to 4,000 characters: the file itself is already at `path`."""
-    return (content[:READ_FILE_CLIP_CHARS] + "\n\n[Output was truncated due to context window size limits. "
-            f"The full content is at {path}. Use read_file with offset and limit parameters to retrieve specific "
-            f"portions. For example, to read the first 100 lines, call read_file with file_path='{path}', offset=0, limit=100.]")
-
-
-def clip_overflow_tail(preserved: Sequence[BaseMessage], vfs: VirtualFilesystem, *, threshold_tokens: int,
-                       counter: Callable[..., int], step: int | None = None) -> tuple[list[BaseMessage], list[ToolMessage]]:
-    """Clip the trailing tool batch when it holds at least `threshold_tokens`; the replacements keep ids.
-
-    read_file results are cut in place; every other result is offloaded with the filesystem layer's stub.
-    """
-    start = len(preserved)
-    while start > 0 and isinstance(preserved[start - 1], ToolMessage):
-        start -= 1
-    tail = [m for m in preserved[start:] if isinstance(m, ToolMessage)]
-    if not tail or counter(tail) < threshold_tokens:
-        return list(preserved), []
-    calls: dict[str, Any] = {str(tc["id"]): tc for m in preserved if isinstance(m, AIMessage)
-                             for tc in m.tool_calls if tc.get("id")}
-    replacements: list[ToolMessage] = []
-    for m in tail:
-        call = calls.get(m.tool_call_id, {})
-        path = call.get("args", {}).get("file_path") if call.get("name") == "read_file" else None
-        if isinstance(path, str) and path:
-            text = result_text(m)
-            if len(text) > READ_FILE_CLIP_CHARS:
-                replacements.append(mark(m.model_copy(update={"content": read_file_clip(text, path),
-                                                              "additional_kwargs": dict(m.additional_kwargs)}),
-                                         "truncated", path=path))  # type: ignore[arg-type]
-        else:
-            stub, file_path = offload_to_stub(vfs, m, step=step)
-            vfs.entry(file_path).layer = "summarization"  # written by the overflow fallback, not by L0
-            replacements.append(stub)
-    by_id = {r.id: r for r in replacements}
-    return [by_id.get(m.id, m) if i >= start else m for i, m in enumerate(preserved)], replacements
 
 
 # -- the layer -------------------------------------------------------------------------------
@@ -463,7 +167,7 @@ class SummarizationLayer(ContextLayer):
         max_output_tokens: int = 0,
     ) -> None:
         super().__init__(context)
-        self._id_check = _IdCheck()
+        self._id_check = IdCheck()
         if mode not in ("state", "view"):
             raise ConfigError(f"mode must be 'state' or 'view', got {mode!r}", key="summarization.mode")
         self.mode: Mode = mode
@@ -781,30 +485,9 @@ def _config_thread_id() -> str:
 
 
 __all__ = [
-    "DEFAULT_KEEP",
-    "DEFAULT_TRIM_TOKENS",
     "EVENT_KEY",
-    "NO_HISTORY",
-    "STATE_SUMMARY_TEMPLATE",
+    "INPUT_BUDGET_FRACTION",
+    "OVERFLOW_CLIP_TOKENS",
     "SummarizationLayer",
     "SummarizationState",
-    "TOO_LONG",
-    "ThresholdError",
-    "VIEW_SUMMARY_TEMPLATE",
-    "apply_event",
-    "clause_label",
-    "clip_overflow_tail",
-    "cutoff_for_keep",
-    "find_safe_cutoff_point",
-    "fired_clause",
-    "format_prompt",
-    "message_cutoff",
-    "normalize_keep",
-    "normalize_trigger",
-    "read_file_clip",
-    "session_id",
-    "state_cutoff",
-    "summary_id",
-    "token_cutoff",
-    "trim_for_summary",
 ]

@@ -23,7 +23,7 @@ from langgraph.types import Command
 from engine.config import EngineConfig
 from engine.kinds import mark
 from engine.layers.base import ContextLayer, LayerContext
-from engine.layers.filesystem import grown_prefix, unchanged_prefix
+from engine.layers.scan import grown_prefix, unchanged_prefix
 from engine.thread import stable_id
 
 REMINDER_NAME = "todo_reminder"

@@ -19,6 +19,7 @@ from langgraph.types import Command
 from typing_extensions import TypedDict
 
 from engine.config import EngineConfig
+from engine.live import AgentSession
 from engine.scenarios.bundle import PROJECT_ROOT, search_web
 from engine.thread import Thread
 from engine.vfs import PathError, VirtualFilesystem
@@ -121,8 +122,6 @@ class Toolbox:
 
     def _default_runner(self, tool_call_id: str, description: str, prompt: str) -> tuple[str, Thread | None]:
         """A sub-agent with the same model kind, its own context, and no `task` tool (no nesting)."""
-        from engine.live import AgentSession
-
         if self.subagent_model is None:
             return "Task failed. Error: no sub-agent model configured", None
         # the child shares the world's files but has its own context, and so its own layer files

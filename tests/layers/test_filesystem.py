@@ -18,16 +18,13 @@ from engine.config import ContextSize, EngineConfig, TruncateArgsConfig, preset
 from engine.events import recording
 from engine.kinds import message_kind
 from engine.layers import LayerContext, build_layers
-from engine.layers.filesystem import (
-    FilesystemLayer,
+from engine.layers.filesystem import FilesystemLayer, keep_cutoff, trigger_met, truncate_tool_call
+from engine.layers.offload import (
     content_preview,
-    keep_cutoff,
     offload_path,
     offload_to_stub,
     sanitize_tool_call_id,
     stub_text,
-    trigger_met,
-    truncate_tool_call,
 )
 from engine.replay import replay
 from engine.thread import Thread

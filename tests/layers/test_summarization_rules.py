@@ -17,17 +17,10 @@ from langgraph.runtime import Runtime
 from engine.errors import ConfigError
 from engine.events import recording
 from engine.layers.base import LayerContext
-from engine.layers.summarization import (
-    NO_HISTORY,
-    TOO_LONG,
-    SummarizationLayer,
-    find_safe_cutoff_point,
-    fired_clause,
-    message_cutoff,
-    normalize_trigger,
-    token_cutoff,
-    trim_for_summary,
-)
+from engine.layers.cutoff import find_safe_cutoff_point, message_cutoff, token_cutoff
+from engine.layers.summarization import SummarizationLayer
+from engine.layers.summary_rules import NO_HISTORY, TOO_LONG, trim_for_summary
+from engine.layers.thresholds import fired_clause, normalize_trigger
 from engine.tokens import ApproximateCounter
 
 

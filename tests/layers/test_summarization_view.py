@@ -19,16 +19,9 @@ from engine.config import preset
 from engine.events import recording
 from engine.kinds import message_kind
 from engine.layers.base import LayerContext
-from engine.layers.filesystem import stub_text
-from engine.layers.summarization import (
-    EVENT_KEY,
-    VIEW_SUMMARY_TEMPLATE,
-    SummarizationLayer,
-    apply_event,
-    read_file_clip,
-    session_id,
-    state_cutoff,
-)
+from engine.layers.offload import read_file_clip, stub_text
+from engine.layers.summarization import EVENT_KEY, SummarizationLayer
+from engine.layers.summary_rules import VIEW_SUMMARY_TEMPLATE, apply_event, session_id, state_cutoff
 from engine.replay import replay
 from engine.synthetic import synthetic_thread
 from engine.thread import Thread

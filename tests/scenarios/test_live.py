@@ -14,7 +14,8 @@ from langchain_core.messages import AIMessage
 
 from engine.cli import main
 from engine.formats.native import dumps
-from engine.live import CancelToken, StepProgress, redact_secrets, run_live, save_thread, start_live
+from engine.live import CancelToken, StepProgress, redact_secrets, save_thread
+from engine.live_run import run_live, start_live
 from engine.workspace import Workspace
 
 

@@ -1,0 +1,149 @@
+"""What a summary is made of: the trimmed input, the prompt, the summary message's texts and ids.
+
+LangChain's summary input rules (langchain 1.5.2, `libs/langchain_v1/langchain/agents/middleware/summarization.py`:
+`_trim_messages_for_summary`, `_create_summary`, `_build_new_messages`) and Deep Agents' view-mode
+projection (deepagents 0.7.32, `middleware/summarization.py`: `_apply_event_to_messages`,
+`_compute_state_cutoff`, `_build_new_messages_with_path`). Pure functions and texts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import operator
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+from langchain_core.messages.utils import get_buffer_string, trim_messages
+
+from engine.kinds import message_kind
+from engine.thread import stable_id
+from engine.tokens import message_text
+
+DEFAULT_TRIM_TOKENS = 4000  # LangChain's _DEFAULT_TRIM_TOKEN_LIMIT
+FALLBACK_MESSAGE_COUNT = 15  # LangChain summarizes the last 15 messages when trimming fails
+
+STATE_SUMMARY_TEMPLATE = "Here is a summary of the conversation to date:\n\n{summary}"
+VIEW_SUMMARY_TEMPLATE = """You are in the middle of a conversation that has been summarized.
+
+The full conversation history has been saved to {file_path} should you need to refer back to it for details.
+
+A condensed summary follows:
+
+<summary>
+{summary}
+</summary>"""
+NO_HISTORY = "No previous conversation history."
+TOO_LONG = "Previous conversation was too long to summarize."
+
+
+def _fresh_counter(counter: Callable[..., int], originals: Sequence[BaseMessage]) -> Callable[[list[BaseMessage]], int]:
+    """The counter for trim_messages, which edits a copied message's content in place while it
+    searches for a partial fit: a per-object count cache would return the stale count."""
+    known = {id(m) for m in originals}
+    invalidate = getattr(counter, "invalidate", None)
+
+    def count(messages: list[BaseMessage]) -> int:
+        if invalidate is not None:
+            for m in messages:
+                if id(m) not in known:
+                    invalidate(m)
+        return counter(messages)
+
+    return count
+
+
+def trim_for_summary(messages: Sequence[BaseMessage], max_tokens: int | None,
+                     counter: Callable[..., int]) -> list[BaseMessage]:
+    """The newest messages within `max_tokens`, starting on a human message (LangChain's trim call)."""
+    if max_tokens is None:
+        return list(messages)
+    try:
+        trimmed = trim_messages(list(messages), max_tokens=max_tokens, token_counter=_fresh_counter(counter, messages),
+                                start_on="human", strategy="last", allow_partial=True, include_system=True)
+    except Exception:  # LangChain falls back to the last 15 messages on any trimming error
+        return list(messages[-FALLBACK_MESSAGE_COUNT:])
+    _fresh_counter(counter, messages)(trimmed)  # forget counts cached for the partial copy mid-search
+    return trimmed
+
+
+def format_prompt(template: str, messages: Sequence[BaseMessage]) -> str:
+    return template.format(messages=get_buffer_string(list(messages), format="xml")).rstrip()
+
+
+def apply_event(messages: Sequence[BaseMessage], event: Mapping[str, Any] | None) -> list[BaseMessage]:
+    """Deep Agents' projection: `[summary, *messages[cutoff:]]` once an event exists."""
+    if not event:
+        return list(messages)
+    cutoff = int(event["cutoff_index"])
+    if cutoff > len(messages):
+        return [event["summary_message"]]
+    return [event["summary_message"], *messages[cutoff:]]
+
+
+def state_cutoff(event: Mapping[str, Any] | None, effective_cutoff: int) -> int:
+    """A cutoff on the projected list as a state index (the summary's slot is not a state message)."""
+    if not event:
+        return effective_cutoff
+    return int(event["cutoff_index"]) + effective_cutoff - 1
+
+
+def session_id(thread_id: str) -> str:
+    return "session_" + hashlib.sha256(thread_id.encode("utf-8")).hexdigest()[:32]
+
+
+def summary_id(to_summarize: Sequence[BaseMessage], text: str) -> str:
+    """`summary-{n}-{hash}`: n counts the chain (a summary of a summary is n+1), hash its inputs."""
+    depth = 0
+    for m in to_summarize:
+        if message_kind(m) == "summary":
+            found = re.match(r"summary-(\d+)-", m.id or "")
+            depth = max(depth, int(found.group(1)) if found else 1)
+    return stable_id("summary", depth + 1, ([m.id for m in to_summarize], text))
+
+
+_message_id = operator.attrgetter("id")
+
+
+def ensure_ids(messages: Sequence[BaseMessage], start: int = 0) -> None:
+    # LangChain assigns uuid4s here; a stable id keeps replays identical.
+    if None not in map(_message_id, messages[start:]):  # the common case, at C speed (islice would walk the prefix)
+        return
+    for i, m in enumerate(messages):
+        if m.id is None:
+            m.id = stable_id(f"msg-{m.type}", i, message_text(m))
+
+
+class IdCheck:
+    """Checks ids only past the prefix verified last time: state grows by appends, so each
+    step costs its new messages instead of the whole (never trimmed, in view mode) history."""
+
+    def __init__(self) -> None:
+        self.length = 0
+        self.last: BaseMessage | None = None
+
+    def __call__(self, messages: Sequence[BaseMessage]) -> None:
+        n = self.length
+        start = n if n and len(messages) >= n and messages[n - 1] is self.last else 0
+        ensure_ids(messages, start)
+        self.length = len(messages)
+        self.last = messages[-1] if messages else None
+
+
+__all__ = [
+    "DEFAULT_TRIM_TOKENS",
+    "FALLBACK_MESSAGE_COUNT",
+    "NO_HISTORY",
+    "STATE_SUMMARY_TEMPLATE",
+    "TOO_LONG",
+    "VIEW_SUMMARY_TEMPLATE",
+    "IdCheck",
+    "apply_event",
+    "ensure_ids",
+    "format_prompt",
+    "session_id",
+    "state_cutoff",
+    "summary_id",
+    "trim_for_summary",
+]
