@@ -55,8 +55,10 @@ TOKENS_PER_TOOL_CALL = 3
 TOKENS_PER_IMAGE = UNKNOWN_IMAGE_TOKENS
 IMAGE_BLOCKS = frozenset({"image", "image_url", "input_image"})
 MEDIA_BLOCKS = IMAGE_BLOCKS | {"document", "input_audio", "audio", "file", "input_file", "video"}
-# Opaque blocks: encrypted model state whose size in tokens cannot be read from the file.
-OPAQUE_BLOCKS = frozenset({"redacted_thinking"})
+# Opaque blocks: encrypted model state whose size in tokens cannot be read from the file
+# (Anthropic's redacted thinking; a Responses `compaction` item and `encrypted_content` parts, which
+# Codex sends back as the provider returned them).
+OPAQUE_BLOCKS = frozenset({"redacted_thinking", "compaction", "encrypted_content"})
 
 
 # tiktoken releases the GIL while encoding: one thread per core is fastest (more only adds waiting).

@@ -23,6 +23,7 @@ DETECTION_ORDER: tuple[str, ...] = (
     "langgraph_sqlite",
     "claude_code",
     "inspect_ai",
+    "codex",
     "langchain_dumpd",
     "langchain_dict",
     "openai_responses",
