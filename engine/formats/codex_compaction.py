@@ -17,7 +17,7 @@ call overflowed) is a kind "trim" record: the oldest N items were dropped from t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
@@ -36,11 +36,8 @@ from engine.formats.codex_items import (
     tool_result,
 )
 from engine.formats.codex_turn import Call, build_ai
-from engine.formats.jsonshape import json_type
-from engine.thread import RecordedCompaction
-
-if TYPE_CHECKING:
-    from engine.formats.codex import _Scan
+from engine.formats.jsonshape import Where, json_type
+from engine.thread import RecordedCompaction, RecordedUsage
 
 SOURCE = "codex:compacted"
 # compact.rs: COMPACT_USER_MESSAGE_MAX_TOKENS; truncate.rs approximates a token as 4 bytes.
@@ -49,6 +46,17 @@ BYTES_PER_TOKEN = 4
 NO_SUMMARY = "(no summary available)"
 
 Live = list[tuple[tuple[str, str], BaseMessage, int]]
+
+
+class _Scan(Protocol):
+    """What a compaction reads of the rollout scan (engine.formats.codex._Scan)."""
+
+    where: Where
+    messages: list[BaseMessage]
+    live: Live
+    call_names: dict[str, str]
+    model: str | None
+    last_usage: RecordedUsage | None
 
 
 def approx_tokens(text: str) -> int:
