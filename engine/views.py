@@ -20,6 +20,7 @@ from engine.config import DEFAULT_ORDER, DEFAULT_PRESET, PRESETS, AllOf, Context
 from engine.errors import ConfigError
 from engine.events import LAYERS, Event
 from engine.kinds import CATEGORIES, message_kind
+from engine.links import VIEW_PARAMS, link_setting_allowed, refusal
 from engine.run import Run, StepRecord
 from engine.thread import RecordedCompaction, Thread
 from engine.tokens import TokenCounter, message_text, tool_call_text
@@ -386,7 +387,7 @@ def with_layer(config: EngineConfig, name: str, on: bool) -> EngineConfig:
 
 
 # -- URL state -------------------------------------------------------------------------------
-RESERVED_PARAMS = frozenset({"thread", "step", "preset", "tab", "embed", "embed_options"})
+RESERVED_PARAMS = VIEW_PARAMS  # not config keys (engine.links)
 
 
 def base_config(config: EngineConfig) -> EngineConfig:
@@ -419,17 +420,25 @@ def _clause_text(c: Mapping[str, Any]) -> str:
 
 
 def url_params(config: EngineConfig) -> dict[str, str]:
-    """The settings that differ from the config's preset, as query parameters (plus `preset`)."""
+    """The settings that differ from the config's preset, as query parameters (plus `preset`).
+
+    Only settings a link may carry (`engine.links.LINK_SETTINGS`) are written: a workspace or a
+    summarizer model chosen on the Config page stays in the session, out of the URL.
+    """
     base = base_config(config)
     params = {"preset": config.preset or "custom"}
     for key, (_, value) in base.diff(config).items():
-        if key != "preset":
+        if key != "preset" and link_setting_allowed(key):
             params[key] = setting_text(key, value)
     return params
 
 
 def config_from_params(params: Mapping[str, str]) -> tuple[EngineConfig, list[str]]:
-    """Rebuild a config from query parameters; bad parameters are skipped and reported."""
+    """Rebuild a config from query parameters; bad parameters are skipped and reported.
+
+    A parameter that is not on the allow-list (`engine.links.LINK_SETTINGS`) is refused, whatever
+    its value: a link cannot set a path, a workspace, a model or an endpoint.
+    """
     name = params.get("preset") or DEFAULT_PRESET
     errors: list[str] = []
     try:
@@ -439,6 +448,9 @@ def config_from_params(params: Mapping[str, str]) -> tuple[EngineConfig, list[st
         config = preset(DEFAULT_PRESET)
     for key, raw in params.items():
         if key in RESERVED_PARAMS:
+            continue
+        if not link_setting_allowed(key):
+            errors.append(refusal(key))
             continue
         try:
             config = config.with_overrides([f"{key}={raw}"])

@@ -20,6 +20,7 @@ import streamlit as st
 from engine.config import DEFAULT_PRESET, EngineConfig, preset
 from engine.errors import ContextInspectorError, ThreadLoadError
 from engine.formats import load_thread
+from engine.links import sample_path
 from engine.replay import replay
 from engine.run import Run
 from engine.thread import Thread
@@ -41,12 +42,20 @@ def samples_dir() -> Path:
 
 
 def sample_files() -> list[Path]:
+    """The samples a link may name (`engine.links.sample_path`): no symlink leading out, no odd names."""
     folder = samples_dir()
-    return sorted(folder.glob("*.json")) if folder.is_dir() else []
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob("*.json") if sample_path(folder, p.stem) is not None)
 
 
 def sample_key(path: Path) -> str:
     return f"sample:{path.stem}"
+
+
+def sample_file(key: str) -> Path | None:
+    """The bundled sample a `sample:NAME` key names; None for anything outside the samples folder."""
+    return sample_path(samples_dir(), key.removeprefix("sample:"))
 
 
 @dataclass(frozen=True)
@@ -141,8 +150,8 @@ def _thread_for(key: str) -> Thread | None:
             return None
         return _load_sample(str(path), path.stat().st_mtime)
     if key.startswith("sample:"):
-        path = samples_dir() / f"{key.removeprefix('sample:')}.json"
-        if not path.is_file():
+        path = sample_file(key)
+        if path is None:
             return None
         return _load_sample(str(path), path.stat().st_mtime)
     upload = st.session_state.get("uploads", {}).get(key)
@@ -153,9 +162,8 @@ def _thread_for(key: str) -> Thread | None:
 
 def _thread_version(key: str) -> str:
     if key.startswith(("sample:", "file:")):
-        path = (samples_dir() / f"{key.removeprefix('sample:')}.json" if key.startswith("sample:")
-                else Path(key.removeprefix("file:")))
-        return f"{key}@{path.stat().st_mtime if path.is_file() else 0}"
+        path = sample_file(key) if key.startswith("sample:") else Path(key.removeprefix("file:"))
+        return f"{key}@{path.stat().st_mtime if path is not None and path.is_file() else 0}"
     return key
 
 
@@ -261,7 +269,8 @@ def init() -> None:
     st.session_state.setdefault("config", config)
     key = params.get("thread")
     if key and thread_for(key) is None:
-        notify(f"The thread {key!r} from the link is not available here"
+        shown = key if len(key) <= 80 else key[:79] + "…"
+        notify(f"The thread {shown!r} from the link is not available here"
                + (" (uploads last only for the session that uploaded them)" if key.startswith("upload:") else "")
                + "; opened the default thread instead.")
         key = None

@@ -11,12 +11,17 @@ from pathlib import Path
 from engine.errors import ContextInspectorError
 
 NAME = "ui"
+LOCALHOST = "127.0.0.1"
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 HELP = "Launch the Context Inspector dashboard in the browser."
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", nargs="?", help="a thread file to open (default: a bundled sample)")
     p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--host", default=LOCALHOST, metavar="ADDRESS",
+                   help="address to listen on (default %(default)s: this machine only). Another address lets "
+                        "anyone who can reach it use the dashboard and its API keys: see SECURITY.md")
     p.add_argument("--headless", action="store_true", help="do not open a browser window")
 
 
@@ -31,8 +36,12 @@ def run(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     if args.file:
         env["CTXI_OPEN"] = str(Path(args.file).resolve())
+    if args.host not in LOOPBACK:
+        print(f"ctxi ui: warning: listening on {args.host}: anyone who can reach this address can open the threads "
+              "it shows, upload files, and start runs with the API keys in this environment (see SECURITY.md)",
+              file=sys.stderr)
     cmd = [sys.executable, "-m", "streamlit", "run", str(app_path()), "--server.port", str(args.port),
-           "--browser.gatherUsageStats", "false"]
+           "--server.address", args.host, "--browser.gatherUsageStats", "false"]
     if args.headless:
         cmd += ["--server.headless", "true"]
     return subprocess.call(cmd, env=env)

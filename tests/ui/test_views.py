@@ -195,7 +195,7 @@ def test_with_layer_places_a_new_layer_in_the_default_order() -> None:
     [],
     ["summarization.trigger=tokens:30000&messages:5,fraction:0.5", "summarization.keep=messages:7"],
     ["summarization.trigger=null", "model.max_input_tokens=128000", "tokens.counter=approximate"],
-    ["summarization.trigger=[]", "order=[summarization, todo]", "memory.sources=[\"/a\", \"/b:c\"]"],
+    ["summarization.trigger=[]", "order=[summarization, todo]", "filesystem.excluded_tools=[\"ls\", \"b:c\"]"],
     ["summarization.summary_prompt='Summarize: keep = facts'", "input_context.custom_prompt='true'"],
 ])
 def test_url_params_round_trip(overrides: list[str]) -> None:
@@ -219,8 +219,8 @@ def test_bad_url_params_are_reported_and_skipped() -> None:
     assert errors == [
         "preset: unknown preset 'nope'; choose one of deepagents, langchain, deerflow, stress",
         "summarization.keep: expected TYPE:VALUE like tokens:30000, got 'bogus' (got 'bogus')",
-        "x: unknown key (known here: dangling, filesystem, input_context, memory, model, order, preset, subagents, "
-        "summarization, todo, tokens, version)",
+        "x.y: not taken from a link (links may only carry the sidebar's and the Config form's replay settings); "
+        "set it on the Config page if you want it",
     ]
 
 

@@ -1,0 +1,85 @@
+"""What a dashboard link may say: a link is data, never authority over the server.
+
+A link (the dashboard's query string) is something anyone can send to the person running the
+dashboard, so it may only choose what that person could click to: a bundled sample, a page, a step,
+a preset, and the replay settings of the sidebar and the Config form. It never names a file, a
+folder, a model or an endpoint: those reach the server's disk, its network or its API keys, and
+stay the user's own choice on the page (see SECURITY.md).
+
+`LINK_SETTINGS` is an allow-list: a config key that is not on it — including any key added later —
+is refused from a link, with one notice, and dropped from the URL.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+# Query parameters that are not config keys: the view itself, and Streamlit's own embed flags.
+VIEW_PARAMS = frozenset({"thread", "step", "preset", "tab", "embed", "embed_options"})
+
+# The settings a link may carry: exactly the sidebar's controls and the Config form's fields that
+# only change how the replay computes (thresholds, switches, limits, prompt text counted as text).
+LINK_SETTINGS: frozenset[str] = frozenset({
+    # sidebar
+    "order", "summarization.trigger", "summarization.keep", "summarization.mode", "model.max_input_tokens",
+    "tokens.counter", *(f"{layer}.enabled" for layer in
+                        ("filesystem", "subagents", "summarization", "todo", "dangling", "memory")),
+    # Config form: L2 summarization
+    "summarization.trim_tokens_to_summarize", "summarization.summary_prompt", "summarization.overflow_fallback",
+    "summarization.skill_file_read_tool_names",
+    # L0 filesystem
+    "filesystem.tool_result_token_limit", "filesystem.excluded_tools", "filesystem.truncate_args.enabled",
+    "filesystem.truncate_args.trigger", "filesystem.truncate_args.keep", "filesystem.truncate_args.max_length",
+    "filesystem.truncate_args.truncation_text", "filesystem.truncate_args.tools",
+    # L1 sub-agents, L4 dangling calls
+    "subagents.max_concurrent", "subagents.max_total", "subagents.task_tool_names",
+    "dangling.style", "dangling.drop_orphans",
+    # L5 memory (facts are prompt text; the files come from the thread, never from disk)
+    "memory.facts", "memory.max_injection_tokens",
+    # prompt assembly and the model's window
+    "input_context.custom_prompt", "input_context.base_prompt", "input_context.tool_prompts",
+    "input_context.skills", "model.name", "model.max_output_tokens",
+})
+
+# Settings the Config form edits that a link may not: why, in the words of the refusal notice.
+REFUSED_SETTINGS: dict[str, str] = {
+    "memory.workspace": "it is a folder on the server's disk",
+    "memory.sources": "it names files",
+    "summarization.history_dir": "it names a folder",
+    "summarization.summarizer": "it names a model, which would be called with the server's API key",
+    "summarization.model_name": "it names a model",
+}
+
+# A sample is named by its file's stem: letters, digits, dot, dash, underscore; no separators.
+_SAMPLE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,199}")
+
+
+def link_setting_allowed(key: str) -> bool:
+    return key in LINK_SETTINGS
+
+
+def refusal(key: str) -> str:
+    """The one-line notice for a parameter a link may not set."""
+    why = REFUSED_SETTINGS.get(key, "links may only carry the sidebar's and the Config form's replay settings")
+    shown = key if len(key) <= 60 else key[:59] + "…"
+    return (f"{shown}: not taken from a link ({why}); set it on the Config page if you want it")
+
+
+def sample_path(folder: Path, name: str) -> Path | None:
+    """The sample file `name` names inside `folder`, or None: only a regular `*.json` directly in the
+    folder, reached without leaving it (no separators, no `..`, no absolute path, no symlink out)."""
+    if not _SAMPLE_NAME.fullmatch(name) or ".." in name:
+        return None
+    try:
+        base = folder.resolve(strict=True)
+        candidate = folder / f"{name}.json"
+        resolved = candidate.resolve(strict=True)
+    except (OSError, RuntimeError):  # missing, a symlink loop, an unreadable folder
+        return None
+    if resolved.parent != base or not resolved.is_file():
+        return None
+    return candidate
+
+
+__all__ = ["LINK_SETTINGS", "REFUSED_SETTINGS", "VIEW_PARAMS", "link_setting_allowed", "refusal", "sample_path"]
