@@ -24,6 +24,7 @@ DETECTION_ORDER: tuple[str, ...] = (
     "claude_code",
     "inspect_ai",
     "codex",
+    "vcr_cassette",
     "langchain_dumpd",
     "langchain_dict",
     "openai_responses",

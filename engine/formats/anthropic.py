@@ -118,7 +118,31 @@ def tool_schemas(doc: dict[str, Any], where: Where) -> list[dict[str, Any]]:
     return schemas
 
 
-class _Reader:
+def usage_from_anthropic(usage: dict[str, Any], where: Where, location: str) -> RecordedUsage:
+    """An Anthropic `usage` object as RecordedUsage (its fields already have our semantics).
+
+    `cache_creation: {ephemeral_5m_input_tokens, ephemeral_1h_input_tokens}` gives the split of
+    cache writes by TTL when the response records it.
+    """
+    want = where.want_int
+    recorded = RecordedUsage(
+        input_tokens=want(usage.get("input_tokens"), f"{location}.input_tokens"),
+        output_tokens=want(usage.get("output_tokens"), f"{location}.output_tokens"),
+        cache_creation_input_tokens=want(usage.get("cache_creation_input_tokens"), f"{location}.cache_creation_input_tokens"),
+        cache_read_input_tokens=want(usage.get("cache_read_input_tokens"), f"{location}.cache_read_input_tokens"),
+    )
+    split = usage.get("cache_creation")
+    if isinstance(split, dict):
+        recorded.cache_creation_5m_tokens = want(split.get("ephemeral_5m_input_tokens"),
+                                                 f"{location}.cache_creation.ephemeral_5m_input_tokens")
+        recorded.cache_creation_1h_tokens = want(split.get("ephemeral_1h_input_tokens"),
+                                                 f"{location}.cache_creation.ephemeral_1h_input_tokens")
+    return recorded
+
+
+class MessageReader:
+    """Anthropic MessageParams to LangChain messages, in order (also used by the cassette and Cline importers)."""
+
     def __init__(self, where: Where) -> None:
         self.where = where
         self.messages: list[BaseMessage] = []
@@ -171,18 +195,8 @@ class _Reader:
         self.messages.append(message)
         usage = raw.get("usage")
         if usage is not None:
-            recorded = self._usage(where.want_dict(usage, f"{location}.usage"), f"{location}.usage")
+            recorded = usage_from_anthropic(where.want_dict(usage, f"{location}.usage"), where, f"{location}.usage")
             self.usage.append((message, recorded))
-
-    def _usage(self, usage: dict[str, Any], location: str) -> RecordedUsage:
-        want = self.where.want_int
-        return RecordedUsage(
-            input_tokens=want(usage.get("input_tokens"), f"{location}.input_tokens"),
-            output_tokens=want(usage.get("output_tokens"), f"{location}.output_tokens"),
-            cache_creation_input_tokens=want(usage.get("cache_creation_input_tokens"),
-                                             f"{location}.cache_creation_input_tokens"),
-            cache_read_input_tokens=want(usage.get("cache_read_input_tokens"), f"{location}.cache_read_input_tokens"),
-        )
 
     def _user(self, content: str | list[Any], location: str, position: int, msg_id: str) -> None:
         where = self.where
@@ -243,7 +257,7 @@ class AnthropicImporter(JsonlRecordsImporter):
         else:
             raw, base = found
         request = doc if isinstance(doc, dict) else {}
-        reader = _Reader(where)
+        reader = MessageReader(where)
         system_prompt: str | None = None
         if request.get("system") is not None:
             system = system_text(request["system"], where)

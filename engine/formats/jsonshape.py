@@ -377,14 +377,33 @@ def assemble(
 
 
 def usage_from_openai(usage: dict[str, Any], where: Where, location: str) -> RecordedUsage | None:
-    """OpenAI usage as RecordedUsage: `prompt_tokens` already includes cached tokens, so it is all input."""
+    """OpenAI usage (Chat Completions or Responses) as RecordedUsage, in Anthropic's semantics.
+
+    `prompt_tokens` / `input_tokens` already include the cached part
+    (`prompt_tokens_details.cached_tokens` / `input_tokens_details.cached_tokens`), so that part is
+    split out as `cache_read_input_tokens` and `input_tokens` keeps the rest: `context_tokens` stays
+    the whole prompt. `reasoning_tokens` comes from the output details when recorded.
+    """
     prompt_key = "prompt_tokens" if "prompt_tokens" in usage else "input_tokens"
     output_key = "completion_tokens" if "completion_tokens" in usage else "output_tokens"
     prompt = where.want_int(usage.get(prompt_key), f"{location}.{prompt_key}")
     output = where.want_int(usage.get(output_key), f"{location}.{output_key}")
     if prompt is None and output is None:
         return None
-    return RecordedUsage(input_tokens=prompt, output_tokens=output)
+    recorded = RecordedUsage(input_tokens=prompt, output_tokens=output)
+    in_key = "prompt_tokens_details" if prompt_key == "prompt_tokens" else "input_tokens_details"
+    details = usage.get(in_key)
+    if isinstance(details, dict):
+        cached = where.want_int(details.get("cached_tokens"), f"{location}.{in_key}.cached_tokens")
+        if cached is not None and prompt is not None and cached <= prompt:
+            recorded.input_tokens = prompt - cached
+            recorded.cache_read_input_tokens = cached
+    out_key = "completion_tokens_details" if output_key == "completion_tokens" else "output_tokens_details"
+    out_details = usage.get(out_key)
+    if isinstance(out_details, dict):
+        recorded.reasoning_tokens = where.want_int(out_details.get("reasoning_tokens"),
+                                                   f"{location}.{out_key}.reasoning_tokens")
+    return recorded
 
 
 def usage_pairs(messages: Iterable[BaseMessage]) -> list[tuple[BaseMessage, RecordedUsage]]:

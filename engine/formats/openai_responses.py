@@ -208,8 +208,8 @@ def _text_content(content: Any, where: Where, location: str) -> str | list[Any]:
     return blocks
 
 
-class _Builder:
-    """Walks items in order, grouping output items into AI messages."""
+class ItemBuilder:
+    """Walks items in order, grouping output items into AI messages (also used by the cassette importer)."""
 
     def __init__(self, where: Where) -> None:
         self.where = where
@@ -365,7 +365,7 @@ class OpenAIResponsesImporter(JsonlRecordsImporter):
         return rid if isinstance(rid, str) and rid else None
 
     def build(self, doc: Any, source: Source, where: Where) -> Thread:
-        builder = _Builder(where)
+        builder = ItemBuilder(where)
         usage: list[tuple[BaseMessage, RecordedUsage]] = []
         system_prompt: str | None = None
         model: str | None = None

@@ -180,7 +180,9 @@ def test_chat_request_with_its_response_appends_the_reply_and_usage(doc: dict[st
     assert thread.messages[1].name == "alice"
     assert thread.tool_calls() == [{"name": "look", "args": {"x": 1}, "id": "call_1", "type": "tool_call"}]
     final = thread.messages[-1]
-    assert thread.usage == {final.id: RecordedUsage(input_tokens=82, output_tokens=17)}
+    # prompt_tokens includes the 64 cached tokens: split out as cache reads, the whole prompt stays 82.
+    assert thread.usage == {final.id: RecordedUsage(input_tokens=18, output_tokens=17, cache_read_input_tokens=64)}
+    assert thread.usage[final.id].context_tokens == 82
     assert thread.extra["finish_reason"] == "tool_calls"
     assert [t["name"] for t in thread.tools] == ["look"]
 
@@ -265,7 +267,8 @@ def test_responses_request_with_response_appends_output_and_usage() -> None:
         assert thread.thread_id == "resp_9"
         assert thread.system_prompt == "Be brief."  # the response's null instructions keep the request's
         assert roles(thread)[-1] == "ai" and thread.messages[-1].content == "Sunny."
-        assert thread.usage == {"resp_9": RecordedUsage(input_tokens=120, output_tokens=4)}
+        # input_tokens 120 includes the 100 cached: split out, so the whole request stays 120.
+    assert thread.usage == {"resp_9": RecordedUsage(input_tokens=20, output_tokens=4, cache_read_input_tokens=100)}
 
 
 # -- Anthropic ------------------------------------------------------------------------------------
@@ -434,7 +437,7 @@ def test_fine_tuning_and_batch_jsonl_files_are_one_thread_a_line() -> None:
     assert claimed_by(batch_out, "out.jsonl") == ["openai_chat"]
     thread = load_thread(data=batch_out, name="out.jsonl")
     assert (thread.thread_id, thread.model, roles(thread)) == ("req-2", "gpt-4o-2024-08-06", ["ai"])
-    assert list(thread.usage.values()) == [RecordedUsage(input_tokens=82, output_tokens=17)]
+    assert list(thread.usage.values()) == [RecordedUsage(input_tokens=18, output_tokens=17, cache_read_input_tokens=64)]
     broken = jsonl([{"custom_id": "r1", "response": {"status_code": 200, "body": RESPONSE}},
                     {"custom_id": "r2", "response": {"status_code": 200, "body": {**RESPONSE, "choices": [7]}}}])
     with pytest.raises(ThreadLoadError) as err:
