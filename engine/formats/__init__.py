@@ -25,6 +25,7 @@ DETECTION_ORDER: tuple[str, ...] = (
     "inspect_ai",
     "codex",
     "vcr_cassette",
+    "openhands",
     "langchain_dumpd",
     "langchain_dict",
     "openai_responses",
