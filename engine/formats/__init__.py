@@ -26,6 +26,7 @@ DETECTION_ORDER: tuple[str, ...] = (
     "codex",
     "vcr_cassette",
     "openhands",
+    "gemini_cli",
     "langchain_dumpd",
     "langchain_dict",
     "openai_responses",
