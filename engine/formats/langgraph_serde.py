@@ -1,0 +1,55 @@
+"""The strict serializer for LangGraph checkpoint values, shared by every checkpoint importer.
+
+A checkpointer stores each value as `(type, bytes)` written by `JsonPlusSerializer.dumps_typed`
+(langgraph-checkpoint `serde/jsonplus.py`): "msgpack" (today), "json" (before ~langgraph-checkpoint
+1.0.10), "null", "bytes", "bytearray"; "pickle" when a saver ran with `pickle_fallback=True`, and
+"<type>+aes" under `EncryptedSerializer` (`serde/encrypted.py`). The saver's own serializer imports
+and calls whatever module and class a msgpack extension names; ours is built with
+`allowed_msgpack_modules=None`, so only LangChain messages and plain value types are rebuilt and
+anything else stays raw data. Pickles (running one can run code) and encrypted values (no key) are
+refused by name.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from engine.errors import ThreadLoadError
+
+# What JsonPlusSerializer.loads_typed reads; "pickle" and encrypted ("msgpack+aes") rows are refused by name.
+SERDE_TYPES = frozenset({"json", "msgpack", "null", "bytes", "bytearray"})
+PICKLE_MAGIC = b"\x80"  # pickle protocol 2+ opcode PROTO
+
+
+@cache
+def strict_serde() -> Any:
+    """JsonPlusSerializer that never imports or calls a class a stored value names."""
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    return JsonPlusSerializer(allowed_msgpack_modules=None)
+
+
+def decode_value(type_: str | None, blob: Any, *, label: str, format: str, where: str) -> Any:
+    """One stored value, refusing what cannot be read safely (pickles) or at all (encrypted).
+
+    `type_` None means the row has no serializer type (langgraph-checkpoint-sqlite before 0.2):
+    JSON, or a pickle in langgraph 0.0.x, told apart by the pickle protocol byte.
+    """
+    data = blob.encode() if isinstance(blob, str) else bytes(blob or b"")
+    if type_ is None:
+        type_ = "pickle" if data[:1] == PICKLE_MAGIC else "json"
+    if type_ == "pickle":
+        raise ThreadLoadError("checkpoint is a Python pickle (langgraph 0.0.x, or a serializer with "
+                              "pickle_fallback=True); unpickling a file can run code, so it is not read",
+                              path=label, format=format, location=where)
+    if "+" in type_:
+        raise ThreadLoadError(f"checkpoint is encrypted ({type_!r}, EncryptedSerializer); ctxi has no key to "
+                              "decrypt it", path=label, format=format, location=where)
+    if type_ not in SERDE_TYPES:
+        raise ThreadLoadError(f"unsupported serializer type {type_!r}", path=label, format=format, location=where)
+    try:
+        return strict_serde().loads_typed((type_, data))
+    except Exception as exc:  # the serializer meets whatever the database holds
+        raise ThreadLoadError(f"cannot decode {type_} data ({type(exc).__name__}: {str(exc)[:200]})",
+                              path=label, format=format, location=where) from None
