@@ -1,11 +1,14 @@
-"""Shared fixtures: the real public transcripts in ../shared/traces (skipped when absent)."""
+"""Shared fixtures: the real public transcripts in ../shared/traces (skipped when absent), a PostgreSQL server."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.pg_cluster import Cluster, ClusterUnavailable, start_cluster
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = Path(os.environ.get("CTXI_TRACES", ROOT.parent / "shared" / "traces"))
@@ -41,3 +44,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "e2e" in item.keywords:
             item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[Cluster]:
+    """One private PostgreSQL server per test session (per xdist worker), stopped and removed at the end."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        pytest.skip("psycopg is not installed (pip install -e '.[test]')")
+    try:
+        cluster = start_cluster()
+    except ClusterUnavailable as exc:
+        pytest.skip(f"no PostgreSQL server can start here: {exc}")
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

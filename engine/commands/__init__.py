@@ -9,7 +9,8 @@ from engine.config import PRESETS
 
 def add_thread_arguments(p: argparse.ArgumentParser) -> None:
     """FILE, --format, --thread, --max-bytes: which thread to read."""
-    p.add_argument("file", help="thread file (any supported format; auto-detected)")
+    p.add_argument("file", help="thread file (any supported format; auto-detected) or the postgresql://… URL of "
+                                "a LangGraph PostgreSQL checkpoint database")
     p.add_argument("--format", help="override format detection")
     p.add_argument("--thread", dest="thread_id", help="thread id inside a multi-thread file or database")
     p.add_argument("--max-bytes", type=int, help="refuse files larger than this (default 512 MiB)")

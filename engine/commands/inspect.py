@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from engine.formats import FORMATS, list_threads, load_thread
+from engine.formats.dburl import is_postgres_url, redact
 from engine.inspect import inspect_thread
 from engine.tokens import COUNTERS, DEFAULT_COUNTER, counter_for_thread
 
@@ -16,7 +17,9 @@ HELP = "Show a thread's format, messages, tool calls, sub-agents, compactions an
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE", help="thread file or LangGraph SQLite database")
+    parser.add_argument("file", metavar="FILE",
+                        help="thread file, LangGraph SQLite database, or postgresql://… URL of a LangGraph "
+                             "PostgreSQL checkpoint database (read-only; its password is never shown)")
     parser.add_argument("--format", choices=FORMATS, help="skip auto-detection and read FILE as this format")
     parser.add_argument("--thread", metavar="ID", help="thread id inside a multi-thread file (see --list)")
     parser.add_argument("--list", action="store_true", help="list the threads FILE holds instead")
@@ -38,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(report)
     else:
-        print(render_text(report, file=args.file))
+        print(render_text(report, file=redact(args.file) if is_postgres_url(args.file) else args.file))
     return 0
 
 

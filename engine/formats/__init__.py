@@ -16,9 +16,10 @@ from engine.formats.source import DEFAULT_MAX_BYTES, Importer, Source, ThreadRef
 from engine.models import model_window
 from engine.thread import Thread
 
-# Most specific shapes first: a Claude Code JSONL line or a SQLite header is unambiguous,
-# a bare list of {role, content} dicts is the loosest.
+# Most specific shapes first: a database URL, a Claude Code JSONL line or a SQLite header is
+# unambiguous, a bare list of {role, content} dicts is the loosest.
 DETECTION_ORDER: tuple[str, ...] = (
+    "langgraph_postgres",
     "native",
     "langgraph_sqlite",
     "claude_code",
@@ -36,6 +37,9 @@ DETECTION_ORDER: tuple[str, ...] = (
     "tau_bench",
     "openai_messages",
 )
+
+# The importers that read a database URL (Source.url) rather than bytes.
+URL_FORMATS: tuple[str, ...] = ("langgraph_postgres",)
 
 _MODULES: dict[str, str] = {name: f"engine.formats.{name}" for name in DETECTION_ORDER}
 
@@ -99,6 +103,9 @@ def _importer(source: Source, format: str | None) -> tuple[str, Importer]:
         raise ThreadLoadError(
             f"unknown format {format!r}; known formats: {', '.join(all_importers)}", path=source.label
         )
+    if source.url is not None and format not in URL_FORMATS:
+        raise ThreadLoadError(f"a database URL cannot be read as format {format!r}; it is read as "
+                              f"{', '.join(URL_FORMATS)}", path=source.label)
     return format, all_importers[format]
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from engine.errors import FileTooLargeError, ThreadLoadError
+from engine.formats.dburl import is_postgres_url, redact
 from engine.thread import Thread
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
@@ -39,11 +40,16 @@ _UNSET = object()
 
 @dataclass
 class Source:
-    """Raw input plus cached parses. `path` is set for real files (SQLite needs one)."""
+    """Raw input plus cached parses. `path` is set for real files (SQLite needs one).
+
+    A database URL (`postgresql://...`) has no bytes: `url` holds it (never shown: it may carry a
+    password) and `label` is the URL with its password masked.
+    """
 
     label: str
     data: bytes
     path: Path | None = None
+    url: str | None = field(default=None, repr=False)
     _json: Any = field(default=_UNSET, repr=False)
     _json_error: ThreadLoadError | None = field(default=None, repr=False)
     _jsonl: Any = field(default=_UNSET, repr=False)
@@ -63,6 +69,9 @@ class Source:
         if data is None:
             if path is None:
                 raise ThreadLoadError("no file given")
+            if is_postgres_url(path):
+                assert isinstance(path, str)
+                return cls(label=redact(path), data=b"", url=path)
             p = Path(path)
             if not p.exists():
                 raise ThreadLoadError("file not found", path=str(p))

@@ -20,8 +20,8 @@ from tests.conftest import trace_path
 
 NAME = "fuzzed-input.json"
 FORMATS: list[str | None] = [None, *importers()]
-# Formats read as text; a forced binary format (SQLite) refuses with its own message.
-TEXT_FORMATS = [f for f in FORMATS if f != "langgraph_sqlite"]
+# Formats read as text; a forced binary format (SQLite) or a database URL's (PostgreSQL) refuses with its own message.
+TEXT_FORMATS = [f for f in FORMATS if f not in {"langgraph_sqlite", "langgraph_postgres"}]
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Small real samples of the JSON chat formats (the biggest is 238 kB).
