@@ -1,4 +1,4 @@
-"""Threads: bundled samples, upload (any supported format), pick a thread from a multi-thread file."""
+"""Threads: bundled samples, upload (any supported format), a LangGraph PostgreSQL database, pick a thread."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import importlib.util
 import streamlit as st
 
 from engine.errors import ContextInspectorError, ThreadLoadError
-from engine.formats import list_threads
+from engine.formats import list_threads, load_thread
+from engine.formats.dburl import is_postgres_url, redact
 from engine.views import thread_facts
 from ui import session
 from ui.frame import require_frame
@@ -126,6 +127,48 @@ with upload_col:
                     st.session_state["opened_upload"] = key
                     session.select_thread(key)
                     st.rerun()
+
+# -- LangGraph on PostgreSQL --------------------------------------------------------------------
+with upload_col:
+    st.subheader("LangGraph on PostgreSQL")
+    st.caption("The URL of a langgraph-checkpoint-postgres database. It is read in a read-only transaction; "
+               "the password is never shown, and the URL is kept only in this browser session.")
+    with st.form("pg_form", border=False):
+        typed = st.text_input("PostgreSQL URL", key="pg_url", type="password",
+                              placeholder="postgresql://user:password@host:5432/database")
+        listed = st.form_submit_button("List threads", key="pg_list")
+    if listed:
+        url = (typed or "").strip()
+        st.session_state.pop("pg_listing", None)
+        if not is_postgres_url(url):
+            st.error("Type a URL that starts with postgresql:// (or postgres://).")
+        else:
+            try:
+                st.session_state["pg_listing"] = (url, list_threads(url))
+            except Exception as exc:
+                st.error(f"Could not read the database: {escape_md(_explain(exc))}")
+    listing = st.session_state.get("pg_listing")
+    if listing is not None:
+        url, refs = listing
+        label = redact(url)
+        st.caption(f"{len(refs)} thread(s) in {escape_md(label, limit=200)}")
+        pg_chosen = None
+        if len(refs) == 1:
+            pg_chosen = refs[0].thread_id if listed else None  # one thread opens at once, as an upload does
+        elif refs:
+            pg_labels = {r.thread_id: (f"{r.thread_id}: {r.title}" if r.title and r.title != r.thread_id else r.thread_id)
+                         + f" ({r.messages if r.messages is not None else '?'} messages)" for r in refs}
+            pg_pick = st.selectbox("Pick a thread", list(pg_labels), format_func=lambda t: pg_labels[t], key="pg_pick")
+            if st.button("Open this thread", key="pg_open"):
+                pg_chosen = pg_pick
+        if pg_chosen is not None:
+            try:
+                pg_thread = load_thread(url, thread_id=pg_chosen)
+            except Exception as exc:
+                st.error(f"Could not load thread {escape_md(pg_chosen)}: {escape_md(_explain(exc))}")
+            else:
+                session.select_thread(session.add_database_thread(pg_thread, label))
+                st.rerun()
 
 # -- run panel (another issue adds ui/run_panel.py) --------------------------------------------------
 if importlib.util.find_spec("ui.run_panel") is not None:

@@ -120,6 +120,19 @@ def upload_key(data: bytes, thread_id: str | None, companions: tuple[tuple[str, 
     return f"upload:{digest}" + (f":{thread_id}" if thread_id else "")
 
 
+def database_key(thread: Thread, label: str) -> str:
+    """A key for a thread read from a database: its redacted URL, id and checkpoint, never the password."""
+    seen = f"{label}\0{thread.thread_id}\0{thread.extra.get('checkpoint_id')}"
+    return f"pg:{hashlib.sha1(seen.encode()).hexdigest()[:12]}:{thread.thread_id}"
+
+
+def add_database_thread(thread: Thread, label: str) -> str:
+    """Keep a thread read from a database in this session; a link to its key opens nothing elsewhere."""
+    key = database_key(thread, label)
+    st.session_state.setdefault("database_threads", {})[key] = thread
+    return key
+
+
 def load_error(key: str) -> str | None:
     """Why the thread behind `key` could not be loaded (set by `thread_for`)."""
     return st.session_state.get("thread_errors", {}).get(key)
@@ -149,6 +162,9 @@ def _thread_for(key: str) -> Thread | None:
         if not opened or Path(opened).resolve() != path or not path.is_file():
             return None
         return _load_sample(str(path), path.stat().st_mtime)
+    if key.startswith("pg:"):
+        # read when the user opened it on the Threads page; a key in a URL never makes the server connect
+        return st.session_state.get("database_threads", {}).get(key)
     if key.startswith("sample:"):
         path = sample_file(key)
         if path is None:
@@ -272,6 +288,8 @@ def init() -> None:
         shown = key if len(key) <= 80 else key[:79] + "…"
         notify(f"The thread {shown!r} from the link is not available here"
                + (" (uploads last only for the session that uploaded them)" if key.startswith("upload:") else "")
+               + (" (threads read from PostgreSQL last only for the session that opened them)"
+                  if key.startswith("pg:") else "")
                + "; opened the default thread instead.")
         key = None
     st.session_state.setdefault("thread_key", key or default_thread_key())

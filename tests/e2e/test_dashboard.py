@@ -145,3 +145,27 @@ def test_screenshots_of_the_other_pages(page: Page, app_url: str, screenshots: P
     expect(page.get_by_text("Settings A → B")).to_be_visible()
     expect(page.get_by_test_id("stPlotlyChart")).to_have_count(1)
     shot(page, screenshots, "config-compare")
+
+
+def test_open_a_langgraph_postgres_thread(page: Page, app_url: str, screenshots: Path, postgres_cluster) -> None:  # noqa: ANN001
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    from tests.formats.langgraph_agents import write_threads
+
+    url = postgres_cluster.create_database("lg_e2e")
+    with PostgresSaver.from_conn_string(url) as saver:
+        saver.setup()
+        write_threads(saver)
+    open_page(page, f"{app_url}/threads")
+    box = page.get_by_label("PostgreSQL URL")
+    box.fill(url)
+    box.press("Enter")  # submits the form, as the "List threads" button does
+    wait_for_app(page)
+    expect(page.get_by_text("5 thread(s) in postgresql://postgres:***@127.0.0.1")).to_be_visible(timeout=TIMEOUT_MS)
+    page.get_by_role("button", name="Open this thread").click()  # the picker starts on the first thread, alpha
+    wait_for_app(page)
+    expect(page.get_by_test_id("stSidebar").get_by_text("read a.py").first).to_be_visible(timeout=TIMEOUT_MS)
+    assert "thread=pg%3A" in page.url or "thread=pg:" in page.url
+    assert postgres_cluster.password not in page.url
+    assert postgres_cluster.password not in page.locator("body").inner_text()
+    shot(page, screenshots, "threads-postgres")

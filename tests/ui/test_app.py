@@ -367,3 +367,53 @@ def test_a_claude_code_session_uploaded_with_its_sub_agent_files(start) -> None:
     # the compaction call's file gives back the 13 hook messages the session file never kept
     assert "ai 157, human 16, tool 197" in plain(at.caption)
     assert "with 3 sub-agent file(s): agent-a93ccab.jsonl" in plain(at.caption)
+
+
+def test_open_a_thread_from_a_langgraph_postgres_database(start, postgres_cluster) -> None:  # noqa: ANN001
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    from tests.formats.langgraph_agents import write_threads
+
+    url = postgres_cluster.create_database("lg_ui")
+    with PostgresSaver.from_conn_string(url) as saver:
+        saver.setup()
+        write_threads(saver)
+    secret, shown = postgres_cluster.password, url.replace(postgres_cluster.password, "***")
+    at = start("pages/threads.py")
+    at.text_input(key="pg_url").input(url)
+    at.button(key="pg_list").click().run()
+    assert not at.exception
+    assert f"5 thread(s) in {shown}" in plain(at.caption)
+    assert secret not in str(dict(at.query_params))  # the box is not bound to the URL
+    pick = at.selectbox(key="pg_pick")
+    assert pick.options == ["alpha: read a.py (4 messages)", "beta (4 messages)", "chat: custom key (2 messages)",
+                            "counter (? messages)", "dicts: dict question (3 messages)"]
+    pick.set_value("beta")
+    at.button(key="pg_open").click().run()
+    key = at.session_state["thread_key"]
+    assert key.startswith("pg:") and key.endswith(":beta")
+    assert dict(at.query_params)["thread"] == key and secret not in key
+    shown_text = " ".join(e.value for kind in ("markdown", "caption", "error", "warning", "info", "title")
+                          for e in at.get(kind) if isinstance(getattr(e, "value", None), str))
+    assert secret not in shown_text
+    at.switch_page("pages/timeline.py").run()
+    assert not at.exception
+    assert at.metric[0].value == "2"  # the latest checkpoint state, after LangChain summarized it
+    # the key in a link does not make another session connect: nothing opens there
+    other = start(thread=key)
+    assert other.session_state["thread_key"] == "sample:a_demo"
+    assert "threads read from PostgreSQL last only for the session that opened them" in plain(other.sidebar.warning)
+
+
+def test_a_bad_postgres_url_is_one_line_without_its_password(start, postgres_cluster) -> None:  # noqa: ANN001
+    at = start("pages/threads.py")
+    for typed, expected in (("not a url", "Type a URL that starts with postgresql://"),
+                            (postgres_cluster.url("lg_ui_missing", password="s3cret-wrong"),
+                             "password authentication failed for user")):
+        at.text_input(key="pg_url").input(typed)
+        at.button(key="pg_list").click().run()
+        assert not at.exception
+        errors = plain(at.error)
+        assert expected in errors and "s3cret-wrong" not in errors
+    assert "postgresql://postgres:***@127.0.0.1" in plain(at.error)
+    assert [s.key for s in at.selectbox if s.key == "pg_pick"] == []
