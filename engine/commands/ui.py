@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from engine.errors import ContextInspectorError
+from engine.formats.dburl import is_postgres_url, redact
 
 NAME = "ui"
 LOCALHOST = "127.0.0.1"
@@ -34,6 +35,10 @@ def app_path() -> Path:
 
 def run(args: argparse.Namespace) -> int:
     env = dict(os.environ)
+    if is_postgres_url(args.file):
+        # the URL would sit in the server's environment and process list; the Threads page takes it typed
+        raise ContextInspectorError(f"{redact(args.file)}: open a PostgreSQL database from the Threads page "
+                                    "(LangGraph on PostgreSQL), or read it with ctxi inspect / replay")
     if args.file:
         env["CTXI_OPEN"] = str(Path(args.file).resolve())
     if args.host not in LOOPBACK:

@@ -444,3 +444,40 @@ def test_delta_channel_is_rebuilt_from_snapshot_and_writes(postgres_cluster: Clu
     thread = load_thread(url)
     assert [m.content for m in thread.messages] == ["q0", "reply 1", "q1", "reply 3", "q2", "reply 5", "q3", "reply 7"]
 
+
+
+# -- databases of older langgraph-checkpoint-postgres versions --------------------------------------
+# Written through the real PostgresSaver of each version in a scratch venv by data/make_postgres_dumps.py
+# (langgraph 0.2.28 with 1.0.9, 0.3.34 with 2.0.21) and saved with `pg_dump --inserts`: every value is
+# a blob there (inline primitives came in 2.0.25), 1.0.9 has no task_path column (migration 9, 2.0.15).
+DATA = Path(__file__).parent / "data"
+OLD_VERSIONS = {"1.0.9": 4, "2.0.21": 9}
+
+
+@pytest.mark.parametrize("version", sorted(OLD_VERSIONS))
+def test_databases_of_older_versions(postgres_cluster: Cluster, version: str) -> None:
+    name = "lg_v" + version.replace(".", "_")
+    url = postgres_cluster.create_database(name)
+    with admin(postgres_cluster, url) as conn:
+        conn.execute((DATA / f"langgraph-checkpoint-postgres-{version}.sql").read_text())
+        assert conn.execute("SELECT count(*) FROM public.checkpoints WHERE checkpoint ? 'channel_values'").fetchone()[0] == 0
+        has_task_path = conn.execute("SELECT count(*) FROM information_schema.columns WHERE table_name = "
+                                     "'checkpoint_writes' AND column_name = 'task_path'").fetchone()[0]
+    assert has_task_path == (version != "1.0.9")
+    assert [(r.thread_id, r.title, r.messages) for r in list_threads(url)] == [
+        ("agent", "what is in a.py?", 4), ("notes", "take a note", 2)]
+    agent = load_thread(url, thread_id="agent")
+    assert [(type(m).__name__, m.id) for m in agent.messages] == [
+        ("HumanMessage", "h-1"), ("AIMessage", "ai-1"), ("ToolMessage", "result-call_1"), ("AIMessage", "ai-2")]
+    assert agent.messages[2].tool_call_id == "call_1" and agent.model == "gpt-4o-mini"
+    assert {k: (u.input_tokens, u.output_tokens) for k, u in agent.usage.items()} == {"ai-1": (90, 5), "ai-2": (130, 6)}
+    assert (agent.extra["schema_migration"], agent.extra["step"]) == (OLD_VERSIONS[version], 3)
+    notes = load_thread(url, thread_id="notes")
+    assert [(m.type, m.content) for m in notes.messages] == [("human", "take a note"), ("ai", "noted 1")]
+
+
+def test_ctxi_ui_points_a_url_to_the_threads_page(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ui", "postgresql://agent:hunter2@db:5432/lg", "--headless"]) == 2
+    assert capsys.readouterr().err == ("ctxi ui: error: postgresql://agent:***@db:5432/lg: open a PostgreSQL database "
+                                       "from the Threads page (LangGraph on PostgreSQL), or read it with ctxi inspect "
+                                       "/ replay\n")
