@@ -28,6 +28,7 @@ DETECTION_ORDER: tuple[str, ...] = (
     "vcr_cassette",
     "openhands",
     "gemini_cli",
+    "otel_genai",
     "langchain_dumpd",
     "langchain_dict",
     "openai_responses",
