@@ -78,7 +78,9 @@ with samples_col:
 # -- upload -------------------------------------------------------------------------------------
 with upload_col:
     st.subheader("Upload")
-    st.caption("Claude Code session (.jsonl, with its sub-agent files agent-*.jsonl if you like), Anthropic "
+    st.caption("Claude Code session (.jsonl, with its sub-agent files agent-*.jsonl if you like), a Cline task "
+               "(api_conversation_history.json with its ui_messages.json, task_metadata.json and "
+               "context_history.json), VCR cassettes of Anthropic or OpenAI Responses calls (.yaml), Anthropic "
                "Messages or OpenAI chat/Responses dumps and JSONL logs, LangChain messages, a LangGraph SQLite "
                "checkpoint, SWE-agent .traj, tau-bench or tau2-bench results, or this tool's own JSON. "
                "The format is detected.")
@@ -102,7 +104,8 @@ with upload_col:
             st.error(f"Could not read {escape_md(uploaded.name)}: {escape_md(_explain(exc))}")
             refs = []
         if companions:
-            st.caption(f"with {len(companions)} sub-agent file(s): "
+            kind = "sub-agent" if all(name.startswith("agent-") for name, _ in companions) else "companion"
+            st.caption(f"with {len(companions)} {kind} file(s): "
                        f"{escape_md(', '.join(name for name, _ in companions), limit=300)}")
         chosen = None
         if len(refs) == 1:

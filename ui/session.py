@@ -65,13 +65,18 @@ class Upload:
     name: str
     data: bytes
     thread_id: str | None
-    # Claude Code sub-agent files (agent-*.jsonl) uploaded with a session: (name, data) pairs
+    # Files uploaded with it that belong beside it (Claude Code agent-*.jsonl, a Cline task's other files)
     companions: tuple[tuple[str, bytes], ...] = ()
 
 
+# A Cline task's other files: they belong beside its api_conversation_history.json (engine/formats/cline.py).
+CLINE_COMPANIONS = frozenset({"ui_messages.json", "claude_messages.json", "task_metadata.json", "context_history.json"})
+
+
 def is_companion(name: str) -> bool:
-    """A Claude Code sub-agent file, which belongs beside its session rather than being a thread to open."""
-    return name.startswith("agent-") and name.endswith(".jsonl")
+    """A file that belongs beside the transcript it came with rather than being a thread to open:
+    a Claude Code sub-agent file, or a Cline task's ui_messages / task_metadata / context_history."""
+    return (name.startswith("agent-") and name.endswith(".jsonl")) or name in CLINE_COMPANIONS
 
 
 # -- loading (cached: one Thread object per key, shared by every rerun) -------------------------
@@ -84,8 +89,8 @@ def _load_sample(path: str, mtime: float) -> Thread:
 def _load_upload(key: str, _upload: Upload) -> Thread:
     if not _upload.companions:
         return load_thread(data=_upload.data, name=_upload.name, thread_id=_upload.thread_id)
-    # Sub-agent files are found beside the session file (Claude Code 2.0.x layout, matched by the
-    # sessionId inside them), so lay the upload out that way in a scratch folder and load by path.
+    # Companions are found beside the main file (Claude Code 2.0.x sub-agents, matched by the sessionId
+    # inside them; a Cline task's sibling files), so lay the upload out that way in a scratch folder.
     with tempfile.TemporaryDirectory(prefix="ctxi-upload-") as folder:
         main = Path(folder) / Path(_upload.name).name
         main.write_bytes(_upload.data)

@@ -23,6 +23,7 @@ DETECTION_ORDER: tuple[str, ...] = (
     "native",
     "langgraph_sqlite",
     "claude_code",
+    "cline",
     "inspect_ai",
     "codex",
     "vcr_cassette",
@@ -74,7 +75,18 @@ def open_source(
     name: str | None = None,
     max_bytes: int | None = None,
 ) -> Source:
-    """Wrap a file path or in-memory bytes (an upload) for the importers; enforces the size limit."""
+    """Wrap a file path or in-memory bytes (an upload) for the importers; enforces the size limit.
+
+    A folder opens as the file an importer names for it (`folder_entry`: a Cline task folder opens
+    as its api_conversation_history.json).
+    """
+    if data is None and path is not None and Path(path).is_dir():
+        for imp in importers().values():
+            entry = getattr(imp, "folder_entry", None)
+            found = entry(Path(path)) if entry is not None else None
+            if found is not None:
+                path = found
+                break
     return Source.open(path, data=data, name=name, max_bytes=max_bytes if max_bytes is not None else max_bytes_default())
 
 

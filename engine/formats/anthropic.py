@@ -143,8 +143,9 @@ def usage_from_anthropic(usage: dict[str, Any], where: Where, location: str) -> 
 class MessageReader:
     """Anthropic MessageParams to LangChain messages, in order (also used by the cassette and Cline importers)."""
 
-    def __init__(self, where: Where) -> None:
+    def __init__(self, where: Where, prefix: str = FORMAT) -> None:
         self.where = where
+        self.prefix = prefix  # the stable-id prefix of messages without a source id
         self.messages: list[BaseMessage] = []
         self.usage: list[tuple[BaseMessage, RecordedUsage]] = []
         self.tool_names: dict[str, str] = {}
@@ -161,7 +162,7 @@ class MessageReader:
             where.fail(f"{location}.role", f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
         content = where.want_content(raw.get("content"), f"{location}.content")
         source_id = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else None
-        msg_id = source_id or stable_id(FORMAT, position, raw)
+        msg_id = source_id or stable_id(self.prefix, position, raw)
         if role == "assistant":
             self._assistant(raw, content, location, msg_id)
         elif role == "system":
@@ -219,13 +220,13 @@ class MessageReader:
                     tool_call_id=call_id,
                     status=status,
                     name=self.tool_names.get(call_id),
-                    id=stable_id(FORMAT, f"{position}.{j}", block),
+                    id=stable_id(self.prefix, f"{position}.{j}", block),
                 )
             )
             results += 1
         if rest or not results:
             # Keep the source id for the human part when the turn had no tool results.
-            human_id = msg_id if not results else stable_id(FORMAT, f"{position}.text", rest)
+            human_id = msg_id if not results else stable_id(self.prefix, f"{position}.text", rest)
             self.messages.append(HumanMessage(content=rest, id=human_id))
 
 

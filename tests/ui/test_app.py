@@ -417,3 +417,18 @@ def test_a_bad_postgres_url_is_one_line_without_its_password(start, postgres_clu
         assert expected in errors and "s3cret-wrong" not in errors
     assert "postgresql://postgres:***@127.0.0.1" in plain(at.error)
     assert [s.key for s in at.selectbox if s.key == "pg_pick"] == []
+
+
+def test_a_cline_task_uploaded_as_its_files_opens_as_one_thread(start, tmp_path: Path) -> None:  # noqa: ANN001
+    from tests.formats.test_cline import META, XML_API, XML_UI, task_folder
+
+    folder = task_folder(tmp_path, XML_API, XML_UI, META)
+    files = [(p.name, p.read_bytes(), "application/json") for p in sorted(folder.iterdir())]
+    assert [name for name, _, _ in files] == ["api_conversation_history.json", "task_metadata.json", "ui_messages.json"]
+    at = start("pages/threads.py")
+    at.file_uploader[0].set_value(files).run()
+    assert not at.exception
+    assert "Format cline" in plain(at.caption)
+    assert "with 2 companion file(s): task_metadata.json, ui_messages.json" in plain(at.caption)
+    assert "provider usage recorded for 5 calls" in plain(at.caption)
+    assert at.metric[0].value == "5" and at.metric[3].value == "1"  # five requests, one deleted-range trim
