@@ -13,10 +13,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from engine.errors import ConfigError
 
-LayerName = Literal["filesystem", "subagents", "summarization", "todo", "dangling", "memory"]
+LayerName = Literal["recorded", "filesystem", "subagents", "summarization", "compaction", "todo", "dangling", "memory"]
 DEFAULT_ORDER: tuple[str, ...] = ("filesystem", "subagents", "summarization", "todo", "dangling", "memory")
 DEFAULT_WINDOW_TOKENS = 200_000
-PRESETS: tuple[str, ...] = ("deepagents", "langchain", "deerflow", "stress")
+PRESETS: tuple[str, ...] = ("as-recorded", "claude-code", "deepagents", "langchain", "deerflow", "stress")
+# What a thread whose source recorded its usage or compactions opens on: what really happened.
+RECORDED_PRESET = "as-recorded"
 DEFAULT_PRESET = "deepagents"
 
 # Deep Agents' TOOLS_EXCLUDED_FROM_EVICTION: they truncate themselves or return tiny confirmations.
@@ -129,10 +131,45 @@ class ModelConfig(_Frozen):
     name: str | None = None
     max_input_tokens: int | None = Field(default=None, gt=0)
     max_output_tokens: int = Field(default=0, ge=0)
+    # Which earlier thinking the provider sends the model: "auto" (by model, engine/data/models.yaml),
+    # "all" turns, or only the current assistant turn's ("last_turn": Claude before Opus 4.5 / Sonnet 4.6).
+    thinking: Literal["auto", "all", "last_turn"] = "auto"
 
 
 class TokensConfig(_Frozen):
     counter: Literal["o200k_base", "cl100k_base", "approximate"] = "o200k_base"
+    # Lay the provider's recorded input onto the messages (engine.calibration) when the thread has it.
+    calibrate: bool = True
+
+
+class RecordedConfig(_Frozen):
+    """The source agent's own recorded compactions and context edits, replayed as they happened."""
+
+    enabled: bool = True
+    compactions: bool = True
+    edits: bool = True
+
+
+class CompactionConfig(_Frozen):
+    """Whole-history compaction as a coding agent runs it; `policy` names the agent (docs/config.md)."""
+
+    enabled: bool = True
+    policy: Literal["claude-code"] = "claude-code"
+    # None: the policy's own trigger. Claude Code's CLAUDE_AUTOCOMPACT_PCT_OVERRIDE can only lower
+    # its threshold, so a trigger above the policy's is ignored there (documented per policy).
+    trigger: ContextSize | None = None
+    summarizer: str = "offline"
+    # Claude Code: files re-read into context after a compaction (compact.ts POST_COMPACT_*).
+    restore_files: int = Field(default=5, ge=0)
+    restore_file_tokens: int = Field(default=5_000, gt=0)
+    restore_budget_tokens: int = Field(default=50_000, ge=0)
+
+    @field_validator("summarizer")
+    @classmethod
+    def _summarizer(cls, v: str) -> str:
+        if v != "offline" and ":" not in v:
+            raise ValueError("summarizer must be 'offline' or 'provider:model' (e.g. 'openai:gpt-4o-mini')")
+        return v
 
 
 class TruncateArgsConfig(_Frozen):
@@ -233,9 +270,11 @@ class EngineConfig(_Frozen):
     model: ModelConfig = ModelConfig()
     tokens: TokensConfig = TokensConfig()
     order: tuple[LayerName, ...] = DEFAULT_ORDER  # type: ignore[assignment]
+    recorded: RecordedConfig = RecordedConfig()
     filesystem: FilesystemConfig = FilesystemConfig()
     subagents: SubagentsConfig = SubagentsConfig()
     summarization: SummarizationConfig = SummarizationConfig()
+    compaction: CompactionConfig = CompactionConfig()
     todo: TodoConfig = TodoConfig()
     dangling: DanglingConfig = DanglingConfig()
     memory: MemoryConfig = MemoryConfig()
@@ -417,8 +456,27 @@ def from_deerflow(doc: dict[str, Any], *, source: str = "config") -> EngineConfi
 
 
 # -- presets ---------------------------------------------------------------------------------
+_ALL_OFF: dict[str, Any] = {
+    "filesystem": FilesystemConfig(enabled=False),
+    "subagents": SubagentsConfig(enabled=False),
+    "summarization": SummarizationConfig(enabled=False),
+    "todo": TodoConfig(enabled=False),
+    "dangling": DanglingConfig(enabled=False),
+    "memory": MemoryConfig(enabled=False),
+    "input_context": InputContextConfig(base_prompt=False, tool_prompts=False),
+}
+
+
 def preset(name: str) -> EngineConfig:
     """A config reproducing one reference system's defaults (see docs/config.md)."""
+    if name == "as-recorded":
+        # What the source agent sent: its recorded compactions and edits, nothing of ours added.
+        return EngineConfig(preset="as-recorded", order=("recorded",), **_ALL_OFF)
+    if name == "claude-code":
+        # Claude Code's autocompact (engine/policies/claude_code.py); its recorded compactions are
+        # what this policy replaces, so they are not replayed.
+        return EngineConfig(preset="claude-code", order=("compaction",), recorded=RecordedConfig(enabled=False),
+                            **_ALL_OFF)
     if name == "langchain":
         # LangChain ships only SummarizationMiddleware; its default trigger is None (never fires).
         return EngineConfig(

@@ -14,9 +14,13 @@ Kind = Literal["original", "stub", "summary", "reminder", "patch", "truncated", 
 KINDS: tuple[str, ...] = ("original", "stub", "summary", "reminder", "patch", "truncated", "memory")
 
 # Token categories, in display order. `tools` are the tool schemas sent with each request.
+# `unrecorded_prompt` and `unrecorded` are tokens the provider recorded that the transcript does
+# not contain (engine.calibration): the agent's own prompt and tools, and what each message
+# brought beyond our count of it (hidden reminders, full-length thinking, the provider's tokenizer).
 CATEGORIES: tuple[str, ...] = (
     "system",
     "tools",
+    "unrecorded_prompt",
     "memory",
     "human",
     "ai",
@@ -26,6 +30,7 @@ CATEGORIES: tuple[str, ...] = (
     "summary",
     "reminders",
     "patches",
+    "unrecorded",
 )
 
 _REMINDER_NAMES = frozenset({"todo_reminder", "todo_completion_reminder"})

@@ -22,13 +22,19 @@ class ModelLimits:
     prefix: str
     window_tokens: int
     max_output_tokens: int | None = None
+    # "all" or "last_turn": which earlier thinking the provider sends the model (None: not a rule here)
+    thinking: str | None = None
+    # agent name -> the window that agent gives the model by default (Claude Code: 200k for 4.x)
+    agent_windows: tuple[tuple[str, int], ...] = ()
 
 
 @cache
 def _table() -> tuple[ModelLimits, ...]:
     text = resources.files("engine").joinpath("data/models.yaml").read_text(encoding="utf-8")
     doc: dict[str, Any] = yaml.safe_load(text)
-    rows = [ModelLimits(str(r["prefix"]), int(r["window"]), r.get("max_output")) for r in doc["models"]]
+    rows = [ModelLimits(str(r["prefix"]), int(r["window"]), r.get("max_output"), r.get("thinking"),
+                        tuple((k.removesuffix("_window"), int(v)) for k, v in r.items() if k.endswith("_window")))
+            for r in doc["models"]]
     return tuple(sorted(rows, key=lambda r: -len(r.prefix)))
 
 
@@ -45,11 +51,13 @@ def model_limits(model: str | None) -> ModelLimits | None:
     name = _bare(model)
     row = next((r for r in _table() if name.startswith(r.prefix)), None)
     if row is not None and name.endswith(ONE_MILLION_SUFFIX):
-        return ModelLimits(row.prefix, 1_000_000, row.max_output_tokens)
+        return ModelLimits(row.prefix, 1_000_000, row.max_output_tokens, row.thinking)
     return row
 
 
-def model_window(model: str | None) -> int | None:
-    """The context window of `model` in tokens, or None when the table does not know it."""
+def model_window(model: str | None, agent: str | None = None) -> int | None:
+    """The context window of `model` in tokens (as `agent` runs it, when the table says), or None."""
     row = model_limits(model)
-    return row.window_tokens if row else None
+    if row is None:
+        return None
+    return dict(row.agent_windows).get(agent or "", row.window_tokens)

@@ -30,10 +30,12 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from engine.calibration import UNRECORDED_PROMPT, CalibratedCounter, thread_calibration
 from engine.config import DEFAULT_PRESET, EngineConfig, preset
 from engine.events import EventRecorder, recording
 from engine.kinds import message_kind
 from engine.layers import LayerContext, build_layers
+from engine.recorded import RecordedHistory, keeps_all_thinking, recorded_history
 from engine.run import Run, StepRecord
 from engine.thread import Thread
 from engine.tokens import TokenCounter, counter_for_thread, prime_thread
@@ -128,8 +130,13 @@ def _overrides(mw: AgentMiddleware, hook: str) -> bool:
 
 class _Driver:
     def __init__(self, thread: Thread, layers: Sequence[AgentMiddleware], counter: TokenCounter,
-                 window_tokens: int, recorder: EventRecorder) -> None:
+                 window_tokens: int, recorder: EventRecorder, *, unrecorded_prompt_tokens: int = 0,
+                 provider: RecordedHistory | None = None) -> None:
         self.thread = thread
+        # The agent's own prompt and tools the transcript lacks (engine.calibration), sent every call.
+        self.unrecorded_prompt = unrecorded_prompt_tokens
+        # The provider's rewrite of each request (earlier turns' thinking), when the model has one.
+        self.provider = provider
         self.layers = list(layers)
         self.counter = counter
         self.window = window_tokens
@@ -272,6 +279,8 @@ class _Driver:
 
     def breakdown(self, messages: Sequence[BaseMessage], system: SystemMessage | None, tools: Sequence[Any]) -> dict[str, int]:
         totals = dict(self.system_breakdown(system))
+        if self.unrecorded_prompt:
+            totals[UNRECORDED_PROMPT] = self.unrecorded_prompt
         tool_tokens = self.tools_tokens(tools)
         if tool_tokens:
             totals["tools"] = totals.get("tools", 0) + tool_tokens
@@ -284,7 +293,8 @@ class _Driver:
         thread = self.thread
         msgs = thread.messages
         count = self.counter.count_message
-        base_raw = self.tools_tokens(thread.tools) + (count(self.system) if self.system else 0)
+        base_raw = (self.tools_tokens(thread.tools) + (count(self.system) if self.system else 0)
+                    + self.unrecorded_prompt)
         prefix = 0  # raw tokens of the thread body before the current message
         steps: list[StepRecord] = []
         in_invocation = False
@@ -303,9 +313,12 @@ class _Driver:
                 state_msgs = Snapshot(self.state["messages"])
                 request, result = self.model_call(m)
                 # request.messages is list[AnyMessage]; Snapshot only reads it
-                view = (Snapshot(cast(list[BaseMessage], request.messages), len(state_msgs))
-                        if request.messages is state_msgs.src
-                        else tuple(request.messages))
+                view: Sequence[BaseMessage] = (Snapshot(cast(list[BaseMessage], request.messages), len(state_msgs))
+                                               if request.messages is state_msgs.src
+                                               else tuple(request.messages))
+                if self.provider is not None:
+                    sent = self.provider.provider_view(view, keep_all=False)
+                    view = view if sent is view else tuple(sent)
                 ai = next((r for r in result if isinstance(r, AIMessage)), m)
                 self.run_hooks(self.after_model, "after_model")
                 # after_model may replace the AI message by id (e.g. the sub-agent clamp)
@@ -417,14 +430,19 @@ def replay(
 ) -> Run:
     """Replay `thread` through the layers `config` describes; same inputs give an identical Run."""
     config = config or preset(DEFAULT_PRESET)
-    counter = token_counter or counter_for_thread(thread, config.tokens.counter)
+    base_counter = token_counter or counter_for_thread(thread, config.tokens.counter)
+    # count every recorded message up front in one batch (all cores) instead of one by one
+    prime_thread(base_counter, thread)
+    calibration = thread_calibration(thread, base_counter) if config.tokens.calibrate else None
+    counter: TokenCounter = CalibratedCounter(base_counter, calibration) if calibration else base_counter
     window = config.window_tokens(thread.max_input_tokens)
     vfs = VirtualFilesystem()
     context = LayerContext(counter=counter, vfs=vfs, window_tokens=window, thread=thread,
-                           summarizer=summarizer, workspace=workspace)
+                           summarizer=summarizer, workspace=workspace, calibration=calibration)
     mws = list(layers) if layers is not None else build_layers(config, context)
-    # count every recorded message up front in one batch (all cores) instead of one by one
-    prime_thread(counter, thread)
+    thinking = config.model.thinking
+    strips = (not keeps_all_thinking(thread.model)) if thinking == "auto" else thinking == "last_turn"
+    provider = recorded_history(thread) if strips else None
     # The cyclic GC would re-scan the whole thread (every message, every count) on each full
     # collection, which makes long replays superlinear; nothing here needs it (no cycles are
     # built), so it is paused for the replay and restored after.
@@ -432,12 +450,15 @@ def replay(
     gc.disable()
     try:
         with recording() as recorder:
-            driver = _Driver(thread, mws, counter, window, recorder)
+            driver = _Driver(thread, mws, counter, window, recorder,
+                             unrecorded_prompt_tokens=calibration.prompt_tokens if calibration else 0,
+                             provider=provider)
             steps, final_state = driver.run()
     finally:
         if gc_was_enabled:
             gc.enable()
-    summ = next((m for m in mws if getattr(m, "layer", None) == "summarization"), None)
+    summarizers = [sm for m in mws if getattr(m, "layer", None) in ("summarization", "compaction")
+                   and (sm := getattr(m, "summarizer", None)) is not None]
     return Run(
         thread=thread,
         config=config,
@@ -447,7 +468,7 @@ def replay(
         files=vfs,
         final_state=final_state,
         layer_names=tuple(getattr(m, "layer", type(m).__name__) for m in mws),
-        summarizer_name=getattr(getattr(summ, "summarizer", None), "name", "offline") if summ else "none",
-        summarizer_calls=getattr(getattr(summ, "summarizer", None), "calls", 0) if summ else 0,
-        summarizer_input_tokens=getattr(getattr(summ, "summarizer", None), "input_tokens", 0) if summ else 0,
+        summarizer_name=", ".join(dict.fromkeys(getattr(sm, "name", "offline") for sm in summarizers)) or "none",
+        summarizer_calls=sum(getattr(sm, "calls", 0) for sm in summarizers),
+        summarizer_input_tokens=sum(getattr(sm, "input_tokens", 0) for sm in summarizers),
     )

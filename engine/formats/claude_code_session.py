@@ -473,7 +473,8 @@ def to_thread(s: Session, thread_id: str) -> Thread:
         source_format=FORMAT,
         model=model,
         # Claude Code records no window: the model table gives it (a "[1m]" model selects the 1M beta).
-        max_input_tokens=model_window(model),
+        # Claude Code records no window: the model table gives the one Claude Code runs it in ("[1m]": 1M).
+        max_input_tokens=model_window(model, agent="claude_code"),
         todos=s.todos,
         usage=usage,
         compactions=s.compactions,

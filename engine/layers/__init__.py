@@ -10,6 +10,8 @@ from engine.layers.base import ContextLayer, LayerContext
 # layer name -> (module, class name)
 LAYER_CLASSES: dict[str, tuple[str, str]] = {
     "input_context": ("engine.layers.input_context", "InputContextLayer"),
+    "recorded": ("engine.layers.recorded", "RecordedLayer"),
+    "compaction": ("engine.layers.compaction", "CompactionLayer"),
     "filesystem": ("engine.layers.filesystem", "FilesystemLayer"),
     "subagents": ("engine.layers.subagents", "SubagentLayer"),
     "summarization": ("engine.layers.summarization", "SummarizationLayer"),

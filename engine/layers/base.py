@@ -24,6 +24,9 @@ class LayerContext:
     thread: Thread | None = None
     summarizer: Any = None
     workspace: Any = None
+    # The thread's engine.calibration.Calibration when its recorded usage calibrates the counts:
+    # the agent's own prompt is then measured (unrecorded prompt), so ours is not added.
+    calibration: Any = None
 
 
 class ContextLayer(AgentMiddleware):

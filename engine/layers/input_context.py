@@ -142,7 +142,11 @@ class InputContextLayer(RequestLayer):
     @classmethod
     def from_config(cls, config: EngineConfig, context: LayerContext) -> InputContextLayer:
         ic = config.input_context
-        return cls(context, custom_prompt=ic.custom_prompt, base_prompt=ic.base_prompt, tool_prompts=ic.tool_prompts,
+        # A thread whose recorded usage measured its agent's own prompt and tools (the unrecorded
+        # prompt) is sent that prompt, not our generic base and tool prompts.
+        own_prompt = context.calibration is not None
+        return cls(context, custom_prompt=ic.custom_prompt, base_prompt=ic.base_prompt and not own_prompt,
+                   tool_prompts=ic.tool_prompts and not own_prompt,
                    skills=ic.skills, task_tool_names=config.subagents.task_tool_names)
 
     def system_message(self, incoming: SystemMessage | None, tool_names: Sequence[str]) -> tuple[SystemMessage | None, list[Part]]:

@@ -146,7 +146,9 @@ def parent_thread() -> Thread:
 
 def test_replay_clamps_skips_dropped_results_and_accounts_subagents() -> None:
     config = preset("deerflow").with_overrides(["summarization.enabled=false", "memory.enabled=false",
-                                                "dangling.enabled=false", "tokens.counter=approximate"])
+                                                "dangling.enabled=false", "tokens.counter=approximate",
+                                                # plain counts: the sub-agent's recorded usage would calibrate them
+                                                "tokens.calibrate=false"])
     run = replay(parent_thread(), config)
     step0, step1 = run.steps
     [clamp] = [e for e in step0.events if e.kind == "clamp"]

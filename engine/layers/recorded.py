@@ -1,0 +1,90 @@
+"""The `recorded` layer: the source agent's own compactions and context edits, replayed as recorded.
+
+At the model call a recorded compaction or edit first applies to, `before_model` rewrites the
+state the way the agent did (engine.recorded): a compaction replaces the history before its
+`index` by its replacement (the summary plus what the agent kept); an edit sends the listed old
+tool results as their placeholder. The messages it puts in are the RecordedHistory's own objects,
+so the calibrated counts (engine.calibration) apply to them exactly. Events: `compaction` and
+`edit`, with the recorded trigger, pre/post tokens and the summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage, RemoveMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+from engine.config import EngineConfig
+from engine.layers.base import ContextLayer, LayerContext
+from engine.recorded import RecordedHistory, recorded_history
+from engine.thread import RecordedCompaction, RecordedEdit, Thread
+
+
+class RecordedLayer(ContextLayer):
+    """Replays a thread's recorded compactions and edits at the steps they happened."""
+
+    layer = "recorded"
+
+    def __init__(self, context: LayerContext | None = None, *, compactions: bool = True, edits: bool = True) -> None:
+        super().__init__(context)
+        thread = self.context.thread or Thread(thread_id="none", messages=[])
+        self.history: RecordedHistory = recorded_history(thread)
+        self._position = {id(m): i for i, m in enumerate(thread.messages)}
+        self._position_by_id = {m.id: i for i, m in enumerate(thread.messages) if m.id}
+        self._events: list[tuple[int, RecordedCompaction | RecordedEdit]] = sorted(
+            [*((c.index, c) for c in thread.compactions if compactions),
+             *((e.index, e) for e in thread.edits if edits)],
+            key=lambda pair: (pair[0], isinstance(pair[1], RecordedEdit)))
+        self._next = 0
+
+    @classmethod
+    def from_config(cls, config: EngineConfig, context: LayerContext) -> RecordedLayer:
+        return cls(context, compactions=config.recorded.compactions, edits=config.recorded.edits)
+
+    def _index_of(self, message: BaseMessage) -> int | None:
+        at = self._position.get(id(message))
+        return at if at is not None else self._position_by_id.get(message.id or "")
+
+    def _upcoming(self, messages: Sequence[BaseMessage]) -> int:
+        """The thread position of the model call about to be made: after the last thread message held."""
+        for m in reversed(messages):
+            at = self._index_of(m)
+            if at is not None:
+                return at + 1
+        return 0
+
+    def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        if self._next >= len(self._events):
+            return None
+        messages: list[BaseMessage] = list(state["messages"])
+        upcoming = self._upcoming(messages)
+        changed = False
+        while self._next < len(self._events) and self._events[self._next][0] <= upcoming:
+            _, record = self._events[self._next]
+            self._next += 1
+            before = self.counter(messages)
+            if isinstance(record, RecordedCompaction):
+                kept = [m for m in messages if (self._index_of(m) or 0) >= record.index]
+                removed = [m.id for m in messages if (self._index_of(m) or 0) < record.index]
+                messages = [*self.history.replacement(record), *kept]
+                self.emit("compaction", tokens_before=before, tokens_after=self.counter(messages),
+                          message=f"recorded compaction ({record.trigger or 'trigger not recorded'})",
+                          recorded=True, trigger=record.trigger, pre_tokens=record.pre_tokens,
+                          post_tokens=record.post_tokens, compaction_kind=record.kind, source=record.source,
+                          summary=record.summary, removed_ids=removed, kept_ids=[m.id for m in kept],
+                          message_index=record.index)
+            else:
+                edited = [self.history.apply_edit(record, m) for m in messages]
+                cleared = [m.id for m, e in zip(messages, edited, strict=True) if e is not m]
+                messages = edited
+                self.emit("edit", tokens_before=before, tokens_after=self.counter(messages),
+                          message=f"recorded {record.kind.replace('_', ' ')} ({len(cleared)} cleared)",
+                          recorded=True, edit_kind=record.kind, trigger=record.trigger,
+                          pre_tokens=record.pre_tokens, recorded_tokens_saved=record.tokens_saved,
+                          source=record.source, cleared_ids=cleared, message_index=record.index)
+            changed = True
+        if not changed:
+            return None
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *messages]}
