@@ -68,7 +68,7 @@ class Calibration:
         return sum(self.hidden.values())
 
 
-def _system_tokens(counter: TokenCounter, thread: Thread, history: RecordedHistory) -> int:
+def system_tokens(counter: TokenCounter, thread: Thread, history: RecordedHistory) -> int:
     """What the recorded prompt and tool schemas cost, the way the replay sends them."""
     start = history.body_start()
     prompt = thread.system_prompt
@@ -81,7 +81,7 @@ def _system_tokens(counter: TokenCounter, thread: Thread, history: RecordedHisto
 def _fit(thread: Thread, counter: TokenCounter, hidden: dict[int, int], keep: list[BaseMessage]) -> tuple[int, list[StepFit]] | None:
     """Walk the recorded views of one thread, filling `hidden`; the unrecorded prompt and the fits."""
     history = recorded_history(thread)
-    base = _system_tokens(counter, thread, history)
+    base = system_tokens(counter, thread, history)
     prompt: int | None = None
     fits: list[StepFit] = []
     seen: set[int] = set()

@@ -536,8 +536,18 @@ def preset(name: str) -> EngineConfig:
     raise ConfigError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}", key="preset")
 
 
-def load_config(path: str | None = None, *, preset_name: str | None = None, overrides: list[str] | None = None) -> EngineConfig:
-    """The CLI's rule: a YAML file or a preset (default deepagents), then `--set` overrides."""
+def default_preset_name(thread: Any = None) -> str:
+    """The preset a thread opens on: `as-recorded` when its source recorded what it sent (usage per
+    call, compactions or context edits), else the default what-if preset."""
+    if thread is not None and (getattr(thread, "usage", None) or getattr(thread, "compactions", None)
+                               or getattr(thread, "edits", None)):
+        return RECORDED_PRESET
+    return DEFAULT_PRESET
+
+
+def load_config(path: str | None = None, *, preset_name: str | None = None, overrides: list[str] | None = None,
+                thread: Any = None) -> EngineConfig:
+    """The CLI's rule: a YAML file or a preset (default: `default_preset_name(thread)`), then `--set` overrides."""
     if path is not None and preset_name is not None:
         raise ConfigError("give --config or --preset, not both", key="--config")
     if path is not None:
@@ -548,5 +558,5 @@ def load_config(path: str | None = None, *, preset_name: str | None = None, over
             raise ConfigError(f"cannot read config file ({exc.strerror})", key=path) from None
         cfg = EngineConfig.from_yaml(text, source=path)
     else:
-        cfg = preset(preset_name or DEFAULT_PRESET)
+        cfg = preset(preset_name or default_preset_name(thread))
     return cfg.with_overrides(overrides or [])

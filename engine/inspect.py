@@ -8,7 +8,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from engine.calibration import Calibration, system_tokens, thread_calibration
 from engine.kinds import mark
+from engine.recorded import recorded_history
 from engine.thread import RecordedCompaction, Thread
 from engine.tokens import TokenCounter, breakdown_messages, counter_for_thread, prime_thread
 
@@ -52,51 +54,48 @@ def cleared_savings(thread: Thread, counter: TokenCounter) -> list[tuple[int, in
 
 
 def step_contexts(thread: Thread, counter: TokenCounter | None = None) -> list[dict[str, Any]]:
-    """One entry per AI message: the tokens of everything before it, from the last recorded compaction.
+    """One entry per AI message: what it was sent, by our count and as recorded.
 
-    Before any compaction that is every earlier message; after one it is the compaction's
-    replacement (its summary and what the agent kept) plus the messages since its `index`. Tool results a recorded microcompaction cleared cost their
-    placeholder from then on. `recorded_input_tokens` is the source's own count, or None.
-    Without a counter, the thread's own (`counter_for_thread`: Claude threads get Anthropic framing).
+    The request is walked the way the source agent built it (engine.recorded): after a recorded
+    compaction, its replacement (summary and what was kept) plus the messages since its `index`;
+    tool results a recorded edit cleared cost their placeholder; the provider's thinking rule.
+    `context_tokens` is our count of the prompt, tools and history; `recorded_input_tokens` the
+    source's own count, or None. Where the thread recorded its usage, `unrecorded_prompt_tokens`
+    and `unrecorded_tokens` (engine.calibration) make up the difference: `calibrated_tokens`, their
+    sum with `context_tokens`, equals the recorded input. Without a counter, the thread's own
+    (`counter_for_thread`: Claude threads get Anthropic framing).
     """
     counter = counter or counter_for_thread(thread)
-    return _step_contexts(thread, counter, cleared_savings(thread, counter))
+    return _step_contexts(thread, counter, thread_calibration(thread, counter))
 
 
-def _step_contexts(thread: Thread, counter: TokenCounter, savings: list[tuple[int, int, int]]) -> list[dict[str, Any]]:
-    sizes = [counter.count_message(m) for m in thread.messages]
-    before = [0, *accumulate(sizes)]  # before[i] = tokens of messages[:i]
-    compactions = sorted(thread.compactions, key=lambda c: c.index)
-    summary_tokens = [counter(replacement_messages(c)) for c in compactions]
+def _step_contexts(thread: Thread, counter: TokenCounter, calibration: Calibration | None) -> list[dict[str, Any]]:
+    history = recorded_history(thread)
+    base = system_tokens(counter, thread, history)
+    prompt = calibration.prompt_tokens if calibration is not None else 0
     steps: list[dict[str, Any]] = []
-    active = -1
-    for i, message in enumerate(thread.messages):
-        while active + 1 < len(compactions) and compactions[active + 1].index <= i:
-            active += 1
-        if not isinstance(message, AIMessage):
-            continue
-        start = min(compactions[active].index, i) if active >= 0 else 0
-        context = before[i] - before[start] + (summary_tokens[active] if active >= 0 else 0)
-        context -= sum(saved for at, cleared, saved in savings if at <= i and cleared >= start)
-        usage = thread.usage.get(message.id) if message.id else None
+    for view in history.views():
+        messages = history.provider_view(view.messages)
+        context = base + sum(counter.count_message(m) for m in messages)
+        hidden = sum(calibration.hidden_of(m) for m in messages) if calibration is not None else 0
+        usage = thread.usage.get(view.response.id) if view.response.id else None
         steps.append({
-            "step": len(steps),
-            "index": i,
-            "message_id": message.id,
+            "step": view.step,
+            "index": view.message_index,
+            "message_id": view.response.id,
             "context_tokens": context,
             "recorded_input_tokens": usage.context_tokens if usage is not None else None,
+            "unrecorded_prompt_tokens": prompt,
+            "unrecorded_tokens": hidden,
+            "calibrated_tokens": context + prompt + hidden if calibration is not None else None,
         })
     return steps
 
 
-def _final_context(thread: Thread, counter: TokenCounter, savings: list[tuple[int, int, int]]) -> int:
-    """Tokens a next call would be sent: the messages since the last compaction (plus its summary)."""
-    start = max((c.index for c in thread.compactions), default=0)
-    cleared = sum(saved for _, i, saved in savings if i >= start)
-    if not thread.compactions:
-        return counter(thread.messages) - cleared
-    last = max(thread.compactions, key=lambda c: c.index)
-    return counter(replacement_messages(last)) + counter(thread.messages[last.index:]) - cleared
+def _final_context(thread: Thread, counter: TokenCounter) -> int:
+    """Tokens a next call would be sent: prompt, tools and the history after the last message, by our count."""
+    history = recorded_history(thread)
+    return system_tokens(counter, thread, history) + counter(history.provider_view(history.final_history()))
 
 
 def _microcompactions(thread: Thread, savings: list[tuple[int, int, int]]) -> list[dict[str, Any]]:
@@ -133,9 +132,10 @@ def inspect_thread(thread: Thread, counter: TokenCounter | None = None) -> dict[
     counter = counter or counter_for_thread(thread)
     prime_thread(counter, thread)
     savings = cleared_savings(thread, counter)
-    steps = _step_contexts(thread, counter, savings)
+    calibration = thread_calibration(thread, counter)
+    steps = _step_contexts(thread, counter, calibration)
     peak_step = max(steps, key=lambda s: (s["context_tokens"], -s["step"])) if steps else None
-    final = _final_context(thread, counter, savings)
+    final = _final_context(thread, counter)
     peak = max(final, peak_step["context_tokens"] if peak_step else 0)
     by_category = breakdown_messages(counter, thread.messages)
     return {

@@ -175,6 +175,16 @@ class RecordedHistory:
 
     def views(self) -> Iterator[RecordedView]:
         """The recorded request at every step, in order (before the provider's thinking rule)."""
+        yield from self._walk([])
+
+    def final_history(self) -> list[BaseMessage]:
+        """What a next model call would be sent after the thread's last message (compactions applied)."""
+        end: list[BaseMessage] = []
+        for _ in self._walk(end):
+            pass
+        return end
+
+    def _walk(self, end: list[BaseMessage]) -> Iterator[RecordedView]:
         history: list[BaseMessage] = []
         step = 0
         pending_c: list[RecordedCompaction] = []
@@ -192,6 +202,9 @@ class RecordedHistory:
                 pending_c, pending_e = [], []
                 step += 1
             history.append(m)
+        for c in self.compactions_at.get(len(self.thread.messages), ()):
+            history = list(self.replacement(c))
+        end.extend(history)
 
 
 # One history per thread object, shared by the calibration and every replay of that thread.

@@ -471,4 +471,5 @@ def replay(
         summarizer_name=", ".join(dict.fromkeys(getattr(sm, "name", "offline") for sm in summarizers)) or "none",
         summarizer_calls=sum(getattr(sm, "calls", 0) for sm in summarizers),
         summarizer_input_tokens=sum(getattr(sm, "input_tokens", 0) for sm in summarizers),
+        calibration=calibration,
     )

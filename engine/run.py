@@ -66,6 +66,8 @@ class Run:
     summarizer_name: str = "offline"
     summarizer_calls: int = 0
     summarizer_input_tokens: int = 0
+    # engine.calibration.Calibration when recorded usage calibrated the counts, else None (estimates)
+    calibration: Any = None
 
     @property
     def events(self) -> list[Event]:
@@ -87,7 +89,14 @@ class Run:
     def events_by_layer(self) -> dict[str, int]:
         return dict(sorted(Counter(e.layer for e in self.events).items()))
 
+    def recorded_deviation(self) -> float | None:
+        """The largest |view − recorded input| / recorded input over steps with recorded usage."""
+        devs = [abs(s.view_tokens - s.recorded_input_tokens) / s.recorded_input_tokens
+                for s in self.steps if s.recorded_input_tokens]
+        return round(max(devs), 6) if devs else None
+
     def totals(self) -> dict[str, Any]:
+        cal = self.calibration
         return {
             "steps": len(self.steps),
             "window_tokens": self.window_tokens,
@@ -103,6 +112,11 @@ class Run:
             "summarizer_calls": self.summarizer_calls,
             "summarizer_input_tokens": self.summarizer_input_tokens,
             "files": len(self.files),
+            "calibrated": cal is not None,
+            "unrecorded_prompt_tokens": cal.prompt_tokens if cal is not None else 0,
+            "unrecorded_tokens": cal.unrecorded_in_messages if cal is not None else 0,
+            "recorded_steps": sum(1 for s in self.steps if s.recorded_input_tokens),
+            "recorded_max_deviation": self.recorded_deviation(),
         }
 
     def to_report(self, *, include_views: bool = True) -> dict[str, Any]:
@@ -117,6 +131,7 @@ class Run:
                 "view_tokens": s.view_tokens,
                 "raw_tokens": s.raw_tokens,
                 "recorded_input_tokens": s.recorded_input_tokens,
+                "counts": "calibrated" if self.calibration is not None else "estimated",
                 "view_by_category": {c: s.view_by_category.get(c, 0) for c in CATEGORIES},
                 "events": [e.to_dict() for e in s.events],
             }

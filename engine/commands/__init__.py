@@ -19,6 +19,7 @@ def add_thread_arguments(p: argparse.ArgumentParser) -> None:
 def add_config_arguments(p: argparse.ArgumentParser) -> None:
     """--config, --preset, --set: which engine config to replay with."""
     p.add_argument("--config", help="engine config YAML (ours or a DeerFlow config.yaml)")
-    p.add_argument("--preset", choices=PRESETS, help="start from a preset (default: deepagents)")
+    p.add_argument("--preset", choices=PRESETS, help="start from a preset (default: as-recorded for a thread that recorded its usage, "
+                        "else deepagents)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key, e.g. summarization.trigger=tokens:30000,messages:50")

@@ -7,10 +7,11 @@ import json
 import sys
 
 from engine.commands import add_config_arguments, add_thread_arguments
-from engine.config import load_config
+from engine.config import RECORDED_PRESET, load_config, preset
 from engine.formats import load_thread
 from engine.replay import replay
 from engine.run import Run
+from engine.whatif import against_baseline, has_recorded_baseline
 
 NAME = "replay"
 HELP = "Replay a thread through the context layers; print a summary and write a JSON report."
@@ -32,6 +33,7 @@ def summary_lines(run: Run) -> list[str]:
         f"steps        {t['steps']}",
         f"peak view    {t['peak_view_tokens']:,} tokens = {100 * t['peak_view_tokens'] / window:.1f}% of the {window:,} window",
         f"peak raw     {t['peak_raw_tokens']:,} tokens (unmanaged) = {100 * t['peak_raw_tokens'] / window:.1f}%",
+        f"counts       {_counts_line(run)}",
         f"tokens saved {t['tokens_saved']:,} input tokens over the run",
         f"summarizer   {t['summarizer']}: {t['summarizer_calls']} calls, {t['summarizer_input_tokens']:,} input tokens",
         f"files        {t['files']} written to the virtual filesystem",
@@ -42,14 +44,33 @@ def summary_lines(run: Run) -> list[str]:
     return lines
 
 
+def _counts_line(run: Run) -> str:
+    t = run.totals()
+    if not t["calibrated"]:
+        return f"estimates by {run.counter.name} (the source recorded no input usage)"
+    dev = t["recorded_max_deviation"]
+    return (f"calibrated to recorded usage: unrecorded prompt {t['unrecorded_prompt_tokens']:,} tokens, "
+            f"unrecorded in messages {t['unrecorded_tokens']:,}"
+            + (f"; max deviation from recorded input {100 * dev:.2f}%" if dev is not None else ""))
+
+
 def run(args: argparse.Namespace) -> int:
-    config = load_config(args.config, preset_name=args.preset, overrides=args.overrides)
     thread = load_thread(args.file, format=args.format, thread_id=args.thread_id, max_bytes=args.max_bytes)
+    # A thread that recorded what its agent sent opens on the as-recorded run unless told otherwise.
+    config = load_config(args.config, preset_name=args.preset, overrides=args.overrides, thread=thread)
     result = replay(thread, config)
+    whatif = None
+    if has_recorded_baseline(thread) and config.preset != RECORDED_PRESET:
+        whatif = against_baseline(result, replay(thread, preset(RECORDED_PRESET)))
     out = sys.stderr if args.json_path == "-" else sys.stdout
-    print("\n".join(summary_lines(result)), file=out)
+    lines = summary_lines(result)
+    if whatif is not None:
+        lines.append(f"vs recorded  {whatif.headline}")
+    print("\n".join(lines), file=out)
     if args.json_path:
-        text = json.dumps(result.to_report(include_views=not args.no_views), ensure_ascii=False, indent=1)
+        report = result.to_report(include_views=not args.no_views)
+        report["against_recorded"] = whatif.to_dict() if whatif is not None else None
+        text = json.dumps(report, ensure_ascii=False, indent=1)
         if args.json_path == "-":
             sys.stdout.write(text + "\n")
         else:

@@ -171,7 +171,7 @@ class InputContextLayer(RequestLayer):
         else:
             system, parts = self.system_message(incoming, names)
             self._cache = (incoming, names, system)
-            if not self._announced:
+            if not self._announced and (parts or request.tools):  # nothing assembled: nothing to say
                 self._announce(parts, request.tools)
         self._announced = True
         if system is None:

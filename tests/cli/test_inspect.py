@@ -49,11 +49,18 @@ def test_steps_count_from_the_last_compaction() -> None:
     thread = sample_thread()
     m = thread.messages
     summary = 3 + counter.count_text("SUMMARY: fixed a.py")
+    system = counter.count_message(m[0])
+    prompt = 600 - counter(m[:2])  # the first recorded call: what we cannot see is the agent's prompt
+    after = summary + counter.count_message(m[5])
     assert step_contexts(thread, counter) == [
-        {"step": 0, "index": 2, "message_id": "m2", "context_tokens": counter(m[:2]), "recorded_input_tokens": 600},
-        {"step": 1, "index": 4, "message_id": "m4", "context_tokens": counter(m[:4]), "recorded_input_tokens": None},
-        {"step": 2, "index": 6, "message_id": "m6", "context_tokens": summary + counter.count_message(m[5]),
-         "recorded_input_tokens": 50},
+        {"step": 0, "index": 2, "message_id": "m2", "context_tokens": counter(m[:2]), "recorded_input_tokens": 600,
+         "unrecorded_prompt_tokens": prompt, "unrecorded_tokens": 0, "calibrated_tokens": 600},
+        {"step": 1, "index": 4, "message_id": "m4", "context_tokens": counter(m[:4]), "recorded_input_tokens": None,
+         "unrecorded_prompt_tokens": prompt, "unrecorded_tokens": 0, "calibrated_tokens": counter(m[:4]) + prompt},
+        # 50 recorded is below what the prompt alone cost: the new messages' shares stop at minus their
+        # own count, so the step is left at prompt + system, not forced down to the recorded number
+        {"step": 2, "index": 6, "message_id": "m6", "context_tokens": system + after, "recorded_input_tokens": 50,
+         "unrecorded_prompt_tokens": prompt, "unrecorded_tokens": -after, "calibrated_tokens": system + prompt},
     ]
 
 
@@ -78,7 +85,8 @@ def test_inspect_object() -> None:
     assert tokens["total"] == counter(thread.messages) == sum(tokens["by_category"].values())
     assert sorted(tokens["by_category"]) == ["ai", "human", "system", "tool_calls", "tool_results"]
     assert (tokens["peak"], tokens["peak_step"]) == (counter(thread.messages[:4]), 1)
-    assert tokens["final_context"] == summary_tokens + counter(thread.messages[5:])
+    # the next request: the system prompt, the recorded summary and what followed it
+    assert tokens["final_context"] == counter.count_message(thread.messages[0]) + summary_tokens + counter(thread.messages[5:])
     assert report["largest_messages"][0] == {"index": 3, "id": "m3", "role": "tool",
                                              "tokens": counter.count_message(thread.messages[3])}
     assert len(report["largest_messages"]) == 5
@@ -136,7 +144,11 @@ def test_real_claude_code_session(capsys: pytest.CaptureFixture[str]) -> None:
     assert out["tool_calls"]["by_name"]["Bash"] == 67
     assert len(out["steps"]) == 139 and all(s["recorded_input_tokens"] for s in out["steps"])
     assert out["steps"][0] == {"step": 0, "index": 1, "message_id": "msg_01PdWvcjJ6E9BgscDveYt9YV",
-                               "context_tokens": 39, "recorded_input_tokens": 26450}
+                               "context_tokens": 39, "recorded_input_tokens": 26450,
+                               "unrecorded_prompt_tokens": 26450 - 39, "unrecorded_tokens": 0,
+                               "calibrated_tokens": 26450}
+    # calibrated = counted + unrecorded prompt + unrecorded in messages = recorded, at every recorded step
+    assert all(s["calibrated_tokens"] == s["recorded_input_tokens"] for s in out["steps"])
 
 
 def test_list_multi_thread_file(capsys: pytest.CaptureFixture[str]) -> None:
