@@ -105,9 +105,10 @@ def render_text(report: dict[str, Any], *, file: str) -> str:
     lines.append(f"steps:       {len(steps):,} model calls, {len(recorded):,} with recorded usage")
     if recorded:
         top = max(recorded, key=lambda s: s["recorded_input_tokens"])
-        lines.append(f"  largest recorded input: {top['recorded_input_tokens']:,} tokens at step {top['step']} "
-                     f"(counted here: {top['context_tokens']:,}; the rest is what the file does not hold, such as "
-                     "the system prompt and tools, and the provider's own tokenizer)")
+        lines.append(f"  largest recorded input: {top['recorded_input_tokens']:,} tokens at step {top['step']} = "
+                     f"{top['context_tokens']:,} counted in the file + {top['unrecorded_prompt_tokens']:,} unrecorded "
+                     f"prompt (the agent's own prompt and tools) + {top['unrecorded_tokens']:,} unrecorded in "
+                     "messages (reminders, full thinking, the provider's tokenizer)")
     lines.append("largest messages:")
     for m in report["largest_messages"]:
         lines.append(f"  #{m['index']:<5} {m['role']:<6} {m['tokens']:>8,}  {m['id'] or ''}")
