@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
-from itertools import accumulate
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
 from engine.calibration import Calibration, system_tokens, thread_calibration
 from engine.kinds import mark

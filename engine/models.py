@@ -61,3 +61,12 @@ def model_window(model: str | None, agent: str | None = None) -> int | None:
     if row is None:
         return None
     return dict(row.agent_windows).get(agent or "", row.window_tokens)
+
+
+def max_output_tokens(config: Any, model: str | None) -> int | None:
+    """The output limit a policy reserves room for: the config's `model.max_output_tokens`, else the table's."""
+    configured = getattr(getattr(config, "model", None), "max_output_tokens", 0) or 0
+    if configured:
+        return int(configured)
+    row = model_limits(model)
+    return row.max_output_tokens if row else None

@@ -21,11 +21,17 @@ from engine.errors import ConfigError
 from engine.events import LAYERS, Event
 from engine.kinds import CATEGORIES, message_kind
 from engine.links import VIEW_PARAMS, link_setting_allowed, refusal
+from engine.models import max_output_tokens
+from engine.policies import get_policy
 from engine.run import Run, StepRecord
 from engine.thread import RecordedCompaction, Thread
 from engine.tokens import TokenCounter, message_text, tool_call_text
 
 TOGGLE_LAYERS: tuple[str, ...] = DEFAULT_ORDER
+# Where a layer turned on goes: the recorded layer first (it rebuilds the history the others see),
+# the coding-agent compaction next to summarization.
+CANONICAL_ORDER: tuple[str, ...] = ("recorded", "filesystem", "subagents", "summarization", "compaction", "todo",
+                                    "dangling", "memory")
 PARTS_KEY = "ctxi_parts"
 
 
@@ -95,9 +101,22 @@ def _line(role: str, size: ContextSize, window_tokens: int, prefix: str = "") ->
     return ThresholdLine(role, label, tokens)
 
 
-def threshold_lines(config: EngineConfig, window_tokens: int) -> list[ThresholdLine]:
+def compaction_line(config: EngineConfig, window_tokens: int, model: str | None) -> ThresholdLine | None:
+    """A coding-agent policy's compaction threshold as a token level (None when that layer is off)."""
+    if not layer_enabled(config, "compaction"):
+        return None
+    policy = get_policy(config.compaction.policy)
+    tokens = policy.threshold_tokens(window_tokens, max_output_tokens(config, model), config.compaction)
+    own = "" if config.compaction.trigger is None else f", lowered by {config.compaction.trigger}"
+    return ThresholdLine("trigger", f"{policy.name} compacts at {tokens:,} tokens{own}", tokens)
+
+
+def threshold_lines(config: EngineConfig, window_tokens: int, model: str | None = None) -> list[ThresholdLine]:
     """Window, summarization trigger clause(s) and keep, from the live settings."""
     lines = [ThresholdLine("window", f"window {window_tokens:,} tokens", window_tokens)]
+    compaction = compaction_line(config, window_tokens, model)
+    if compaction is not None:
+        lines.append(compaction)
     if not layer_enabled(config, "summarization"):
         return lines
     summ = config.summarization
@@ -382,7 +401,7 @@ def with_layer(config: EngineConfig, name: str, on: bool) -> EngineConfig:
     d[name]["enabled"] = on
     if on and name not in d["order"]:
         present = set(d["order"]) | {name}
-        d["order"] = [n for n in DEFAULT_ORDER if n in present]
+        d["order"] = [n for n in CANONICAL_ORDER if n in present]
     return EngineConfig.from_dict(d)
 
 

@@ -21,6 +21,7 @@ from engine.views import (
     subagent_rows,
     system_parts,
 )
+from engine.whatif import COMPACTION_EVENTS
 from ui import session
 from ui.frame import require_frame
 from ui.text import escape_md, show_text
@@ -112,7 +113,18 @@ with tabs[0]:
 
 # -- summaries ---------------------------------------------------------------------------------
 with tabs[1]:
-    events = events_of(run, "summarization")
+    # summaries of every kind: this run's summarization, a coding-agent policy's compaction, and the
+    # source agent's own recorded compactions when the run replays them
+    events = [e for e in run.events
+              if e.layer == "summarization" or (e.layer, e.kind) in COMPACTION_EVENTS or e.layer == "recorded"]
+    if run.thread.compactions and "recorded" not in run.layer_names:
+        with st.expander(f"What the source agent itself did: {len(run.thread.compactions)} recorded compaction(s)"):
+            for c in sorted(run.thread.compactions, key=lambda c: c.index):
+                st.markdown(f"**Before message {c.index}** · trigger {escape_md(c.trigger or 'not recorded')} · "
+                            + (f"{c.pre_tokens:,} tokens before" if c.pre_tokens is not None else "tokens before not recorded")
+                            + (f" · {c.post_tokens:,} after" if c.post_tokens is not None else "")
+                            + f" · {escape_md(c.kind)}" + (f" · {escape_md(c.source)}" if c.source else ""))
+                show_text(c.summary or "(no summary text recorded)", preview_chars=1500, label="whole summary")
     if not events:
         st.info("No summarization happened with these settings. Lower the trigger in the sidebar to see one.")
         layer_inactive_note("summarization")
@@ -131,6 +143,12 @@ with tabs[1]:
             st.warning(escape_md(e.message or "warning"))
         elif e.message:
             st.caption(escape_md(e.message, limit=400))
+        if e.payload.get("recorded"):
+            pre, post = e.payload.get("pre_tokens"), e.payload.get("post_tokens")
+            st.caption("Recorded by the source agent: trigger " + escape_md(str(e.payload.get("trigger") or "not recorded"))
+                       + (f" · {pre:,} tokens before (as the agent counted)" if isinstance(pre, int) else "")
+                       + (f" · {post:,} after" if isinstance(post, int) else "")
+                       + f" · first message after the cut: #{e.payload.get('message_index')}")
         removed = payload_value(e, "removed_ids", "summarized_ids", "removed", default=[]) or []
         kept = payload_value(e, "kept_ids", "preserved_ids", "kept", default=[]) or []
         if isinstance(kept, list) and kept:

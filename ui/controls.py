@@ -78,6 +78,13 @@ def set_mode(config: EngineConfig, mode: str) -> EngineConfig:
     return _with_summarization(config, {"mode": mode})
 
 
+def set_compaction_trigger(config: EngineConfig, trigger: ContextSize | None) -> EngineConfig:
+    """A coding-agent policy's threshold: None = the policy's own (e.g. Claude Code's window − 33k)."""
+    d = config.to_dict()
+    d["compaction"]["trigger"] = _plain(trigger) if trigger is not None else None
+    return EngineConfig.from_dict(d, source="sidebar")
+
+
 def set_window(config: EngineConfig, window_tokens: int | None) -> EngineConfig:
     d = config.to_dict()
     d["model"]["max_input_tokens"] = window_tokens

@@ -33,6 +33,8 @@ CATEGORY_COLORS: dict[str, str] = {
     "summary": "#ec4899",
     "reminders": "#f97316",
     "patches": "#ef4444",
+    "unrecorded_prompt": "#cbd5e1",
+    "unrecorded": "#94a3b8",
 }
 CATEGORY_LABELS: dict[str, str] = {
     "system": "system prompt",
@@ -46,6 +48,8 @@ CATEGORY_LABELS: dict[str, str] = {
     "summary": "summary",
     "reminders": "reminders",
     "patches": "patches",
+    "unrecorded_prompt": "unrecorded prompt (agent's own prompt + tools)",
+    "unrecorded": "unrecorded in messages",
 }
 LAYER_COLORS: dict[str, str] = {
     "filesystem": "#65a30d",
@@ -55,6 +59,8 @@ LAYER_COLORS: dict[str, str] = {
     "dangling": "#dc2626",
     "memory": "#7c3aed",
     "input_context": "#475569",
+    "recorded": "#7c3aed",
+    "compaction": "#be185d",
 }
 LINE_STYLES: dict[str, dict[str, object]] = {
     "window": {"color": "#111827", "width": 2, "dash": "solid"},
@@ -134,7 +140,7 @@ def timeline_figure(run: Run, *, height: int = 620) -> go.Figure:
             line={"color": "#0f766e", "width": 1, "dash": "dashdot"}, connectgaps=False,
             hovertemplate="recorded input: %{y:,}<extra>step %{x}</extra>"), row=1, col=1)
 
-    lines = threshold_lines(run.config, run.window_tokens)
+    lines = threshold_lines(run.config, run.window_tokens, run.thread.model)
     shapes = [_hline(li) for li in lines if li.tokens is not None]
     for li in lines:
         if li.tokens is None:  # a message count: listed in the legend, not drawn as a level
@@ -282,7 +288,7 @@ def compare_figure(a: Run, b: Run, *, height: int = 420) -> go.Figure:
                 hovertemplate="step %{x}<br>%{hovertext}<extra></extra>"))
     shapes = []
     for label, run, dash in (("A", a, "solid"), ("B", b, "dash")):
-        for li in threshold_lines(run.config, run.window_tokens):
+        for li in threshold_lines(run.config, run.window_tokens, run.thread.model):
             if li.tokens is not None:
                 line = {**_hline(li), "name": esc(f"{label}: {li.label}")}
                 line["line"] = {**LINE_STYLES.get(li.role, {}), "dash": dash, "width": 1}

@@ -17,7 +17,7 @@ from typing import Any
 
 import streamlit as st
 
-from engine.config import DEFAULT_PRESET, EngineConfig, preset
+from engine.config import RECORDED_PRESET, EngineConfig, default_preset_name, preset
 from engine.errors import ContextInspectorError, ThreadLoadError
 from engine.formats import load_thread
 from engine.links import sample_path
@@ -216,6 +216,14 @@ def run_for(thread_key: str, config: EngineConfig) -> Run:
     return _replay_cached(_thread_version(thread_key), config, thread)
 
 
+def baseline_run(thread_key: str) -> Run | None:
+    """The as-recorded run of a thread that recorded what its agent sent (cached like any run), else None."""
+    thread = thread_for(thread_key)
+    if thread is None or default_preset_name(thread) != RECORDED_PRESET:
+        return None
+    return run_for(thread_key, preset(RECORDED_PRESET))
+
+
 def current_thread() -> Thread | None:
     return thread_for(st.session_state.get("thread_key"))
 
@@ -256,6 +264,13 @@ def set_step(step: int) -> None:
 
 
 def select_thread(key: str) -> None:
+    # A thread opens on its own default preset (as-recorded when it recorded its usage) unless the
+    # user has changed the settings away from the previous thread's default.
+    old = current_thread()
+    config = st.session_state.get("config")
+    if config is None or config == preset(default_preset_name(old)):
+        new = thread_for(key)
+        st.session_state["config"] = preset(default_preset_name(new))
     st.session_state["thread_key"] = key
     st.session_state["step"] = 0
     st.session_state.pop("last_good_run", None)
@@ -286,8 +301,7 @@ def init() -> None:
         for e in errors:
             notify(f"Ignored a setting from the link: {e}")
     else:
-        config = preset(DEFAULT_PRESET)
-    st.session_state.setdefault("config", config)
+        config = None
     key = params.get("thread")
     if key and thread_for(key) is None:
         shown = key if len(key) <= 80 else key[:79] + "…"
@@ -299,6 +313,8 @@ def init() -> None:
         key = None
     st.session_state.setdefault("thread_key", key or default_thread_key())
     opened = st.session_state["thread_key"]
+    # without settings in the link, a thread opens on its own default (as-recorded for recorded ones)
+    st.session_state.setdefault("config", config or preset(default_preset_name(thread_for(opened) if opened else None)))
     if opened and thread_for(opened) is None and load_error(opened):
         notify(f"Could not open {opened.split(':', 1)[-1]}: {load_error(opened)}")
     try:

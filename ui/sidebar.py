@@ -22,6 +22,7 @@ LAYER_LABELS = {
     "memory": "L5 memory",
 }
 SIZE_FORMAT = {"fraction": "%.2f", "tokens": "%d", "messages": "%d"}
+POLICY_DEFAULT = "policy default"
 
 
 def _config() -> EngineConfig:
@@ -90,6 +91,33 @@ def _on_keep_value(kind: str) -> None:
     _edit(lambda c: controls.set_keep(c, ContextSize(type=kind, value=value)))
 
 
+def _on_compaction_trigger() -> None:
+    kind = st.session_state["sb_ctrig_type"]
+    if kind == POLICY_DEFAULT:
+        _edit(lambda c: controls.set_compaction_trigger(c, None))
+        return
+    value = st.session_state.get(f"sb_ctrig_val_{kind}")
+    if value is None or (kind == "fraction" and not 0 < float(value) <= 1):
+        value = 0.8 if kind == "fraction" else max(1, _window() // 2)
+    _edit(lambda c: controls.set_compaction_trigger(c, ContextSize(type=kind, value=value)))
+
+
+def _compaction_controls(config: EngineConfig) -> None:
+    """The threshold of a coding-agent policy (the `compaction` layer): its own, or a lower one."""
+    trigger = config.compaction.trigger
+    st.markdown(f"**Compaction threshold** ({escape_md(config.compaction.policy)})")
+    kinds = [POLICY_DEFAULT, "fraction", "tokens"]
+    _show("sb_ctrig_type", trigger.type if trigger is not None else POLICY_DEFAULT)
+    cols = st.columns(2)
+    cols[0].selectbox("compaction threshold type", kinds, key="sb_ctrig_type", label_visibility="collapsed",
+                      on_change=_on_compaction_trigger,
+                      help="The policy's own threshold, or a lower one: a fraction of the agent's effective "
+                           "window (like CLAUDE_AUTOCOMPACT_PCT_OVERRIDE) or a token count.")
+    if trigger is not None:
+        with cols[1]:
+            _size_input("compaction threshold value", f"sb_ctrig_val_{trigger.type}", trigger, _on_compaction_trigger)
+
+
 def _on_window() -> None:
     _edit(lambda c: controls.set_window(c, int(st.session_state["sb_window"])))
 
@@ -119,44 +147,17 @@ def render() -> None:
         names = [*PRESETS] if config.preset in PRESETS else [*PRESETS, "custom"]
         _show("sb_preset", config.preset if config.preset in PRESETS else "custom")
         st.selectbox("Preset", names, key="sb_preset", on_change=_on_preset,
-                     help="Start from a reference system's defaults; the controls below change it.")
-
-        summ_on = layer_enabled(config, "summarization")
-        st.markdown("**Summarization trigger** (any clause fires)")
-        clauses = controls.trigger_clauses(config)
-        if not clauses:
-            st.caption("No trigger: summarization never fires.")
-        for i, clause in enumerate(clauses):
-            cols = st.columns([10, 8, 3], vertical_alignment="center", gap="small")
-            if isinstance(clause, AllOf):
-                cols[0].caption(f"AND clause: {escape_md(str(clause))}")
-                cols[1].caption("edit it in Config")
-            else:
-                _show(f"sb_trig_type_{i}", clause.type)
-                cols[0].selectbox("type", controls.SIZE_TYPES, key=f"sb_trig_type_{i}", label_visibility="collapsed",
-                                  on_change=_on_trigger_type, args=(i,), disabled=not summ_on)
-                with cols[1]:
-                    _size_input(f"trigger value {i}", f"sb_trig_val_{i}_{clause.type}", clause,
-                                lambda i=i, t=clause.type: _on_trigger_value(i, t))
-            cols[2].button("", icon=":material/close:", key=f"sb_trig_rm_{i}", help="remove this clause", type="tertiary",
-                           on_click=_edit, args=(lambda c, i=i: controls.remove_trigger_clause(c, i),))
-        st.button("+ add clause", key="sb_trig_add", disabled=not summ_on,
-                  on_click=_edit, args=(lambda c: controls.add_trigger_clause(c, _window()),))
-
-        st.markdown("**Keep** (what survives a summary)")
-        keep = config.summarization.keep
-        cols = st.columns(2)
-        _show("sb_keep_type", keep.type)
-        cols[0].selectbox("keep type", controls.SIZE_TYPES, key="sb_keep_type", label_visibility="collapsed",
-                          on_change=_on_keep_type)
-        with cols[1]:
-            _size_input("keep value", f"sb_keep_val_{keep.type}", keep, lambda t=keep.type: _on_keep_value(t))
-
-        _show("sb_mode", config.summarization.mode)
-        st.radio("Mode", ["state", "view"], key="sb_mode", horizontal=True,
-                 on_change=lambda: _edit(lambda c: controls.set_mode(c, st.session_state["sb_mode"])),
-                 help="state: history replaced by the summary (LangChain, DeerFlow). "
-                      "view: state untouched, the model sees [summary, *kept] (Deep Agents).")
+                     help="as-recorded: what the source agent sent. The others reproduce an agent's or a "
+                          "framework's policy; the controls below change it.")
+        if "recorded" in config.order:
+            st.info("**As recorded**: what the source agent sent, its own compactions included. "
+                    "Pick another preset for a what-if; it is drawn against this one.")
+        if layer_enabled(config, "compaction"):
+            _compaction_controls(config)
+        if layer_enabled(config, "summarization"):
+            _summarization_controls(config)
+        elif "recorded" not in config.order:
+            st.caption("L2 summarization is off in these settings (turn it on under **Layers**).")
 
         _show("sb_window", window)
         st.number_input("Window (tokens)", key="sb_window", min_value=1_000, step=10_000, format="%d",
@@ -170,7 +171,45 @@ def render() -> None:
         _show("sb_counter", config.tokens.counter)
         st.selectbox("Token counter", COUNTERS, key="sb_counter",
                      on_change=lambda: _edit(lambda c: controls.set_counter(c, st.session_state["sb_counter"])),
-                     help="Counts are estimates with this tokenizer, not the provider's billing.")
+                     help="Our tokenizer. Where the thread recorded its usage, counts are calibrated to it.")
 
         if st.session_state.get("sidebar_error"):
             st.error(escape_md(st.session_state["sidebar_error"]))
+
+
+def _summarization_controls(config: EngineConfig) -> None:
+    st.markdown("**Summarization trigger** (any clause fires)")
+    clauses = controls.trigger_clauses(config)
+    if not clauses:
+        st.caption("No trigger: summarization never fires.")
+    for i, clause in enumerate(clauses):
+        cols = st.columns([10, 8, 3], vertical_alignment="center", gap="small")
+        if isinstance(clause, AllOf):
+            cols[0].caption(f"AND clause: {escape_md(str(clause))}")
+            cols[1].caption("edit it in Config")
+        else:
+            _show(f"sb_trig_type_{i}", clause.type)
+            cols[0].selectbox("type", controls.SIZE_TYPES, key=f"sb_trig_type_{i}", label_visibility="collapsed",
+                              on_change=_on_trigger_type, args=(i,))
+            with cols[1]:
+                _size_input(f"trigger value {i}", f"sb_trig_val_{i}_{clause.type}", clause,
+                            lambda i=i, t=clause.type: _on_trigger_value(i, t))
+        cols[2].button("", icon=":material/close:", key=f"sb_trig_rm_{i}", help="remove this clause", type="tertiary",
+                       on_click=_edit, args=(lambda c, i=i: controls.remove_trigger_clause(c, i),))
+    st.button("+ add clause", key="sb_trig_add",
+              on_click=_edit, args=(lambda c: controls.add_trigger_clause(c, _window()),))
+
+    st.markdown("**Keep** (what survives a summary)")
+    keep = config.summarization.keep
+    cols = st.columns(2)
+    _show("sb_keep_type", keep.type)
+    cols[0].selectbox("keep type", controls.SIZE_TYPES, key="sb_keep_type", label_visibility="collapsed",
+                      on_change=_on_keep_type)
+    with cols[1]:
+        _size_input("keep value", f"sb_keep_val_{keep.type}", keep, lambda t=keep.type: _on_keep_value(t))
+
+    _show("sb_mode", config.summarization.mode)
+    st.radio("Mode", ["state", "view"], key="sb_mode", horizontal=True,
+             on_change=lambda: _edit(lambda c: controls.set_mode(c, st.session_state["sb_mode"])),
+             help="state: history replaced by the summary (LangChain, DeerFlow). "
+                  "view: state untouched, the model sees [summary, *kept] (Deep Agents).")

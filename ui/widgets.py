@@ -8,6 +8,7 @@ import streamlit as st
 
 from engine.run import Run
 from engine.views import ViewEntry
+from engine.whatif import WhatIf, against_baseline
 from ui import session
 from ui.text import escape_md, show_text
 
@@ -64,8 +65,32 @@ def run_metrics(run: Run) -> None:
     cols[4].metric("Events", f"{t['events']:,}", help=", ".join(f"{k}: {v}" for k, v in t["events_by_layer"].items()) or None)
     cols[5].metric("Summarizer calls", f"{t['summarizer_calls']:,}", help=f"summarizer: {run.summarizer_name}")
     billed = sum(s.view_tokens for s in run.steps)
-    st.caption(f"Token counts are estimates ({run.counter.name}). Cumulative input over all steps (billed, not fill): "
-               f"{billed:,} tokens.")
+    st.caption(counts_note(run) + f" Cumulative input over all steps (billed, not fill): {billed:,} tokens.")
+    whatif = against_recorded(run)
+    if whatif is not None:
+        st.info(escape_md(whatif.headline) + " :gray[(compared with the as-recorded run: what the agent really sent)]")
+
+
+def counts_note(run: Run) -> str:
+    """Where the numbers come from: calibrated to the provider's recorded usage, or our estimates."""
+    t = run.totals()
+    if not t["calibrated"]:
+        return f"Token counts are estimates ({run.counter.name}): the source recorded no input usage."
+    return (f"Token counts are calibrated to the provider's recorded input ({t['recorded_steps']:,} recorded calls): "
+            f"{t['unrecorded_prompt_tokens']:,} tokens of the agent's own prompt and tools (unrecorded prompt) and "
+            f"{t['unrecorded_tokens']:,} the messages carried beyond our {run.counter.name} count "
+            "(unrecorded in messages) are shown as their own categories; text the layers write is estimated.")
+
+
+def against_recorded(run: Run) -> WhatIf | None:
+    """A what-if run compared with the thread's as-recorded run, or None (as-recorded itself, or nothing recorded)."""
+    key = st.session_state.get("thread_key")
+    if not key or "recorded" in run.config.order:
+        return None
+    baseline = session.baseline_run(key)
+    if baseline is None or baseline.thread is not run.thread:
+        return None
+    return against_baseline(run, baseline)
 
 
 def compact(n: int) -> str:

@@ -17,7 +17,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from engine.config import EngineConfig
 from engine.layers.base import ContextLayer, LayerContext
-from engine.models import model_limits
+from engine.models import max_output_tokens
 from engine.policies import CompactionPolicy, PolicyContext, get_policy
 from engine.summarizers import Summarizer, make_summarizer
 from engine.tokens import message_text
@@ -36,9 +36,7 @@ class CompactionLayer(ContextLayer):
         spec = summarizer if summarizer is not None else self.context.summarizer
         self.summarizer: Summarizer = make_summarizer(spec if spec is not None else self.config.summarizer, self.counter)
         thread = self.context.thread
-        limits = model_limits(thread.model if thread else None)
-        configured = config.model.max_output_tokens if config else 0
-        self.max_output_tokens = configured or (limits.max_output_tokens if limits else None)
+        self.max_output_tokens = max_output_tokens(config or EngineConfig(), thread.model if thread else None)
         self._prompt_tokens = self._fixed_tokens()
 
     @classmethod
@@ -76,7 +74,7 @@ class CompactionLayer(ContextLayer):
         if not messages:
             return None
         ctx = self.policy_context()
-        threshold = self.policy.threshold_tokens(ctx)
+        threshold = self.policy.threshold_tokens(ctx.window_tokens, ctx.max_output_tokens, self.config)
         history_tokens = self.counter(messages)
         request = self._prompt_tokens + history_tokens
         if request < threshold:

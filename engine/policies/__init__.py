@@ -33,8 +33,8 @@ class CompactionPolicy(Protocol):
     name: str
     summary_prompt: str
 
-    def threshold_tokens(self, ctx: PolicyContext) -> int:
-        """The request size (tokens) at or above which the agent compacts before the call."""
+    def threshold_tokens(self, window_tokens: int, max_output_tokens: int | None, config: CompactionConfig) -> int:
+        """The request size (tokens) at or above which the agent compacts before the call (pure)."""
         ...
 
     def rebuild(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> list[BaseMessage]:

@@ -27,6 +27,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from engine.config import CompactionConfig
 from engine.errors import ConfigError
 from engine.kinds import mark
 from engine.policies import PolicyContext
@@ -137,8 +138,8 @@ class ClaudeCodePolicy:
     name = "claude-code"
     summary_prompt = SUMMARY_PROMPT
 
-    def threshold_tokens(self, ctx: PolicyContext) -> int:
-        return autocompact_threshold(ctx.window_tokens, ctx.max_output_tokens, ctx.config.trigger)
+    def threshold_tokens(self, window_tokens: int, max_output_tokens: int | None, config: CompactionConfig) -> int:
+        return autocompact_threshold(window_tokens, max_output_tokens, config.trigger)
 
     def rebuild(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> list[BaseMessage]:
         summary = ctx.summarize(history, self.summary_prompt)
