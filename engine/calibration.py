@@ -10,7 +10,8 @@ source recorded the input of each call, the difference is measured instead of gu
 - **unrecorded in message** (`unrecorded`): at each later recorded call, the input not explained by
   the unrecorded prompt and the calibrated cost of the history already seen, spread over the
   messages that are new in this request in proportion to their counted tokens (a message's share
-  is never below minus its own count). Those tokens belong to the messages, so a what-if replay
+  is never below minus its own count). Right after a recorded compaction it all goes to the
+  compaction's replacement (the summary and what the agent re-attached with it). Those tokens belong to the messages, so a what-if replay
   that drops a message drops its hidden tokens too.
 
 The views walked are the as-recorded ones (engine.recorded: recorded compactions and edits, the
@@ -104,7 +105,12 @@ def _fit(thread: Thread, counter: TokenCounter, hidden: dict[int, int], keep: li
         else:
             residual = recorded - prompt - counted
         fits.append(StepFit(view.step, view.message_index, recorded, counted, residual, len(new)))
-        _spread(residual, new, counter, hidden)
+        # Right after a recorded compaction, what the request holds beyond our count is what the
+        # compaction put in (re-attached files, memory, the plan): it belongs to its replacement,
+        # not to the messages that followed, so a what-if without that compaction does not carry it.
+        made = {id(m) for c in view.compactions for m in history.replacement(c)}
+        owners = [m for m in new if id(m) in made] or new
+        _spread(residual, owners, counter, hidden)
         for m in new:
             seen.add(id(m))
             keep.append(m)
