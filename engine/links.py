@@ -39,7 +39,11 @@ LINK_SETTINGS: frozenset[str] = frozenset({
     "memory.facts", "memory.max_injection_tokens",
     # prompt assembly and the model's window
     "input_context.custom_prompt", "input_context.base_prompt", "input_context.tool_prompts",
-    "input_context.skills", "model.name", "model.max_output_tokens",
+    "input_context.skills", "model.name", "model.max_output_tokens", "model.thinking",
+    # the as-recorded baseline and the coding-agent compaction policies
+    "tokens.calibrate", "recorded.enabled", "recorded.compactions", "recorded.edits",
+    "compaction.enabled", "compaction.policy", "compaction.trigger", "compaction.restore_files",
+    "compaction.restore_file_tokens", "compaction.restore_budget_tokens",
 })
 
 # Settings the Config form edits that a link may not: why, in the words of the refusal notice.
@@ -49,6 +53,7 @@ REFUSED_SETTINGS: dict[str, str] = {
     "summarization.history_dir": "it names a folder",
     "summarization.summarizer": "it names a model, which would be called with the server's API key",
     "summarization.model_name": "it names a model",
+    "compaction.summarizer": "it names a model, which would be called with the server's API key",
 }
 
 # A sample is named by its file's stem: letters, digits, dot, dash, underscore; no separators.

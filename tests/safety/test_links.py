@@ -42,7 +42,8 @@ def test_docs_list_exactly_the_allow_list_and_the_refused_keys() -> None:
 @pytest.mark.parametrize("key", sorted(REFUSED_SETTINGS))
 def test_refused_settings_never_come_from_a_link_and_never_go_into_one(key: str) -> None:
     value = {"memory.workspace": "/tmp/x", "memory.sources": "[/memories/a.md]", "summarization.history_dir": "/h",
-             "summarization.summarizer": "openai:gpt-4o-mini", "summarization.model_name": "gpt-4o"}[key]
+             "summarization.summarizer": "openai:gpt-4o-mini", "summarization.model_name": "gpt-4o",
+             "compaction.summarizer": "openai:gpt-4o-mini"}[key]
     config, errors = config_from_params({"preset": "stress", key: value})
     assert config == preset("stress")
     assert errors == [refusal(key)]
