@@ -111,7 +111,13 @@ class RecordedHistory:
             hit = self._replacements.get(key)
             if hit is None:
                 if compaction.replacement is not None:
-                    hit = list(compaction.replacement)
+                    # the leading system messages are the system prompt, sent with every request
+                    # anyway (as the replay sends them): a replacement that repeats them (Codex's
+                    # initial context) does not send them twice
+                    prompt = {id(m) for m in self.thread.messages[: self.body_start()]}
+                    prompt_ids = {m.id for m in self.thread.messages[: self.body_start()] if m.id}
+                    hit = [m for m in compaction.replacement
+                           if id(m) not in prompt and not (isinstance(m, SystemMessage) and m.id in prompt_ids)]
                 else:
                     summary = HumanMessage(content=compaction.summary,
                                            id=compaction.message_id or f"recorded-summary-{compaction.index}")

@@ -34,6 +34,7 @@ SECTION_TITLES = {
     "todo": "L3 todo reminder", "dangling": "L4 dangling tool calls", "memory": "L5 memory",
     "input_context": "Input context (prompt assembly)", "model": "Model and window", "tokens": "Token counter",
     "general": "Layer order",
+    "compaction": "Coding-agent compaction (claude-code)", "recorded": "As recorded (the source's own compactions)",
 }
 
 

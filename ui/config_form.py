@@ -127,7 +127,7 @@ def widget_value(config: EngineConfig, field: FormField) -> Any:
             return "none"
         return ", ".join("&".join(_size_text(p) for p in c["all"]) if "all" in c else _size_text(c) for c in v)
     if field.widget == "size":
-        return _size_text(v)
+        return _size_text(v) if v is not None else ""
     if field.widget == "list":
         return ", ".join(str(x) for x in v) if v is not None else ""
     if field.widget == "yaml":
@@ -155,7 +155,8 @@ def _parse(field: FormField, raw: Any) -> Any:
         text = str(raw or "")
         return text if text.strip() or not field.optional else None
     if field.widget == "size":
-        return str(raw or "").strip()
+        text = str(raw or "").strip()
+        return None if not text and field.optional else text
     if field.widget == "trigger":
         return str(raw or "").strip() or "none"
     return raw

@@ -30,7 +30,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from engine.config import CompactionConfig
 from engine.errors import ConfigError
 from engine.kinds import mark
-from engine.policies import PolicyContext
+from engine.policies.base import PolicyContext
 from engine.thread import stable_id
 from engine.tokens import message_text
 

@@ -57,10 +57,11 @@ def test_steps_count_from_the_last_compaction() -> None:
          "unrecorded_prompt_tokens": prompt, "unrecorded_tokens": 0, "calibrated_tokens": 600},
         {"step": 1, "index": 4, "message_id": "m4", "context_tokens": counter(m[:4]), "recorded_input_tokens": None,
          "unrecorded_prompt_tokens": prompt, "unrecorded_tokens": 0, "calibrated_tokens": counter(m[:4]) + prompt},
-        # 50 recorded is below what the prompt alone cost: the new messages' shares stop at minus their
-        # own count, so the step is left at prompt + system, not forced down to the recorded number
+        # right after the compaction the residual belongs to its summary; 50 recorded is below what the
+        # prompt alone cost, and a share stops at minus the summary's own count, not at the recorded number
         {"step": 2, "index": 6, "message_id": "m6", "context_tokens": system + after, "recorded_input_tokens": 50,
-         "unrecorded_prompt_tokens": prompt, "unrecorded_tokens": -after, "calibrated_tokens": system + prompt},
+         "unrecorded_prompt_tokens": prompt, "unrecorded_tokens": -summary,
+         "calibrated_tokens": system + after + prompt - summary},
     ]
 
 
