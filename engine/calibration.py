@@ -167,10 +167,13 @@ def thread_calibration(thread: Thread, counter: TokenCounter) -> Calibration | N
     result = calibrate(thread, counter)
 
     def _drop(_ref: weakref.ref[Thread], key: tuple[int, str, str] = key) -> None:
-        with _cache_lock:
-            entry = _cache.get(key)
+        # no lock here: a weakref callback may run inside a locked section (a GC pass), and a dict
+        # pop is atomic; at interpreter exit the module globals may already be gone
+        entries = _cache
+        if entries is not None:
+            entry = entries.get(key)
             if entry is not None and entry[0] is _ref:
-                _cache.pop(key, None)
+                entries.pop(key, None)
 
     with _cache_lock:
         _cache[key] = (weakref.ref(thread, _drop), result)

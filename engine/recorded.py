@@ -228,10 +228,13 @@ def recorded_history(thread: Thread) -> RecordedHistory:
         history = RecordedHistory(thread)
 
         def _drop(_ref: weakref.ref[Thread], key: int = key) -> None:
-            with _histories_lock:
-                entry = _histories.get(key)
+            # no lock here: a weakref callback may run inside a locked section (a GC pass), and a
+            # dict pop is atomic; at interpreter exit the module globals may already be gone
+            entries = _histories
+            if entries is not None:
+                entry = entries.get(key)
                 if entry is not None and entry[0] is _ref:
-                    _histories.pop(key, None)
+                    entries.pop(key, None)
 
         _histories[key] = (weakref.ref(thread, _drop), history)
         return history

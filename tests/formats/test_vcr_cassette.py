@@ -58,7 +58,8 @@ def test_anthropic_compaction_end_to_end() -> None:
     thread = load_thread(trace_path("anthropic-compaction", "test_anthropic_compaction_end_to_end.yaml"))
     assert thread.source_format == "vcr_cassette"
     assert thread.thread_id == "test_anthropic_compaction_end_to_end"
-    assert (thread.model, thread.max_input_tokens) == ("claude-sonnet-4-6", 200_000)
+    # the API window of Sonnet 4.6 (engine/data/models.yaml); only Claude Code runs it in 200k
+    assert (thread.model, thread.max_input_tokens) == ("claude-sonnet-4-6", 1_000_000)
     assert [m.type for m in thread.messages] == ["system", "human", "ai", "human", "ai"]
     assert thread.system_prompt == "You are a helpful assistant. Be very brief."
     first, second = thread.messages[2], thread.messages[4]
