@@ -152,6 +152,9 @@ class Thread:
     usage: dict[str, RecordedUsage] = field(default_factory=dict)
     compactions: list[RecordedCompaction] = field(default_factory=list)
     edits: list[RecordedEdit] = field(default_factory=list)
+    # message id -> when the source recorded it (ISO 8601), where it does (prompt-cache TTLs,
+    # time-based microcompaction)
+    timestamps: dict[str, str] = field(default_factory=dict)
     title: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 

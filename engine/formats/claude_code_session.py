@@ -120,11 +120,16 @@ def _int_or_none(value: Any) -> int | None:
 def _usage(raw: Any) -> RecordedUsage | None:
     if not isinstance(raw, dict):
         return None
+    split = raw.get("cache_creation")
+    split = split if isinstance(split, dict) else {}
     return RecordedUsage(
         input_tokens=_int_or_none(raw.get("input_tokens")),
         output_tokens=_int_or_none(raw.get("output_tokens")),
         cache_creation_input_tokens=_int_or_none(raw.get("cache_creation_input_tokens")),
         cache_read_input_tokens=_int_or_none(raw.get("cache_read_input_tokens")),
+        # the cache writes by TTL (Anthropic's usage.cache_creation)
+        cache_creation_5m_tokens=_int_or_none(split.get("ephemeral_5m_input_tokens")),
+        cache_creation_1h_tokens=_int_or_none(split.get("ephemeral_1h_input_tokens")),
     )
 
 
@@ -167,6 +172,8 @@ class Session:
     microcompactions: list[RecordedEdit] = field(default_factory=list)
     api_errors: list[dict[str, Any]] = field(default_factory=list)
     rewound: list[dict[str, Any]] = field(default_factory=list)
+    # message id -> the ISO time of the record that brought it (the first streamed record of a reply)
+    timestamps: dict[str, str] = field(default_factory=dict)
 
 
 def _flush_recovered(s: Session) -> None:
@@ -220,6 +227,7 @@ def _add_assistant(s: Session, record: Record, line: int) -> None:
         reply = _Reply(message_id=message_id, model=msg.get("model") if isinstance(msg.get("model"), str) else None)
         s.replies[message_id] = reply
         s.items.append(reply)
+        _stamp(s, message_id, record)
     content = msg.get("content")
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
     for block in blocks if isinstance(blocks, list) else []:
@@ -240,6 +248,12 @@ def _add_assistant(s: Session, record: Record, line: int) -> None:
         else:
             # Input fields repeat on every streamed record; only the last output_tokens is final.
             reply.usage.output_tokens = _int_or_none(raw_usage.get("output_tokens"))
+
+
+def _stamp(s: Session, message_id: str, record: Record) -> None:
+    when = record.get("timestamp")
+    if isinstance(when, str) and when:
+        s.timestamps.setdefault(message_id, when)
 
 
 def _add_user(s: Session, record: Record, line: int) -> None:
@@ -263,6 +277,7 @@ def _add_user(s: Session, record: Record, line: int) -> None:
             status="error" if block.get("is_error") else "success",
             id=uuid if len(results) == 1 else f"{uuid}:{k}",
         ))
+        _stamp(s, str(s.items[-1].id), record)
         agent_id = result.get("agentId") if isinstance(result, dict) else None
         if agent_id is None and not record.get("isSidechain"):
             agent_id = record.get("agentId")  # some 2.0.x records carry it beside toolUseResult
@@ -281,6 +296,7 @@ def _add_user(s: Session, record: Record, line: int) -> None:
         id=uuid if not results else f"{uuid}:text",
         additional_kwargs={"claude_code_meta": True} if record.get("isMeta") else {},
     ))
+    _stamp(s, str(s.items[-1].id), record)
     if s.title is None and not record.get("isMeta"):
         s.title = _title(text_of(content))
     if isinstance(record.get("todos"), list) and record["todos"]:
@@ -457,6 +473,8 @@ def to_thread(s: Session, thread_id: str) -> Thread:
             messages.append(_ai_message(item))
             if item.usage is not None:
                 usage[item.message_id] = item.usage
+                item.usage.timestamp = s.timestamps.get(item.message_id)
+                item.usage.model = item.model
             if model is None and item.model and item.model != SYNTHETIC_MODEL:
                 model = item.model
         else:
@@ -473,12 +491,12 @@ def to_thread(s: Session, thread_id: str) -> Thread:
         source_format=FORMAT,
         model=model,
         # Claude Code records no window: the model table gives it (a "[1m]" model selects the 1M beta).
-        # Claude Code records no window: the model table gives the one Claude Code runs it in ("[1m]": 1M).
         max_input_tokens=model_window(model, agent="claude_code"),
         todos=s.todos,
         usage=usage,
         compactions=s.compactions,
         edits=s.microcompactions,
+        timestamps={m.id: s.timestamps[m.id] for m in messages if m.id in s.timestamps},
         title=s.title,
         extra=extra,
     )

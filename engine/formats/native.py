@@ -7,6 +7,7 @@
  "messages": [<langchain messages_to_dict>], "usage": {"<ai message id>": {"input_tokens", ...}},
  "compactions": [{"index", "trigger", "pre_tokens", "summary", "message_id", "post_tokens",
                   "replacement": [<messages_to_dict>] | null, "kind", "source"}],
+ "timestamps": {"<message id>": "<ISO 8601>"},
  "edits": [{"index", "kind", "tool_call_ids", "message_ids", "placeholder", "clear_inputs",
             "trigger", "pre_tokens", "tokens_saved", "message_id", "source"}],
  "subagents": {"<task tool_call_id>": <thread object, same schema>}, "extra": {}}
@@ -44,6 +45,7 @@ def thread_to_dict(thread: Thread) -> dict[str, Any]:
         "usage": {k: v.to_dict() for k, v in thread.usage.items()},
         "compactions": [c.to_dict() for c in thread.compactions],
         "edits": [e.to_dict() for e in thread.edits],
+        "timestamps": thread.timestamps,
         "subagents": {k: thread_to_dict(v) for k, v in thread.subagents.items()},
         "extra": thread.extra,
     }
@@ -92,6 +94,8 @@ def thread_from_dict(d: dict[str, Any], *, label: str = "<native>", path: str = 
         usage={k: RecordedUsage.from_dict(v) for k, v in (d.get("usage") or {}).items()},
         compactions=[RecordedCompaction.from_dict(c) for c in (d.get("compactions") or [])],
         edits=[RecordedEdit.from_dict(e) for e in (d.get("edits") or [])],
+        timestamps={str(k): str(v) for k, v in (d.get("timestamps") or {}).items()}
+        if isinstance(d.get("timestamps"), dict) else {},
         title=d.get("title"),
         extra=dict(d.get("extra") or {}),
     )

@@ -159,10 +159,11 @@ def eval_zip(samples: list[dict[str, Any]], *, summaries: bool = True) -> bytes:
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("header.json", json.dumps(header))
         for s in samples:
-            zf.writestr(f"samples/{s['id']}_epoch_{s['epoch']}.json", json.dumps(s))
+            zf.writestr(f"samples/{s.get('id')}_epoch_{s.get('epoch')}.json", json.dumps(s))
         if summaries:
-            zf.writestr("summaries.json", json.dumps([{"id": s["id"], "epoch": s["epoch"], "input": s["input"]}
-                                                      for s in samples]))
+            # .get: the mutation test may have dropped any of these fields from a sample
+            zf.writestr("summaries.json", json.dumps([{"id": s.get("id"), "epoch": s.get("epoch"),
+                                                       "input": s.get("input")} for s in samples]))
     return buf.getvalue()
 
 
