@@ -230,13 +230,16 @@ class ViewEntry:
     text: str
     tool_calls: tuple[tuple[str, str], ...] = ()  # (name, args json)
     tool_call_id: str | None = None
+    # of `tokens`, those the provider recorded beyond our count of this message (engine.calibration)
+    unrecorded: int = 0
 
 
 def message_entry(position: int, m: BaseMessage, counter: TokenCounter) -> ViewEntry:
     """One message as the pages show it: role, kind, tokens, text and tool calls."""
     calls = tuple((str(tc.get("name", "")), tool_call_text(tc)) for tc in m.tool_calls) if isinstance(m, AIMessage) else ()
     return ViewEntry(position, str(m.id or f"#{position}"), m.type, message_kind(m), m.name, counter.count_message(m),
-                     message_text(m), calls, m.tool_call_id if isinstance(m, ToolMessage) else None)
+                     message_text(m), calls, m.tool_call_id if isinstance(m, ToolMessage) else None,
+                     int(counter.breakdown(m).get("unrecorded", 0)))
 
 
 def view_entries(step: StepRecord, counter: TokenCounter) -> list[ViewEntry]:

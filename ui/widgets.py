@@ -110,6 +110,8 @@ def badge(kind: str) -> str:
 def view_message(entry: ViewEntry, *, in_state: bool | None = None) -> None:
     """One message of a view: role, tokens, badges, then its text shown literally."""
     head = f"{ROLE_ICONS.get(entry.role, '•')} **{escape_md(entry.role)}** · {entry.tokens:,} tokens"
+    if entry.unrecorded:
+        head += f" :gray[(of which {entry.unrecorded:,} unrecorded: billed by the provider beyond our count)]"
     if entry.name:
         head += f" · name {escape_md(entry.name, limit=60)}"
     if entry.kind != "original":

@@ -464,6 +464,19 @@ def _ai_message(reply: _Reply) -> AIMessage:
     return AIMessage(content=content, tool_calls=reply.tool_calls, id=reply.message_id, response_metadata=metadata)
 
 
+def _window(model: str | None, usage: dict[str, RecordedUsage], extra: dict[str, Any]) -> int | None:
+    """Claude Code records no window: the model table gives the one Claude Code runs the model in
+    (200k for Opus/Sonnet 4.x unless "[1m]"). The transcript drops the "[1m]" marker, so a session
+    whose recorded input went past that window ran the model's larger API window."""
+    window = model_window(model, agent="claude_code")
+    api = model_window(model)
+    largest = max((u.context_tokens or 0 for u in usage.values()), default=0)
+    if window is not None and api is not None and largest > window and api > window:
+        extra["window_source"] = f"recorded input ({largest:,}) above Claude Code's default {window:,}"
+        return api
+    return window
+
+
 def to_thread(s: Session, thread_id: str) -> Thread:
     messages: list[BaseMessage] = []
     usage: dict[str, RecordedUsage] = {}
@@ -485,13 +498,13 @@ def to_thread(s: Session, thread_id: str) -> Thread:
     for key, value in (("api_errors", s.api_errors), ("rewound", s.rewound)):
         if value:
             extra[key] = value
+    window = _window(model, usage, extra)
     return Thread(
         thread_id=thread_id,
         messages=messages,
         source_format=FORMAT,
         model=model,
-        # Claude Code records no window: the model table gives it (a "[1m]" model selects the 1M beta).
-        max_input_tokens=model_window(model, agent="claude_code"),
+        max_input_tokens=window,
         todos=s.todos,
         usage=usage,
         compactions=s.compactions,

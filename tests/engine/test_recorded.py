@@ -281,3 +281,26 @@ def test_a_system_prompt_in_the_thread_is_counted_not_measured() -> None:
     system = run.steps[0].view_by_category["system"]
     assert system == COUNTER.count_message(SystemMessage("You are Claude Code.", id="system"))
     assert run.steps[0].view_tokens == 26_000
+
+
+def test_a_claude_code_session_past_200k_ran_the_1m_window(tmp_path: Path) -> None:
+    import json
+
+    def rec(kind: str, uuid: str, parent: str | None, message: dict[str, object]) -> dict[str, object]:
+        return {"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "s1", "isSidechain": False,
+                "timestamp": "2026-01-01T00:00:00Z", "message": message}
+
+    def session(total: int) -> Path:
+        lines = [rec("user", "u1", None, {"role": "user", "content": "go"}),
+                 rec("assistant", "a1", "u1", {"id": "m1", "role": "assistant", "model": "claude-opus-4-6",
+                                               "content": [{"type": "text", "text": "ok"}],
+                                               "usage": {"input_tokens": 3, "cache_read_input_tokens": total - 3,
+                                                         "output_tokens": 1}})]
+        path = tmp_path / f"s{total}.jsonl"
+        path.write_text("\n".join(json.dumps(r) for r in lines), encoding="utf-8")
+        return path
+
+    assert load_thread(session(150_000)).max_input_tokens == 200_000
+    big = load_thread(session(420_000))
+    assert big.max_input_tokens == 1_000_000
+    assert "above Claude Code's default 200,000" in big.extra["window_source"]
