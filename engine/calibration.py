@@ -100,8 +100,12 @@ def _fit(thread: Thread, counter: TokenCounter, hidden: dict[int, int], keep: li
                 new.append(m)
         if prompt is None:
             # The first recorded call: what we cannot see of it is the agent's own prompt and tools.
-            prompt = max(0, recorded - counted)
+            # Negative when our count of the prompt and tool schemas the thread does hold is above
+            # what the provider billed for them (providers render tool schemas their own way).
+            prompt = recorded - counted
             residual = 0
+            if prompt < -base:  # more than the prompt and tools could account for: the messages carry the rest
+                residual, prompt = prompt + base, -base
         else:
             residual = recorded - prompt - counted
         fits.append(StepFit(view.step, view.message_index, recorded, counted, residual, len(new)))

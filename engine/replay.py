@@ -279,11 +279,19 @@ class _Driver:
 
     def breakdown(self, messages: Sequence[BaseMessage], system: SystemMessage | None, tools: Sequence[Any]) -> dict[str, int]:
         totals = dict(self.system_breakdown(system))
-        if self.unrecorded_prompt:
+        if self.unrecorded_prompt > 0:
             totals[UNRECORDED_PROMPT] = self.unrecorded_prompt
         tool_tokens = self.tools_tokens(tools)
         if tool_tokens:
             totals["tools"] = totals.get("tools", 0) + tool_tokens
+        if self.unrecorded_prompt < 0:
+            # the provider billed less for the prompt and tools than we count: take it off our count
+            over = -self.unrecorded_prompt
+            for cat in ("tools", "system"):
+                cut = min(over, totals.get(cat, 0))
+                if cut:
+                    totals[cat] -= cut
+                    over -= cut
         for cat, n in self._view_sums.breakdown(tuple(messages)).items():
             totals[cat] = totals.get(cat, 0) + n
         return totals

@@ -304,3 +304,19 @@ def test_a_claude_code_session_past_200k_ran_the_1m_window(tmp_path: Path) -> No
     big = load_thread(session(420_000))
     assert big.max_input_tokens == 1_000_000
     assert "above Claude Code's default 200,000" in big.extra["window_source"]
+
+
+def test_an_overcounted_prompt_lowers_our_tool_count_instead_of_going_negative() -> None:
+    thread = coding_thread([30_000, 31_000])
+    thread.tools = [{"name": f"tool{k}", "description": "does a thing " * 40, "parameters": {"type": "object"}}
+                    for k in range(20)]
+    counted_tools = COUNTER.count_tools(thread.tools)
+    first = COUNTER.count_message(thread.messages[0])
+    billed = first + counted_tools // 2  # the provider billed half of what we count for the schemas
+    thread.usage["a0"] = usage(billed)
+    run = replay(thread, preset("as-recorded"))
+    step = run.steps[0]
+    assert step.view_tokens == billed
+    assert step.view_by_category["tools"] == counted_tools - (counted_tools - counted_tools // 2)
+    assert UNRECORDED_PROMPT not in step.view_by_category
+    assert run.calibration.prompt_tokens == -(counted_tools - counted_tools // 2)
