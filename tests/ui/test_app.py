@@ -432,3 +432,24 @@ def test_a_cline_task_uploaded_as_its_files_opens_as_one_thread(start, tmp_path:
     assert "with 2 companion file(s): task_metadata.json, ui_messages.json" in plain(at.caption)
     assert "provider usage recorded for 5 calls" in plain(at.caption)
     assert at.metric[0].value == "5" and at.metric[3].value == "1"  # five requests, one deleted-range trim
+
+
+def test_a_claude_code_session_opens_as_recorded_and_a_what_if_says_how_it_differs(start, monkeypatch) -> None:  # noqa: ANN001
+    path = trace_path("claude-code", "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+    monkeypatch.setenv("CTXI_OPEN", str(path))
+    at = start()
+    assert at.session_state["config"].preset == "as-recorded"
+    assert at.selectbox(key="sb_preset").value == "as-recorded"
+    assert any("calibrated to the provider's recorded input" in c.value for c in at.caption)
+    names = [t.get("name") or "" for t in figure(at)["data"]]
+    assert any("unrecorded prompt" in n for n in names) and any("unrecorded in messages" in n for n in names)
+    assert not any("You would have" in i.value or "With these settings" in i.value for i in at.info)
+    at.selectbox(key="sb_preset").set_value("claude-code").run()
+    assert not at.exception
+    [headline] = [i.value for i in at.info if "With these settings" in i.value]
+    assert "you would have compacted at the same step as the agent (126)" in headline
+    # the Step page shows the unrecorded categories in its /context table
+    at.switch_page("pages/step.py").run()
+    at.number_input(key="step_input").set_value(125).run()
+    table = at.dataframe[0].value
+    assert {"unrecorded prompt (agent's own prompt + tools)", "unrecorded in messages"} <= set(table["category"])
