@@ -447,7 +447,7 @@ def test_a_claude_code_session_opens_as_recorded_and_a_what_if_says_how_it_diffe
     at.selectbox(key="sb_preset").set_value("claude-code").run()
     assert not at.exception
     [headline] = [i.value for i in at.info if "With these settings" in i.value]
-    assert "you would have compacted at the same step as the agent (126)" in headline
+    assert "you would have compacted at the same step as the agent \\(126\\)" in headline  # escaped Markdown
     # the Step page shows the unrecorded categories in its /context table
     at.switch_page("pages/step.py").run()
     at.number_input(key="step_input").set_value(125).run()
