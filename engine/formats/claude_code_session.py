@@ -270,14 +270,15 @@ def _add_user(s: Session, record: Record, line: int) -> None:
     result = record.get("toolUseResult")
     for k, block in enumerate(results):
         call_id = str(block.get("tool_use_id", ""))
+        result_id = uuid if len(results) == 1 else f"{uuid}:{k}"
         s.items.append(ToolMessage(
             content=_tool_result_content(block.get("content")),
             tool_call_id=call_id,
             name=s.tool_names.get(call_id),
             status="error" if block.get("is_error") else "success",
-            id=uuid if len(results) == 1 else f"{uuid}:{k}",
+            id=result_id,
         ))
-        _stamp(s, str(s.items[-1].id), record)
+        _stamp(s, result_id, record)
         agent_id = result.get("agentId") if isinstance(result, dict) else None
         if agent_id is None and not record.get("isSidechain"):
             agent_id = record.get("agentId")  # some 2.0.x records carry it beside toolUseResult
@@ -291,12 +292,13 @@ def _add_user(s: Session, record: Record, line: int) -> None:
     if not results and not record.get("isMeta"):
         _rewind(s, record)
     _flush_boundary(s)
+    human_id = uuid if not results else f"{uuid}:text"
     s.items.append(HumanMessage(
         content=_human_content(content),
-        id=uuid if not results else f"{uuid}:text",
+        id=human_id,
         additional_kwargs={"claude_code_meta": True} if record.get("isMeta") else {},
     ))
-    _stamp(s, str(s.items[-1].id), record)
+    _stamp(s, human_id, record)
     if s.title is None and not record.get("isMeta"):
         s.title = _title(text_of(content))
     if isinstance(record.get("todos"), list) and record["todos"]:
