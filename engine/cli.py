@@ -1,18 +1,23 @@
 """`ctxi`: the engine from the command line. Each subcommand lives in engine/commands/<name>.py.
 
 A command module defines `NAME`, `HELP`, `add_arguments(parser)` and `run(args) -> int`.
-Errors a user can cause are ContextInspectorError: printed as one line on stderr, exit 2.
+Errors a user can cause are ContextInspectorError: printed as one line on stderr, exit 2. Anything
+else is a bug: one line too (exit 1), with every secret redacted (engine.redaction).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from engine.errors import ContextInspectorError
+from engine.redaction import describe_error, one_line, redact
 
+DEBUG_ENV = "CTXI_DEBUG"
 COMMANDS: tuple[str, ...] = ("inspect", "replay", "scenario", "run", "eval", "sweep", "ui")
 
 
@@ -39,15 +44,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args._run(args) or 0)
+        code = int(args._run(args) or 0)
+        sys.stdout.flush()  # a full disk or a closed pipe surfaces here, not at interpreter exit
+        return code
     except ContextInspectorError as exc:
-        print(f"ctxi {args.command}: error: {exc}", file=sys.stderr)
+        print(f"ctxi {args.command}: error: {one_line(str(exc), 2000)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"ctxi {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        _silence_stdout()
         return 0
+    except OSError as exc:  # a file the command could not read or write, or stdout on a full disk
+        _silence_stdout()
+        where = exc.filename if exc.filename is not None else "stdout"
+        print(f"ctxi {args.command}: error: {one_line(str(where), 500)}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a bug: one line, keys redacted; CTXI_DEBUG=1 shows the (redacted) traceback
+        print(f"ctxi {args.command}: internal error: {describe_error(exc, 2000)} "
+              f"(set {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
+        if os.environ.get(DEBUG_ENV):
+            print(redact("".join(traceback.format_exception(exc))), file=sys.stderr)
+        return 1
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is not a real file (tests capture it)
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

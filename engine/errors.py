@@ -64,6 +64,10 @@ class ThreadNotFoundError(ThreadLoadError):
     """A multi-thread source does not hold the requested thread id."""
 
 
+class ModelCallError(ContextInspectorError):
+    """A call to a real model failed (a bad key, quota, the network); the provider's text is redacted."""
+
+
 class ConfigError(ContextInspectorError):
     """A configuration value is invalid; names the key, the value and what is allowed."""
 

@@ -36,6 +36,7 @@ from engine.config import EngineConfig
 from engine.errors import ConfigError, ContextInspectorError
 from engine.events import Event, EventRecorder, recording
 from engine.layers import LayerContext, build_layers
+from engine.redaction import describe_error, one_line, redact
 from engine.thread import Thread, stable_id
 from engine.tokens import TokenCounter, get_counter, tool_schema
 from engine.vfs import VirtualFilesystem
@@ -352,16 +353,9 @@ def _last_todos(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
 
 
 # -- real models ---------------------------------------------------------------------------------
-_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.I)
-_KEY_SHAPES = re.compile(r"\b(sk|pk|rk|xai|gsk|AIza)[-_A-Za-z0-9*]{8,}")
-
-
 def redact_secrets(text: str) -> str:
-    """Remove API keys from a message meant for a user (env values and key-shaped strings)."""
-    for name, value in os.environ.items():
-        if value and len(value) >= 8 and _SECRET_ENV.search(name):
-            text = text.replace(value, "[redacted]")
-    return _KEY_SHAPES.sub("[redacted]", text)
+    """Remove API keys from a message meant for a user (`engine.redaction.redact`)."""
+    return redact(text)
 
 
 def is_model_target(target: str) -> bool:
@@ -376,11 +370,10 @@ def init_real_model(target: str, **kwargs: Any) -> Any:
     try:
         return init_chat_model(target, **kwargs)
     except ImportError as exc:
-        raise LiveRunError(f"{target}: the provider package is not installed ({redact_secrets(str(exc))[:200]}); "
+        raise LiveRunError(f"{target}: the provider package is not installed ({one_line(str(exc), 200)}); "
                            "install the [llm] extra, e.g. pip install 'context-inspector[llm]'") from None
     except Exception as exc:  # unknown provider, missing key
-        raise LiveRunError(f"{target}: cannot create the model ({exc.__class__.__name__}: "
-                           f"{redact_secrets(str(exc))[:300]})") from None
+        raise LiveRunError(f"{target}: cannot create the model ({describe_error(exc)})") from None
 
 
 @dataclass

@@ -20,8 +20,8 @@ from engine.live import (
     StepProgress,
     init_real_model,
     is_model_target,
-    redact_secrets,
 )
+from engine.redaction import describe_error, one_line
 from engine.scenarios import get_scenario
 from engine.scenarios.bundle import load_project
 from engine.scenarios.tools import AgentFiles, Toolbox
@@ -66,7 +66,7 @@ def run_live(target: str, *, task: str | None = None, config: EngineConfig | Non
     except ContextInspectorError:
         raise
     except Exception as exc:  # a provider error mid-run: keep what ran so far
-        outcome, error = "error", f"{exc.__class__.__name__}: {redact_secrets(str(exc))[:300]}"
+        outcome, error = "error", describe_error(exc)
     thread = session.thread(model_name=target, title=task[:80],
                             extra={"live": {"target": target, "outcome": outcome, "steps": session.steps,
                                             "preset": config.preset}},
@@ -108,9 +108,9 @@ class LiveRunHandle:
         try:
             self.result = run_live(self.target, on_step=self._on_step, cancel=self.cancel_token, **self.kwargs)
         except ContextInspectorError as exc:
-            self.error = str(exc)
+            self.error = one_line(str(exc))
         except Exception as exc:  # shown to the user in one line; keys redacted
-            self.error = f"{exc.__class__.__name__}: {redact_secrets(str(exc))[:300]}"
+            self.error = describe_error(exc)
 
     @property
     def done(self) -> bool:

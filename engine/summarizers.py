@@ -15,8 +15,10 @@ from typing import Any, Protocol, runtime_checkable
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from engine.errors import ConfigError
+from engine.config import EngineConfig
+from engine.errors import ConfigError, ModelCallError
 from engine.kinds import message_kind
+from engine.redaction import describe_error, one_line
 from engine.tokens import TokenCounter, get_counter, message_text
 
 SECTIONS: tuple[str, ...] = ("SESSION INTENT", "SUMMARY", "ARTIFACTS", "NEXT STEPS")
@@ -314,10 +316,10 @@ def load_chat_model(model_spec: str) -> BaseChatModel:
     try:
         return init_chat_model(model_spec)
     except ImportError as exc:
-        raise ConfigError(f"cannot load {model_spec!r}: {_first_line(str(exc)) or 'provider package missing'}",
+        raise ConfigError(f"cannot load {model_spec!r}: {one_line(_first_line(str(exc)), 240) or 'provider package missing'}",
                           key="summarization.summarizer") from None
     except Exception as exc:  # provider constructors raise their own types (e.g. missing credentials)
-        detail = _clip(_first_line(str(exc)), 240)
+        detail = one_line(_first_line(str(exc)), 240)
         raise ConfigError(f"cannot load {model_spec!r} ({type(exc).__name__}): {detail}",
                           key="summarization.summarizer") from None
 
@@ -338,7 +340,11 @@ class LLMSummarizer:
     def __call__(self, messages: Sequence[BaseMessage], *, prompt_text: str) -> str:
         self.calls += 1
         self.input_tokens += self.counter.count_text(prompt_text)
-        response = self._runnable.invoke(prompt_text, config=_summary_call_config())  # type: ignore[arg-type]
+        try:
+            response = self._runnable.invoke(prompt_text, config=_summary_call_config())  # type: ignore[arg-type]
+        except Exception as exc:  # a provider's error text may quote the key it was sent: one redacted line
+            raise ModelCallError(f"summarization.summarizer: {self.name} failed to write a summary "
+                                 f"({describe_error(exc)})") from None
         return response.text.strip()
 
 
@@ -359,6 +365,29 @@ class CallableSummarizer:
         if not isinstance(summary, str):
             raise TypeError(f"`summarizer` must return a str, got {type(summary).__name__}.")
         return summary.strip()
+
+
+def model_summarizers(config: EngineConfig) -> dict[str, str]:
+    """`{dotted key: "provider:model"}` for every summarizer the config sets to a real model
+    (`summarization.summarizer`, `compaction.summarizer`, and any later `*.summarizer` key)."""
+    found: dict[str, str] = {}
+
+    def walk(node: Any, prefix: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "summarizer" and isinstance(value, str) and value != "offline":
+                    found[prefix + key] = value
+                else:
+                    walk(value, f"{prefix}{key}.")
+
+    walk(config.to_dict(), "")
+    return found
+
+
+def with_offline_summaries(config: EngineConfig) -> EngineConfig:
+    """`config` with every model summarizer replaced by the offline one (what runs until models are allowed)."""
+    keys = model_summarizers(config)
+    return config.with_overrides([f"{key}=offline" for key in keys]) if keys else config
 
 
 def make_summarizer(spec: Any = "offline", counter: TokenCounter | None = None) -> Summarizer:
@@ -387,5 +416,7 @@ __all__ = [
     "Summarizer",
     "load_chat_model",
     "make_summarizer",
+    "model_summarizers",
+    "with_offline_summaries",
     "prior_sections",
 ]

@@ -19,7 +19,7 @@ from ui.config_form import (
 )
 from ui.figures import compare_figure
 from ui.frame import require_frame
-from ui.text import escape_md
+from ui.text import error_text, escape_md
 from ui.widgets import no_run_message, table
 
 require_frame()
@@ -163,7 +163,7 @@ with compare_tab:
         try:
             run_a = session.run_for(*pinned)
         except Exception as exc:
-            st.error(f"Run A is not available any more: {escape_md(str(exc))}")
+            st.error(f"Run A is not available any more: {escape_md(error_text(exc))}")
             run_a = None
         if run_b is None:
             no_run_message()

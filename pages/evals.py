@@ -8,7 +8,7 @@ import json
 import streamlit as st
 
 from engine.config import EngineConfig
-from engine.errors import ContextInspectorError
+from engine.errors import ConfigError, ContextInspectorError
 from engine.evals import (
     DEFAULT_STRESS_FRACTION,
     STRESS_RANGE,
@@ -23,7 +23,7 @@ from ui import session
 from ui.eval_figures import CLASS_LABELS, retention_figure, selected_points, sweep_figure
 from ui.figures import compare_figure
 from ui.frame import require_frame
-from ui.text import escape_md
+from ui.text import error_text, escape_md
 from ui.widgets import no_run_message, table
 
 require_frame()
@@ -131,7 +131,7 @@ with stress_tab:
     try:
         stressed = session.run_for(thread_key, stressed_config)
     except Exception as exc:  # a layer bug must not take the page down
-        st.error(escape_md(f"The engine failed in stress mode: {type(exc).__name__}: {exc}"))
+        st.error(escape_md(f"The engine failed in stress mode: {error_text(exc)}"))
         stressed = None
     if stressed is not None:
         st.plotly_chart(compare_figure(run, stressed), key="ev_stress_chart", config={"displaylogo": False})
@@ -161,13 +161,16 @@ with sweep_tab:
             threads = [run.thread] + [t for k in st.session_state.get("ev_sweep_samples", [])
                                       if (t := session.thread_for(k)) is not None]
             bar = st.progress(0.0, text="Starting workers…")
-            result = sweep(threads, run.config, grid, executor=st.session_state["ev_executor"],
+            if not session.models_allowed() and any(k.endswith(("summarizer", "model_name")) for k in grid):
+                raise ConfigError("a sweep over summarizer models calls them: turn on \"Allow real models\" in the sidebar first",
+                                  key="grid")
+            result = sweep(threads, session.runnable_config(run.config), grid, executor=st.session_state["ev_executor"],
                            workers=int(st.session_state["ev_workers"]), needles=_needles() or None,
                            progress=lambda done, total: bar.progress(done / total, text=f"{done}/{total} replays"))
             bar.empty()
             st.session_state[RESULT_KEY] = (thread_key, result)
         except ContextInspectorError as exc:
-            st.error(escape_md(str(exc)))
+            st.error(escape_md(error_text(exc)))
     stored = st.session_state.get(RESULT_KEY)
     if stored is not None and stored[0] == thread_key:
         result = stored[1]

@@ -7,13 +7,13 @@ import importlib.util
 
 import streamlit as st
 
-from engine.errors import ContextInspectorError, ThreadLoadError
+from engine.errors import ContextInspectorError
 from engine.formats import list_threads, load_thread
 from engine.formats.dburl import is_postgres_url, redact
 from engine.views import thread_facts
 from ui import session
 from ui.frame import require_frame
-from ui.text import escape_md
+from ui.text import error_text, escape_md
 
 require_frame()
 
@@ -25,11 +25,9 @@ def _open(key: str) -> None:
 
 
 def _explain(exc: Exception) -> str:
-    if isinstance(exc, ThreadLoadError):
-        return exc.one_line()
     if isinstance(exc, ContextInspectorError):
-        return str(exc)
-    return f"unexpected problem while reading the file ({type(exc).__name__}: {exc})"
+        return error_text(exc)
+    return f"unexpected problem while reading the file ({error_text(exc)})"
 
 
 # -- the current thread -------------------------------------------------------------------------

@@ -26,7 +26,7 @@ class FakeProvider:
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length).decode("utf-8", "replace")
-                provider.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                provider.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
                 if provider.mode == "ok":
                     status, doc = 200, _ok_response(self.path)
                 else:

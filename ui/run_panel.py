@@ -30,9 +30,12 @@ def _workspace() -> Workspace:
 
 
 def _config(choice: str) -> EngineConfig | None:
+    """The run's config; a model summarizer only once the user allowed real models (`session.runnable_config`)."""
+    from ui import session
+
     if choice == CURRENT:
         current = st.session_state.get("config")
-        return current if isinstance(current, EngineConfig) else None
+        return session.runnable_config(current) if isinstance(current, EngineConfig) else None
     return preset(choice)
 
 
@@ -98,9 +101,15 @@ def _open_saved(ws: Workspace, thread_id: str) -> None:
 
 def _start(kind: str, target: str, choice: str, kwargs: dict[str, Any]) -> None:
     # a callback, so the click survives the dashboard's frame rerun (callbacks run before the script)
+    from ui import session
+
     st.session_state.pop("run_error", None)
     if kind == "Real model" and (":" not in target or not kwargs.get("task")):
         st.session_state["run_error"] = "Give a model as provider:model and a task."
+        return
+    if kind == "Real model" and not session.models_allowed():
+        st.session_state["run_error"] = ("A real model is called with the API key in the server's environment: "
+                                         "turn on \"Allow real models\" in the sidebar first.")
         return
     st.session_state[HANDLE_KEY] = start_live(target, config=_config(choice), **kwargs)
 
@@ -137,7 +146,8 @@ def render_run_panel() -> None:
         steps = int(st.number_input("Maximum steps", min_value=1, max_value=200, value=30, key="run_max_steps",
                                     disabled=running))
         st.caption("The API key is read from the provider's environment variable (e.g. OPENAI_API_KEY); it is "
-                   "never stored, logged or shown. The agent works on the bundled sample project.")
+                   "never stored, logged or shown. Nothing is called until you turn on \"Allow real models\" in "
+                   "the sidebar and press Start. The agent works on the bundled sample project.")
         default_preset = "deepagents"
         kwargs.update(steps=steps, task=task)
     options = [default_preset, *[p for p in PRESETS if p != default_preset], CURRENT]

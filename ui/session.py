@@ -21,11 +21,13 @@ from engine.config import RECORDED_PRESET, EngineConfig, default_preset_name, pr
 from engine.errors import ContextInspectorError, ThreadLoadError
 from engine.formats import load_thread
 from engine.links import sample_path
+from engine.redaction import describe_error, one_line
 from engine.replay import replay
 from engine.run import Run
+from engine.summarizers import model_summarizers, with_offline_summaries
 from engine.thread import Thread
 from engine.views import RESERVED_PARAMS, config_from_params, url_params
-from ui.text import escape_md
+from ui.text import error_text, escape_md
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES_ENV = "CTXI_SAMPLES_DIR"
@@ -33,6 +35,8 @@ OPEN_ENV = "CTXI_OPEN"  # set by `ctxi ui FILE`: the one local file the dashboar
 DEMO_KEY = "demo"
 # the sample a new visitor sees first: large tool results offloaded and a raw curve past the window
 PREFERRED_SAMPLES = ("code-analysis", "a_demo")
+# set only by a real-model checkbox the user ticks (sidebar, Run panel); no widget binds it to the URL
+MODELS_KEY = "allow_real_models"
 # query parameters owned by widgets bound to the URL (bind="query-params"); never cleared by sync_url
 BOUND_PARAMS = frozenset({"tab"})
 
@@ -150,9 +154,9 @@ def thread_for(key: str | None) -> Thread | None:
     try:
         return _thread_for(key)
     except ContextInspectorError as exc:
-        message = exc.one_line() if isinstance(exc, ThreadLoadError) else str(exc)
+        message = one_line(exc.one_line() if isinstance(exc, ThreadLoadError) else str(exc), 1000)
     except Exception as exc:  # an importer bug: say so in one line instead of a traceback
-        message = f"unexpected problem while reading it ({type(exc).__name__}: {exc})"
+        message = f"unexpected problem while reading it ({describe_error(exc)})"
     st.session_state.setdefault("thread_errors", {})[key] = message
     return None
 
@@ -202,18 +206,46 @@ def default_thread_key() -> str | None:
 
 # -- the cached replay ------------------------------------------------------------------------
 @st.cache_resource(max_entries=32, show_spinner="Replaying the thread through the layers…")
-def _replay_cached(thread_version: str, config: EngineConfig, _thread: Thread) -> Run:
+def _replay_cached(thread_version: str, config: EngineConfig, offline_summaries: bool, _thread: Thread) -> Run:
     # cache_resource, not cache_data: a Run holds LangChain messages and the shared token counter;
     # pickling a copy per rerun would be slow and would lose the counter's per-message cache.
     # Pages treat the Run as read-only.
-    return replay(_thread, config)
+    return replay(_thread, config, summarizer="offline" if offline_summaries else None)
 
 
 def run_for(thread_key: str, config: EngineConfig) -> Run:
+    """The cached run; a model summarizer is only called once the user allowed real models (`models_allowed`)."""
     thread = thread_for(thread_key)
     if thread is None:
         raise LookupError(f"thread {thread_key!r} is not available")
-    return _replay_cached(_thread_version(thread_key), config, thread)
+    return _replay_cached(_thread_version(thread_key), config, model_gated(config), thread)
+
+
+# -- real models: only after the user allows them in this session --------------------------------
+def uses_model(config: EngineConfig) -> bool:
+    """The config asks for a real model to write summaries (`summarization.summarizer=provider:model`,
+    `compaction.summarizer=…`)."""
+    return bool(model_summarizers(config))
+
+
+def models_allowed() -> bool:
+    """Whether the user ticked a real-model box in this session (never set from a link or a config)."""
+    return bool(st.session_state.get(MODELS_KEY))
+
+
+def allow_models(allowed: bool) -> None:
+    st.session_state[MODELS_KEY] = bool(allowed)
+
+
+def model_gated(config: EngineConfig) -> bool:
+    """The config names a model the user has not allowed yet: summaries are written offline instead."""
+    return uses_model(config) and not models_allowed()
+
+
+def runnable_config(config: EngineConfig) -> EngineConfig:
+    """`config` as the dashboard may run it outside `run_for` (sweeps, live runs): offline summaries
+    unless real models are allowed."""
+    return with_offline_summaries(config) if model_gated(config) else config
 
 
 def baseline_run(thread_key: str) -> Run | None:
@@ -236,8 +268,8 @@ def current_run() -> Run | None:
     config = st.session_state["config"]
     try:
         run = run_for(key, config)
-    except Exception as exc:  # a layer bug must not take the whole dashboard down
-        st.error("The engine failed on this thread with these settings: " + escape_md(f"{type(exc).__name__}: {exc}"))
+    except Exception as exc:  # a layer bug or a model error must not take the dashboard down
+        st.error("The engine failed on this thread with these settings: " + escape_md(error_text(exc)))
         last = st.session_state.get("last_good_run")
         if last is not None and last[0] == key:
             st.caption("Showing the previous run.")

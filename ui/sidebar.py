@@ -8,6 +8,7 @@ import streamlit as st
 
 from engine.config import PRESETS, AllOf, ContextSize, EngineConfig
 from engine.errors import ConfigError
+from engine.summarizers import model_summarizers
 from engine.tokens import COUNTERS
 from engine.views import TOGGLE_LAYERS, layer_enabled
 from ui import controls, session
@@ -172,6 +173,18 @@ def render() -> None:
         st.selectbox("Token counter", COUNTERS, key="sb_counter",
                      on_change=lambda: _edit(lambda c: controls.set_counter(c, st.session_state["sb_counter"])),
                      help="Our tokenizer. Where the thread recorded its usage, counts are calibrated to it.")
+
+        _show("sb_allow_models", session.models_allowed())
+        st.toggle("Allow real models", key="sb_allow_models",
+                  on_change=lambda: session.allow_models(bool(st.session_state["sb_allow_models"])),
+                  help="Lets this session call a real model (an LLM summarizer, a live run with provider:model) "
+                       "with the API key in the server's environment; calls may cost money. Off until you turn "
+                       "it on: a link or a config file cannot turn it on.")
+        if session.uses_model(config):
+            model = escape_md(", ".join(sorted(set(model_summarizers(config).values()))), limit=80)
+            st.caption(f"Summaries by {model}." if session.models_allowed() else
+                       f"The summarizer {model} is not called until you allow real models: summaries are written "
+                       "offline.")
 
         if st.session_state.get("sidebar_error"):
             st.error(escape_md(st.session_state["sidebar_error"]))

@@ -6,6 +6,9 @@ import re
 
 import streamlit as st
 
+from engine.errors import ContextInspectorError, ThreadLoadError
+from engine.redaction import describe_error, one_line
+
 # CommonMark lets a backslash escape any ASCII punctuation; Streamlit adds :color[...] directives,
 # :emoji: shortcodes and $math$, so ':' and '$' are escaped too.
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&\"'=])")
@@ -19,6 +22,15 @@ def escape_md(text: str, *, limit: int | None = None) -> str:
     if limit is not None and len(flat) > limit:
         flat = flat[: limit - 1] + "…"
     return _MD_SPECIAL.sub(r"\\\1", flat)
+
+
+def error_text(exc: BaseException, limit: int = 500) -> str:
+    """An error as one line for the page, secrets redacted: ours as is, anything else as `Type: message`."""
+    if isinstance(exc, ThreadLoadError):
+        return one_line(exc.one_line(), limit)
+    if isinstance(exc, ContextInspectorError):
+        return one_line(str(exc), limit)
+    return describe_error(exc, limit)
 
 
 def show_text(text: str, *, preview_chars: int = PREVIEW_CHARS, label: str = "show all") -> None:

@@ -1,0 +1,234 @@
+"""Keys never leak: provider errors are redacted everywhere, and real models are called only when allowed.
+
+A local fake provider (tests/fake_provider.py) answers every call with a 401 that quotes the key it
+was sent, as a careless provider or proxy could; the CLI, the pages and the saved files must not
+show it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import HumanMessage
+
+from engine import cli
+from engine.errors import ModelCallError
+from engine.redaction import REDACTED, describe_error, redact
+from engine.summarizers import LLMSummarizer
+from tests.fake_provider import FakeProvider
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "sample_threads" / "memory-two-threads-1.json"
+OPENAI_KEY = "sk-proj-TESTkey0123456789abcdefghijklmnopQRST"
+ANTHROPIC_KEY = "sk-ant-api03-TESTkey0123456789abcdefghijklmn"
+CUSTOM_TOKEN = "Zq7hunter2hunter2hunter2"  # not key-shaped: only its env var name says it is a secret
+KEYS = (OPENAI_KEY, ANTHROPIC_KEY, CUSTOM_TOKEN)
+
+
+# -- the redaction rules ------------------------------------------------------------------------
+@pytest.mark.parametrize("text,expected", [
+    (f"Error code: 401 - Incorrect API key provided: {OPENAI_KEY}", f"Error code: 401 - Incorrect API key provided: {REDACTED}"),
+    (f"headers={{'Authorization': 'Bearer {CUSTOM_TOKEN}', 'x-api-key': 'abc'}}",
+     f"headers={{'Authorization': 'Bearer {REDACTED}', 'x-api-key': '{REDACTED}'}}"),
+    ("authorization: Basic dXNlcjpwYXNzd29yZA==", f"authorization: Basic {REDACTED}"),
+    ("ChatOpenAI(api_key='whatever-it-is', model='gpt')", f"ChatOpenAI(api_key='{REDACTED}', model='gpt')"),
+    (f"key {ANTHROPIC_KEY}.", f"key {REDACTED}."),
+    (f"token in text {CUSTOM_TOKEN} here", f"token in text {REDACTED} here"),
+    ("AIzaSyA1234567890abcdefghijklmnopqrstuv and ghp_abcdefghij0123456789ABCD", f"{REDACTED} and {REDACTED}"),
+    # ordinary words and paths stay as they are
+    ("the sk-learn-experiment-results.json skeleton; API key provided by the user", None),
+    ("tokens: 1,234 (token counter o200k_base)", None),
+])
+def test_redact(text: str, expected: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_SERVICE_TOKEN", CUSTOM_TOKEN)
+    assert redact(text) == (text if expected is None else expected)
+
+
+def test_an_exception_is_one_redacted_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "plainvalue-no-shape-1234")
+    line = describe_error(RuntimeError("bad\nkey plainvalue-no-shape-1234\n  at line 3"))
+    assert line == f"RuntimeError: bad key {REDACTED} at line 3"
+
+
+class _FailingChat(GenericFakeChatModel):
+    def _generate(self, *args: Any, **kwargs: Any) -> Any:
+        raise PermissionError(f"401 Unauthorized: Authorization: Bearer {OPENAI_KEY}\nrequest id req_1")
+
+
+def test_a_failing_summarizer_model_raises_one_redacted_line() -> None:
+    summarizer = LLMSummarizer("openai:gpt-4o-mini", model=_FailingChat(messages=iter(())))
+    with pytest.raises(ModelCallError) as info:
+        summarizer([HumanMessage("hi")], prompt_text="summarize")
+    text = str(info.value)
+    assert text == ("summarization.summarizer: openai:gpt-4o-mini failed to write a summary (PermissionError: "
+                    f"401 Unauthorized: Authorization: Bearer {REDACTED} request id req_1)")
+    assert info.value.__suppress_context__  # the original exception (with the key) is not chained
+
+
+# -- against a fake provider that echoes the key -----------------------------------------------
+@pytest.fixture
+def provider() -> Iterator[FakeProvider]:
+    with FakeProvider("echo") as fake:
+        yield fake
+
+
+def provider_env(provider: FakeProvider, tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "ANTHROPIC", "CTXI_"))}
+    return {**env, "OPENAI_API_KEY": OPENAI_KEY, "ANTHROPIC_API_KEY": ANTHROPIC_KEY, "MY_SERVICE_TOKEN": CUSTOM_TOKEN,
+            "OPENAI_BASE_URL": provider.url, "CTXI_WORKSPACE": str(tmp_path / "workspace"), "PYTHONPATH": str(ROOT)}
+
+
+def ctxi(env: dict[str, str], *argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "engine.cli", *argv], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def assert_no_key(*texts: str) -> None:
+    for text in texts:
+        for key in KEYS:
+            assert key not in text
+
+
+def files_text(folder: Path) -> str:
+    return "".join(p.read_text(encoding="utf-8", errors="replace") for p in folder.rglob("*") if p.is_file())
+
+
+def test_cli_replay_with_a_failing_summarizer_prints_one_line_without_the_key(provider: FakeProvider,
+                                                                             tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    proc = ctxi(provider_env(provider, tmp_path), "replay", str(SAMPLE), "--set", "summarization.trigger=messages:4",
+                "--set", "summarization.keep=messages:2",
+                "--set", "summarization.summarizer=openai:gpt-4o-mini", "--json", str(report), cwd=tmp_path)
+    assert provider.requests, "the summarizer never reached the fake provider: the test would prove nothing"
+    assert provider.requests[0]["headers"]["authorization"] == f"Bearer {OPENAI_KEY}"
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("ctxi replay: error: summarization.summarizer: openai:gpt-4o-mini failed to write "
+                                  "a summary (")
+    assert "AuthenticationError: Error code: 401" in proc.stderr
+    assert f"Incorrect API key provided: Bearer {REDACTED}" in proc.stderr
+    assert_no_key(proc.stdout, proc.stderr)
+    assert not report.exists()
+
+
+def test_cli_live_run_with_a_rejected_key_saves_no_key(provider: FakeProvider, tmp_path: Path) -> None:
+    out = tmp_path / "run.json"
+    env = provider_env(provider, tmp_path)
+    proc = ctxi(env, "run", "openai:gpt-4o-mini", "--task", "look around", "--out", str(out), "--save", "--quiet",
+                cwd=tmp_path)
+    assert provider.requests
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr and f"Bearer {REDACTED}" in proc.stderr
+    assert_no_key(proc.stdout, proc.stderr, out.read_text(encoding="utf-8"), files_text(tmp_path / "workspace"))
+
+
+def test_an_unexpected_error_is_one_redacted_line(monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+
+    def boom(args: Any) -> int:
+        raise RuntimeError(f"proxy said: x-api-key: {OPENAI_KEY}\nsecond line")
+
+    parser = cli.build_parser
+    monkeypatch.setattr(cli, "build_parser", lambda: _with_run(parser(), boom))
+    monkeypatch.delenv(cli.DEBUG_ENV, raising=False)
+    assert cli.main(["inspect", "x.json"]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"ctxi inspect: internal error: RuntimeError: proxy said: x-api-key: {REDACTED} second line "
+                   "(set CTXI_DEBUG=1 for the traceback)\n")
+    monkeypatch.setenv(cli.DEBUG_ENV, "1")
+    assert cli.main(["inspect", "x.json"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and OPENAI_KEY not in err
+
+
+def _with_run(parser: Any, fn: Any) -> Any:
+    for action in parser._subparsers._group_actions:
+        for sub in action.choices.values():
+            sub.set_defaults(_run=fn)
+    return parser
+
+
+# -- the dashboard ------------------------------------------------------------------------------
+def page_text(at: Any) -> str:
+    """Every element's content on the page and in the sidebar (their protobuf text)."""
+    def walk(node: Any) -> Iterator[Any]:
+        yield node
+        children = getattr(node, "children", None)
+        if isinstance(children, dict):
+            for child in children.values():
+                yield from walk(child)
+    return "\n".join(str(n.proto) for n in walk(at._tree) if getattr(n, "proto", None) is not None)
+
+
+@pytest.fixture
+def provider_session(provider: FakeProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeProvider:
+    for key, value in provider_env(provider, tmp_path).items():
+        if key.startswith(("OPENAI", "ANTHROPIC", "MY_", "CTXI_WORKSPACE")):
+            monkeypatch.setenv(key, value)
+    monkeypatch.setenv("CTXI_SAMPLES_DIR", str(ROOT / "sample_threads"))
+    return provider
+
+
+def test_a_summarizer_model_is_called_only_after_the_user_allows_it(start, provider_session: FakeProvider) -> None:  # noqa: ANN001
+    at = start("pages/config.py", thread="sample:memory-two-threads-1")
+    text = at.session_state["config"].with_overrides(["summarization.summarizer=openai:gpt-4o-mini",
+                                                      "summarization.trigger=messages:4",
+                                                      "summarization.keep=messages:2"]).to_yaml()
+    next(t for t in at.text_area if str(t.key).startswith("yaml_")).set_value(text)
+    at.button(key="yaml_apply").click().run()
+    assert at.session_state["config"].summarization.summarizer == "openai:gpt-4o-mini"
+    at.switch_page("pages/timeline.py").run()
+    assert not at.exception
+    assert provider_session.requests == []  # configured is not allowed
+    assert "is not called until you allow real models" in page_text(at)
+    assert at.metric[5].value == "7"  # the summaries were written offline instead (as `ctxi replay` counts them)
+    at.toggle(key="sb_allow_models").set_value(True).run()
+    assert not at.exception
+    assert provider_session.requests  # now it is called, with the key from the environment
+    errors = [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]
+    assert errors[0].startswith("The engine failed on this thread with these settings: summarization.summarizer: "
+                                "openai:gpt-4o-mini failed to write a summary (")
+    assert f"Bearer {REDACTED}" in errors[0]
+    assert_no_key(page_text(at))
+
+
+def test_a_real_model_run_needs_the_user_to_allow_it(start, provider_session: FakeProvider, tmp_path: Path) -> None:  # noqa: ANN001
+    at = start("pages/threads.py")
+    at.radio(key="run_kind").set_value("Real model").run()
+    at.text_input(key="run_model").set_value("openai:gpt-4o-mini").run()
+    at.text_area(key="run_task").set_value("look around").run()
+    at.button(key="run_start").click().run()
+    assert provider_session.requests == []
+    assert [e.value for e in at.error] == ["A real model is called with the API key in the server's environment: "
+                                           "turn on \"Allow real models\" in the sidebar first."]
+    at.toggle(key="sb_allow_models").set_value(True).run()
+    at.button(key="run_start").click().run()
+    handle = at.session_state["run_handle"]
+    assert handle.wait(120)
+    at.run()
+    assert provider_session.requests
+    assert not at.exception
+    assert_no_key(page_text(at), files_text(tmp_path / "workspace") if (tmp_path / "workspace").exists() else "")
+
+
+def test_every_model_summarizer_is_gated_not_only_summarization() -> None:
+    from engine.config import preset
+    from engine.summarizers import model_summarizers, with_offline_summaries
+
+    config = preset("stress").with_overrides(["summarization.summarizer=openai:gpt-4o-mini",
+                                              "compaction.summarizer=anthropic:claude-haiku"])
+    assert model_summarizers(config) == {"compaction.summarizer": "anthropic:claude-haiku",
+                                         "summarization.summarizer": "openai:gpt-4o-mini"}
+    offline = with_offline_summaries(config)
+    assert model_summarizers(offline) == {}
+    assert offline.diff(config).keys() == {"compaction.summarizer", "summarization.summarizer"}
+    assert with_offline_summaries(preset("stress")) == preset("stress") and model_summarizers(preset("stress")) == {}
