@@ -89,6 +89,11 @@ class Run:
     def events_by_layer(self) -> dict[str, int]:
         return dict(sorted(Counter(e.layer for e in self.events).items()))
 
+    def counts_label(self) -> str:
+        """How the numbers were made: calibrated to the provider's recorded input, or our estimate."""
+        return ("calibrated to recorded input" if self.calibration is not None
+                else f"{self.counter.name} estimate")
+
     def recorded_deviation(self) -> float | None:
         """The largest |view − recorded input| / recorded input over steps with recorded usage."""
         devs = [abs(s.view_tokens - s.recorded_input_tokens) / s.recorded_input_tokens

@@ -52,7 +52,7 @@ with left:
     st.caption(" · ".join(li.label for li in lines if li.tokens is not None)
                + "".join(f"  \n{li.note}" for li in lines if li.note))
 with right:
-    st.markdown(f"**Context at this step** ({run.counter.name} estimate): {step.view_tokens:,} of "
+    st.markdown(f"**Context at this step** ({run.counts_label()}): {step.view_tokens:,} of "
                 f"{run.window_tokens:,} tokens · raw (no layers) {step.raw_tokens:,} · state {step.state_tokens:,}"
                 + (f" · recorded by the provider {step.recorded_input_tokens:,}" if step.recorded_input_tokens else ""))
     st.plotly_chart(category_bar_figure(step, run.window_tokens), key="category_bar",

@@ -203,7 +203,7 @@ def timeline_figure(run: Run, *, height: int = 620) -> go.Figure:
         margin={"l": 70, "r": 20, "t": 20, "b": 50},
         legend={"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 11}, "groupclick": "toggleitem"},
         xaxis2={"title": {"text": "step (model call)"}, "rangemode": "tozero"},
-        yaxis={"title": {"text": f"tokens in the view ({run.counter.name} estimate)"}, "range": [0, top * 1.06],
+        yaxis={"title": {"text": f"tokens in the view ({run.counts_label()})"}, "range": [0, top * 1.06],
                "tickformat": ",d"},
         yaxis2={"categoryorder": "array", "categoryarray": list(reversed(lanes)), "range": [-0.6, max(0.6, len(lanes) - 0.4)],
                 "showgrid": True, "tickfont": {"size": 10}},
