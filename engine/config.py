@@ -292,6 +292,21 @@ class EngineConfig(_Frozen):
         """The context window: the config's, else the thread's, else 200,000."""
         return self.model.max_input_tokens or thread_max_input_tokens or DEFAULT_WINDOW_TOKENS
 
+    def window_origin(self, thread: Any = None) -> str:
+        """Where `window_tokens` came from, in words, so a default window is never silent."""
+        if self.model.max_input_tokens:
+            return "set in the settings (model.max_input_tokens)"
+        recorded = getattr(thread, "max_input_tokens", None)
+        model = getattr(thread, "model", None)
+        if recorded:
+            if (getattr(thread, "extra", None) or {}).get("window_source") == "model table":
+                return f"the model table's window for {model} (engine/data/models.yaml)"
+            return "recorded in the thread"
+        if model:
+            return (f"a default: {model} is not in the model table (engine/data/models.yaml); "
+                    "set the window if it differs")
+        return "a default: the thread names no model; set the window if it differs"
+
     # -- serialization ---------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         return _plain(self.model_dump(mode="json"))

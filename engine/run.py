@@ -105,6 +105,7 @@ class Run:
         return {
             "steps": len(self.steps),
             "window_tokens": self.window_tokens,
+            "window_origin": self.config.window_origin(self.thread),
             "peak_view_tokens": self.peak_view_tokens(),
             "peak_raw_tokens": self.peak_raw_tokens(),
             "peak_view_fraction": round(self.peak_view_tokens() / self.window_tokens, 4) if self.window_tokens else None,

@@ -163,6 +163,11 @@ def render() -> None:
         _show("sb_window", window)
         st.number_input("Window (tokens)", key="sb_window", min_value=1_000, step=10_000, format="%d",
                         on_change=_on_window)
+        origin = config.window_origin(thread)
+        if origin.startswith("a default"):
+            st.warning(escape_md(f"Window {window:,} is {origin}."))
+        else:
+            st.caption(escape_md(f"Window: {origin}."))
 
         st.markdown("**Layers**")
         for name in TOGGLE_LAYERS:

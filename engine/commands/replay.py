@@ -31,6 +31,7 @@ def summary_lines(run: Run) -> list[str]:
         f"thread       {run.thread.thread_id} ({run.thread.source_format}), counter {run.counter.name}",
         f"config       preset {run.config.preset or '-'}; layers: {', '.join(run.layer_names) or 'none'}",
         f"steps        {t['steps']}",
+        f"window       {window:,} tokens: {t['window_origin']}",
         f"peak view    {t['peak_view_tokens']:,} tokens = {100 * t['peak_view_tokens'] / window:.1f}% of the {window:,} window",
         f"peak raw     {t['peak_raw_tokens']:,} tokens (unmanaged) = {100 * t['peak_raw_tokens'] / window:.1f}%",
         f"counts       {_counts_line(run)}",

@@ -197,6 +197,32 @@ def test_model_windows_come_from_the_table() -> None:
     assert model_window("gemini-2.5-pro") == 1_048_576
     assert model_window("not-a-model") is None and model_window(None) is None
     assert model_limits("claude-opus-4-1-20250805").max_output_tokens == 32_000
+    # open models the shared traces name (Inspect's ollama/gemma3, any-agent's mistral-small-latest)
+    assert model_window("ollama/gemma3") == 128_000 and model_window("gemma3:1b") == 32_000
+    assert model_window("google/gemma-3-27b-it") == 128_000 and model_window("gemma-3-1b-it") == 32_000
+    assert model_window("mistral/mistral-small-latest") == 128_000
+    assert model_window("mistral-small-2402") == 32_000 and model_window("mistral-small-2506") == 128_000
+
+
+def test_a_default_window_is_never_silent(tmp_path: Path) -> None:
+    def chat(model: str | None) -> Thread:
+        path = tmp_path / "chat.json"
+        head = f'"model": "{model}", ' if model else ""
+        path.write_text('{' + head + '"messages": [{"role": "user", "content": "hi"},'
+                        ' {"role": "assistant", "content": "hello"}]}', encoding="utf-8")
+        return load_thread(path)
+
+    table, unknown, unnamed = chat("gpt-4o-mini"), chat("acme-llm-7"), chat(None)
+    assert preset("langchain").window_origin(table) == \
+        "the model table's window for gpt-4o-mini (engine/data/models.yaml)"
+    run = replay(unknown)
+    assert run.window_tokens == 200_000
+    assert run.totals()["window_origin"].startswith("a default: acme-llm-7 is not in the model table")
+    assert preset("langchain").window_origin(unnamed).startswith("a default: the thread names no model")
+    recorded = Thread(thread_id="t", messages=[HumanMessage("hi", id="h")], max_input_tokens=50_000)
+    assert preset("langchain").window_origin(recorded) == "recorded in the thread"
+    configured = preset("langchain").with_overrides(["model.max_input_tokens=64000"])
+    assert configured.window_origin(recorded) == "set in the settings (model.max_input_tokens)"
 
 
 def test_an_imported_thread_gets_its_models_window(tmp_path: Path) -> None:
