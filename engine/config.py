@@ -262,6 +262,41 @@ class InputContextConfig(_Frozen):
     skills: tuple[SkillConfig, ...] = ()
 
 
+class PriceOverride(_Frozen):
+    """A `cost.prices` row: US dollars per million tokens for models whose name starts with `prefix`."""
+
+    prefix: str = Field(min_length=1)
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cache_read: float | None = Field(default=None, ge=0)
+    cache_write_5m: float | None = Field(default=None, ge=0)
+    cache_write_1h: float | None = Field(default=None, ge=0)
+    cache: Literal["anthropic", "openai", "none"] | None = None
+    min_cache_tokens: int | None = Field(default=None, ge=0)
+
+
+class CostConfig(_Frozen):
+    """How calls are priced and cached (engine/cost.py); docs/config.md, *Cost*."""
+
+    # The provider's prompt cache: "auto" (by the priced model: engine/data/prices.yaml), "anthropic"
+    # (explicit breakpoints), "openai" (automatic prefix caching) or "none".
+    cache: Literal["auto", "anthropic", "openai", "none"] = "auto"
+    # Anthropic's cache lifetime: "auto" (the TTL the recorded writes used, else 5m), "5m" or "1h".
+    cache_ttl: Literal["auto", "5m", "1h"] = "auto"
+    # Price the calls as this model (None: the thread's model); it is only looked up, never called.
+    model: str | None = None
+    # Rows that replace or extend the price table (prefix, input, output, cache_read, cache_write_5m,
+    # cache_write_1h, cache, min_cache_tokens); a mapping {prefix: {...}} is accepted too.
+    prices: tuple[PriceOverride, ...] = ()
+
+    @field_validator("prices", mode="before")
+    @classmethod
+    def _prices(cls, v: Any) -> Any:
+        if isinstance(v, dict):
+            return [{"prefix": k, **(row if isinstance(row, dict) else {})} for k, row in v.items()]
+        return v
+
+
 class EngineConfig(_Frozen):
     """Everything a replay needs to know; hashable, so the dashboard caches runs by config."""
 
@@ -279,6 +314,7 @@ class EngineConfig(_Frozen):
     dangling: DanglingConfig = DanglingConfig()
     memory: MemoryConfig = MemoryConfig()
     input_context: InputContextConfig = InputContextConfig()
+    cost: CostConfig = CostConfig()
 
     @field_validator("order")
     @classmethod

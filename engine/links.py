@@ -44,6 +44,8 @@ LINK_SETTINGS: frozenset[str] = frozenset({
     "tokens.calibrate", "recorded.enabled", "recorded.compactions", "recorded.edits",
     "compaction.enabled", "compaction.policy", "compaction.trigger", "compaction.restore_files",
     "compaction.restore_file_tokens", "compaction.restore_budget_tokens",
+    # the cost model (a model name here is only looked up in the price table, never called)
+    "cost.cache", "cost.cache_ttl", "cost.model",
 })
 
 # Settings the Config form edits that a link may not: why, in the words of the refusal notice.
@@ -54,6 +56,7 @@ REFUSED_SETTINGS: dict[str, str] = {
     "summarization.summarizer": "it names a model, which would be called with the server's API key",
     "summarization.model_name": "it names a model",
     "compaction.summarizer": "it names a model, which would be called with the server's API key",
+    "cost.prices": "prices come from the price table or your own config, not from whoever sent the link",
 }
 
 # A sample is named by its file's stem: letters, digits, dot, dash, underscore; no separators.

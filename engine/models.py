@@ -38,10 +38,14 @@ def _table() -> tuple[ModelLimits, ...]:
     return tuple(sorted(rows, key=lambda r: -len(r.prefix)))
 
 
-def _bare(model: str) -> str:
+def bare_model_name(model: str) -> str:
+    """A model name without its provider prefix ("openai:gpt-4o", "anthropic/claude-..."), lower case."""
     name = model.strip().lower()
-    name = re.sub(r"^[a-z_-]+[:/]", "", name)  # "openai:gpt-4o", "anthropic/claude-..."
+    name = re.sub(r"^[a-z_-]+[:/]", "", name)
     return name.rsplit("/", 1)[-1]
+
+
+_bare = bare_model_name
 
 
 def model_limits(model: str | None) -> ModelLimits | None:

@@ -68,6 +68,9 @@ class Run:
     summarizer_input_tokens: int = 0
     # engine.calibration.Calibration when recorded usage calibrated the counts, else None (estimates)
     calibration: Any = None
+    # Views derived from the run on demand (engine.cost keeps its cost here): computed once, never
+    # inside the replay loop.
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def events(self) -> list[Event]:

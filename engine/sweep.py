@@ -2,9 +2,9 @@
 
 `sweep(threads, base, {"summarization.trigger": ["tokens:20000", "tokens:40000"], ...})` replays
 every thread with every point of the grid and reports per point the peak view tokens, the needle
-retention and goal-drift scores, the summarizer's calls and input tokens, and events per layer;
-points on the Pareto front (min peak view tokens, max retention, min summarizer input tokens) are
-marked. Executors: a local process pool (default, all cores), "serial", or Ray (optional extra).
+retention and goal-drift scores, the summarizer's calls and input tokens, the dollars and prompt-cache
+hit rate (engine.cost), and events per layer; points on the Pareto front (min peak view tokens, max
+retention, min cost: dollars when the model is priced, else summarizer input tokens) are marked. Executors: a local process pool (default, all cores), "serial", or Ray (optional extra).
 Each worker receives the threads once (native JSON through its initializer), never per task.
 """
 
@@ -104,9 +104,11 @@ def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[SweepPoint]:
 # -- metrics of one replay -------------------------------------------------------------------
 def run_metrics(run: Any, needles: Sequence[str] | None = None) -> dict[str, Any]:
     """What a sweep records for one replay (also what a single replay is compared with)."""
+    from engine.cost import run_cost
     from engine.evals import goal_drift, needle_retention
 
     totals = run.totals()
+    cost = run_cost(run, accounts=False).totals()
     needle = needle_retention(run, list(needles) if needles else None)
     drift = goal_drift(run)
     return {
@@ -124,6 +126,11 @@ def run_metrics(run: Any, needles: Sequence[str] | None = None) -> dict[str, Any
         "compactions": len(needle.compactions),
         "summarizer_calls": totals["summarizer_calls"],
         "summarizer_input_tokens": totals["summarizer_input_tokens"],
+        "dollars": cost["dollars"],
+        "input_tokens": cost["input_tokens"],
+        "cache_read_tokens": cost["cache_read_tokens"],
+        "cache_write_tokens": cost["cache_write_tokens"],
+        "hit_rate": cost["hit_rate"],
         "events": totals["events"],
         "events_by_layer": totals["events_by_layer"],
         "warnings": totals["warnings"],
@@ -133,6 +140,10 @@ def run_metrics(run: Any, needles: Sequence[str] | None = None) -> dict[str, Any
 def _mean(values: Iterable[float | None]) -> float | None:
     present = [v for v in values if v is not None]
     return round(sum(present) / len(present), 4) if present else None
+
+
+def _ratio(a: int, b: int) -> float | None:
+    return round(a / b, 4) if b else None
 
 
 def aggregate(per_thread: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -152,6 +163,11 @@ def aggregate(per_thread: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "compactions": sum(m["compactions"] for m in per_thread),
         "summarizer_calls": sum(m["summarizer_calls"] for m in per_thread),
         "summarizer_input_tokens": sum(m["summarizer_input_tokens"] for m in per_thread),
+        "dollars": round(sum(m["dollars"] for m in per_thread), 6),
+        "input_tokens": sum(m["input_tokens"] for m in per_thread),
+        "cache_read_tokens": sum(m["cache_read_tokens"] for m in per_thread),
+        "cache_write_tokens": sum(m["cache_write_tokens"] for m in per_thread),
+        "hit_rate": _ratio(sum(m["cache_read_tokens"] for m in per_thread), sum(m["input_tokens"] for m in per_thread)),
         "events": sum(m["events"] for m in per_thread),
         "events_by_layer": dict(sorted(events.items())),
         "warnings": sum(m["warnings"] for m in per_thread),
@@ -173,15 +189,22 @@ class PointResult:
                 "cpu_s": round(self.cpu_s, 3), "threads": self.threads}
 
 
-def _objectives(m: Mapping[str, Any]) -> tuple[float, float, float]:
+def cost_axis(metrics: Sequence[Mapping[str, Any]]) -> str:
+    """The Pareto front's cost objective: `dollars` when the runs are priced, else `summarizer_input_tokens`."""
+    priced = all(m.get("dollars") is not None for m in metrics) and any(m.get("dollars") for m in metrics)
+    return "dollars" if priced else "summarizer_input_tokens"
+
+
+def _objectives(m: Mapping[str, Any], cost: str) -> tuple[float, float, float]:
     # all minimized; a retention of None (no needle in any thread: the same for every point) is neutral
     retention = 1.0 if m["retention"] is None else float(m["retention"])
-    return (float(m["peak_view_tokens"]), -retention, float(m["summarizer_input_tokens"]))
+    return (float(m["peak_view_tokens"]), -retention, float(m[cost]))
 
 
-def pareto_indices(metrics: Sequence[Mapping[str, Any]]) -> list[int]:
-    """Indices of the points no other point dominates (min peak, max retention, min summarizer tokens)."""
-    objs = [_objectives(m) for m in metrics]
+def pareto_indices(metrics: Sequence[Mapping[str, Any]], cost: str | None = None) -> list[int]:
+    """Indices of the points no other point dominates (min peak, max retention, min cost: see `cost_axis`)."""
+    axis = cost or cost_axis(metrics)
+    objs = [_objectives(m, axis) for m in metrics]
     front = []
     for i, a in enumerate(objs):
         dominated = any(all(x <= y for x, y in zip(b, a, strict=True)) and b != a for j, b in enumerate(objs) if j != i)
@@ -230,6 +253,7 @@ class SweepResult:
             "elapsed_s": round(self.elapsed_s, 3),
             "cpu_s": round(self.cpu_s, 3),
             "pareto": [p.point.index for p in self.pareto_front],
+            "pareto_cost": cost_axis([p.metrics for p in self.points]),
             "points": [p.to_dict() for p in self.points],
         }
 

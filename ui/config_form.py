@@ -17,7 +17,7 @@ from engine.config import ContextSize, EngineConfig
 from engine.errors import ConfigError
 
 SECTIONS: tuple[str, ...] = ("summarization", "compaction", "recorded", "filesystem", "subagents", "todo", "dangling",
-                             "memory", "input_context", "model", "tokens", "general")
+                             "memory", "input_context", "model", "tokens", "cost", "general")
 LONG_TEXT = frozenset({"summary_prompt", "custom_prompt"})
 GENERAL_FIELDS = ("order",)
 

@@ -8,6 +8,7 @@ import sys
 
 from engine.commands import add_config_arguments, add_thread_arguments
 from engine.config import RECORDED_PRESET, load_config, preset
+from engine.cost import cost_against, cost_lines, run_cost
 from engine.formats import load_thread
 from engine.replay import replay
 from engine.run import Run
@@ -60,17 +61,22 @@ def run(args: argparse.Namespace) -> int:
     # A thread that recorded what its agent sent opens on the as-recorded run unless told otherwise.
     config = load_config(args.config, preset_name=args.preset, overrides=args.overrides, thread=thread)
     result = replay(thread, config)
-    whatif = None
+    whatif = baseline = None
     if has_recorded_baseline(thread) and config.preset != RECORDED_PRESET:
-        whatif = against_baseline(result, replay(thread, preset(RECORDED_PRESET)))
+        baseline = replay(thread, preset(RECORDED_PRESET))
+        whatif = against_baseline(result, baseline)
     out = sys.stderr if args.json_path == "-" else sys.stdout
-    lines = summary_lines(result)
+    lines = summary_lines(result) + cost_lines(run_cost(result))
     if whatif is not None:
         lines.append(f"vs recorded  {whatif.headline}")
     print("\n".join(lines), file=out)
     if args.json_path:
         report = result.to_report(include_views=not args.no_views)
-        report["against_recorded"] = whatif.to_dict() if whatif is not None else None
+        report["cost"] = run_cost(result).to_dict()
+        against = whatif.to_dict() if whatif is not None else None
+        if against is not None and baseline is not None:
+            against.update(cost_against(result, baseline))
+        report["against_recorded"] = against
         text = json.dumps(report, ensure_ascii=False, indent=1)
         if args.json_path == "-":
             sys.stdout.write(text + "\n")

@@ -11,7 +11,7 @@ from engine.formats import load_thread
 from engine.sweep import EXECUTORS, SweepResult, grid_from_args, sweep
 
 NAME = "sweep"
-HELP = "Replay threads over a grid of settings; peak view tokens vs retention vs summarizer cost."
+HELP = "Replay threads over a grid of settings; peak view tokens vs retention vs cost."
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -37,13 +37,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def table(result: SweepResult) -> list[str]:
     lines = [f"{len(result.points)} points x {len(result.thread_ids)} threads = {result.replays} replays "
              f"({result.executor}, {result.workers} workers, {result.elapsed_s:.1f} s); * = Pareto front",
-             f"  {'point':46} {'peak view':>10} {'retention':>9} {'drift':>6} {'calls':>6} {'summ. tokens':>13}"]
+             f"  {'point':46} {'peak view':>10} {'retention':>9} {'drift':>6} {'calls':>6} {'summ. tokens':>13} "
+             f"{'dollars':>10} {'hit rate':>8}"]
     for p in result.points:
         m = p.metrics
         ret = "n/a" if m["retention"] is None else f"{m['retention']:.3f}"
         drift = "n/a" if m["drift"] is None else f"{m['drift']:.3f}"
+        hit = "n/a" if m["hit_rate"] is None else f"{100 * m['hit_rate']:.1f}%"
         lines.append(f"{'*' if p.pareto else ' '} {p.point.label[:46]:46} {m['peak_view_tokens']:>10,} {ret:>9} "
-                     f"{drift:>6} {m['summarizer_calls']:>6} {m['summarizer_input_tokens']:>13,}")
+                     f"{drift:>6} {m['summarizer_calls']:>6} {m['summarizer_input_tokens']:>13,} "
+                     f"{'$' + format(m['dollars'], ',.4f'):>10} {hit:>8}")
     return lines
 
 

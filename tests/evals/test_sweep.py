@@ -13,6 +13,7 @@ from engine.sweep import (
     grid_from_args,
     grid_points,
     override_value,
+    cost_axis,
     pareto_indices,
     parse_grid_arg,
     run_metrics,
@@ -106,6 +107,33 @@ def test_pareto_front_exact() -> None:
     # 1 is dominated by 0; 4 by 2; 0 and 5 are equal, so neither dominates the other
     assert pareto_indices(metrics) == [0, 2, 3, 5]
     assert pareto_indices([m(10, None, 5), m(20, None, 5)]) == [0]
+
+
+def test_the_pareto_cost_axis_is_dollars_when_the_runs_are_priced() -> None:
+    def m(peak, summarizer_tokens, dollars):
+        return {"peak_view_tokens": peak, "retention": None, "summarizer_input_tokens": summarizer_tokens,
+                "dollars": dollars}
+
+    # point 1 reads fewer summarizer tokens but costs more: on the dollar axis point 0 dominates it
+    priced = [m(100, 500, 1.0), m(100, 100, 2.0)]
+    assert cost_axis(priced) == "dollars" and pareto_indices(priced) == [0]
+    assert pareto_indices(priced, cost="summarizer_input_tokens") == [1]
+    unpriced = [m(100, 500, 0.0), m(100, 100, 0.0)]
+    assert cost_axis(unpriced) == "summarizer_input_tokens" and pareto_indices(unpriced) == [1]
+
+
+def test_sweep_points_carry_the_cost_of_each_replay() -> None:
+    from engine.cost import run_cost
+    from engine.replay import replay
+
+    threads = [needle_thread()]
+    base = BASE.with_overrides(["model.name=claude-sonnet-4-5"])
+    result = sweep(threads, base, {"summarization.trigger": ["messages:6", "messages:12"]}, executor="serial")
+    for point in result.points:
+        single = run_cost(replay(threads[0], point.point.config(base))).totals()
+        assert point.metrics["dollars"] == single["dollars"] > 0
+        assert point.metrics["hit_rate"] == single["hit_rate"]
+    assert result.to_dict()["pareto_cost"] == "dollars"
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (optional extra)")

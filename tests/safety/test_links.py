@@ -43,7 +43,8 @@ def test_docs_list_exactly_the_allow_list_and_the_refused_keys() -> None:
 def test_refused_settings_never_come_from_a_link_and_never_go_into_one(key: str) -> None:
     value = {"memory.workspace": "/tmp/x", "memory.sources": "[/memories/a.md]", "summarization.history_dir": "/h",
              "summarization.summarizer": "openai:gpt-4o-mini", "summarization.model_name": "gpt-4o",
-             "compaction.summarizer": "openai:gpt-4o-mini"}[key]
+             "compaction.summarizer": "openai:gpt-4o-mini",
+             "cost.prices": "[{prefix: claude, input: 0, output: 0}]"}[key]
     config, errors = config_from_params({"preset": "stress", key: value})
     assert config == preset("stress")
     assert errors == [refusal(key)]

@@ -1,0 +1,431 @@
+"""What a run costs: per step the prompt cache's reads and writes, the bill in dollars, and its causes.
+
+`run_cost(run)` prices every model call of a run (computed once per Run, lazily: the replay loop
+never pays for it):
+
+- **modelled** cache use per step: the run's requests fed to the provider's prompt cache
+  (engine.cache_run, engine.cache), so any what-if says what it would have read and written;
+- **recorded** cache use per step, on the as-recorded run of a thread whose source recorded it
+  (Claude Code's `cache_read_input_tokens`, `cache_creation` by TTL; OpenAI's `cached_tokens`);
+- the **bill**: uncached input, cache reads, cache writes (at the TTL's price) and output, in US
+  dollars from engine/data/prices.yaml (or the config's `cost.prices`), per step and cumulative;
+- **summarizer calls**: a compaction's own model call. Claude Code's compaction (recorded, or our
+  `claude-code` policy) is a fork of the conversation — the same prefix plus the compact prompt —
+  so it reads the cache the previous call left (the recorded sessions' compaction calls read
+  164,830 and 166,873 tokens from it); LangChain's summarization calls the model with a prompt of
+  its own (no breakpoints: all of it uncached input): the summarized messages, within
+  `trim_tokens_to_summarize`, and the summary prompt. A recorded call is priced from its usage.
+- **why the cache missed**, per step (`cause`): `compaction`, `edit`, `thinking stripped`, the layer
+  whose event rewrote the prefix, `prefix changed`, `ttl` or `lookback`; `first call` for the first.
+
+Output tokens are the larger of the recorded count and our count of the response: Claude Code
+writes a response's usage before the response ends, so its recorded output can fall short.
+The per-compaction account (saved input, cache misses, summarizer, paid back after N steps) is in
+engine.payback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT
+from langchain_core.messages import BaseMessage, HumanMessage
+
+from engine.cache import CacheRules, CacheUse, PromptCache
+from engine.cache_run import RequestBuilder, cache_rules, default_boundary, step_time
+from engine.events import Event
+from engine.policies.claude_code import SUMMARY_PROMPT as FORK_PROMPT
+from engine.prices import PER_MILLION, Price, price_for, table_checked
+from engine.run import Run, StepRecord
+from engine.thread import RecordedUsage
+from engine.whatif import COMPACTION_EVENTS
+
+COST_KEY = "cost"
+# Claude Code's compact request: the conversation so far plus this instruction (services/compact/prompt.ts).
+_FORK_MESSAGE = HumanMessage(content=FORK_PROMPT, id="ctxi-compact-prompt")
+
+
+@dataclass(frozen=True)
+class Bill:
+    """US dollars of one call, by kind of token."""
+
+    input: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+    output: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return self.input + self.cache_read + self.cache_write + self.output
+
+    def to_dict(self) -> dict[str, float]:
+        return {"input": _usd(self.input), "cache_read": _usd(self.cache_read), "cache_write": _usd(self.cache_write),
+                "output": _usd(self.output), "total": _usd(self.total)}
+
+
+def _usd(x: float) -> float:
+    return round(x, 6)
+
+
+def _write_price(price: Price, ttl: str) -> float:
+    return price.cache_write_1h if ttl == "1h" else price.cache_write_5m
+
+
+def price_use(use: CacheUse, output_tokens: int, price: Price | None) -> Bill:
+    """The bill of a modelled call."""
+    if price is None:
+        return Bill()
+    return Bill(input=use.uncached * price.input / PER_MILLION, cache_read=use.read * price.cache_read / PER_MILLION,
+                cache_write=use.write * _write_price(price, use.ttl) / PER_MILLION,
+                output=output_tokens * price.output / PER_MILLION)
+
+
+def price_recorded(usage: RecordedUsage, output_tokens: int, price: Price | None, ttl: str) -> Bill:
+    """The bill of a recorded call (writes by TTL when the split is recorded)."""
+    if price is None:
+        return Bill()
+    created = usage.cache_creation_input_tokens or 0
+    five, hour = usage.cache_creation_5m_tokens, usage.cache_creation_1h_tokens
+    if five is None and hour is None:
+        write = created * _write_price(price, ttl)
+    else:
+        write = (five or 0) * price.cache_write_5m + (hour or 0) * price.cache_write_1h
+    return Bill(input=(usage.input_tokens or 0) * price.input / PER_MILLION,
+                cache_read=(usage.cache_read_input_tokens or 0) * price.cache_read / PER_MILLION,
+                cache_write=write / PER_MILLION, output=output_tokens * price.output / PER_MILLION)
+
+
+def recorded_dict(usage: RecordedUsage) -> dict[str, Any]:
+    total = usage.context_tokens or 0
+    read = usage.cache_read_input_tokens or 0
+    return {"input": usage.input_tokens, "cache_read": usage.cache_read_input_tokens,
+            "cache_write": usage.cache_creation_input_tokens, "cache_write_5m": usage.cache_creation_5m_tokens,
+            "cache_write_1h": usage.cache_creation_1h_tokens, "output": usage.output_tokens,
+            "hit_rate": round(read / total, 4) if total else None}
+
+
+@dataclass
+class SummarizerCall:
+    """A compaction's own model call, priced."""
+
+    step: int  # it ran just before this step's request
+    layer: str
+    style: str  # "fork" (the conversation plus the compact prompt) or "separate" (a prompt of its own)
+    input_tokens: int
+    output_tokens: int
+    bill: Bill
+    cache: CacheUse | None = None
+    recorded: dict[str, Any] | None = None
+    recorded_bill: Bill | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"step": self.step, "layer": self.layer, "style": self.style, "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens, "cache": self.cache.to_dict() if self.cache else None,
+                "dollars": self.bill.to_dict(), "recorded": self.recorded,
+                "recorded_dollars": self.recorded_bill.to_dict() if self.recorded_bill else None}
+
+
+@dataclass
+class StepCost:
+    step: int
+    message_id: str
+    cache: CacheUse
+    output_tokens: int
+    bill: Bill
+    cumulative: float
+    cause: str | None
+    recorded: dict[str, Any] | None = None
+    recorded_bill: Bill | None = None
+    recorded_cumulative: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"step": self.step, "message_id": self.message_id, "cache": self.cache.to_dict(),
+                "cause": self.cause, "output_tokens": self.output_tokens,
+                "dollars": {**self.bill.to_dict(), "cumulative": _usd(self.cumulative)},
+                "recorded": self.recorded,
+                "recorded_dollars": None if self.recorded_bill is None else
+                {**self.recorded_bill.to_dict(), "cumulative": _usd(self.recorded_cumulative or 0.0)}}
+
+
+@dataclass
+class RunCost:
+    """The cost of a run (see the module docstring); `to_dict()` is its JSON."""
+
+    model: str | None
+    price: Price | None
+    rules: CacheRules
+    boundary: int | None
+    timed: bool
+    recorded_applies: bool
+    steps: list[StepCost]
+    summarizer_calls: list[SummarizerCall]
+    compactions: list[Any] = field(default_factory=list)  # engine.payback.CompactionCost
+    accounted: bool = False  # the compaction accounts were computed
+
+    def total(self) -> float:
+        return sum(s.bill.total for s in self.steps) + sum(c.bill.total for c in self.summarizer_calls)
+
+    def totals(self) -> dict[str, Any]:
+        read = sum(s.cache.read for s in self.steps)
+        sent = sum(s.cache.total for s in self.steps)
+        out: dict[str, Any] = {
+            "dollars": _usd(self.total()),
+            "calls_dollars": _usd(sum(s.bill.total for s in self.steps)),
+            "summarizer_dollars": _usd(sum(c.bill.total for c in self.summarizer_calls)),
+            "input_dollars": _usd(sum(s.bill.input for s in self.steps)),
+            "cache_read_dollars": _usd(sum(s.bill.cache_read for s in self.steps)),
+            "cache_write_dollars": _usd(sum(s.bill.cache_write for s in self.steps)),
+            "output_dollars": _usd(sum(s.bill.output for s in self.steps)),
+            "input_tokens": sent, "cache_read_tokens": read,
+            "cache_write_tokens": sum(s.cache.write for s in self.steps),
+            "uncached_tokens": sum(s.cache.uncached for s in self.steps),
+            "output_tokens": sum(s.output_tokens for s in self.steps),
+            "hit_rate": round(read / sent, 4) if sent else None,
+            "lost_tokens": {cause: sum(s.cache.lost for s in self.steps if s.cause == cause)
+                            for cause in sorted({s.cause for s in self.steps if s.cause and s.cache.lost})},
+        }
+        if self.accounted:
+            out["compactions"] = len(self.compactions)
+            out["compaction_net_dollars"] = _usd(sum(c.net_dollars for c in self.compactions))
+        recorded = [s for s in self.steps if s.recorded_bill is not None]
+        if self.recorded_applies and recorded:
+            rec_read = sum((s.recorded or {}).get("cache_read") or 0 for s in recorded)
+            rec_sent = sum(s.cache.total for s in recorded)
+            out["recorded_dollars"] = _usd(sum(s.recorded_bill.total for s in recorded if s.recorded_bill)
+                                           + sum(c.recorded_bill.total for c in self.summarizer_calls if c.recorded_bill))
+            out["recorded_hit_rate"] = round(rec_read / rec_sent, 4) if rec_sent else None
+            out["recorded_steps"] = len(recorded)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "price": self.price.to_dict() if self.price else None,
+            "prices_checked": table_checked(),
+            "cache": {"provider": self.rules.kind, "ttl": self.rules.ttl, "min_tokens": self.rules.min_tokens,
+                      "prompt_prefix_tokens": self.boundary, "timed": self.timed},
+            "steps": [s.to_dict() for s in self.steps],
+            "summarizer_calls": [c.to_dict() for c in self.summarizer_calls],
+            "compactions": [c.to_dict() for c in self.compactions],
+            "totals": self.totals(),
+        }
+
+
+def is_compaction(event: Event) -> bool:
+    return (event.layer, event.kind) in COMPACTION_EVENTS or bool(event.payload.get("compacts"))
+
+
+def priced_model(run: Run) -> str | None:
+    cost = getattr(run.config, "cost", None)
+    if cost is not None and cost.model:
+        return str(cost.model)
+    if run.config.model.name:
+        return run.config.model.name
+    return run.thread.model or next((u.model for u in run.thread.usage.values() if u.model), None)
+
+
+def output_tokens(run: Run, step: StepRecord) -> int:
+    counted = run.counter.count_message(step.response) if step.response is not None else 0
+    usage = run.thread.usage.get(step.message_id)
+    recorded = usage.output_tokens if usage is not None and usage.output_tokens else 0
+    return max(counted, recorded)
+
+
+def is_as_recorded(run: Run) -> bool:
+    """The run reproduces what the source agent sent (only the recorded layer): recorded usage applies."""
+    config = run.config
+    return tuple(config.order) == ("recorded",) and config.recorded.enabled and run.calibration is not None
+
+
+def _cause(step: StepRecord, use: CacheUse, first_changed: BaseMessage | None) -> str | None:
+    if use.rewritten:
+        if any(is_compaction(e) for e in step.events):
+            return "compaction"
+        if any(e.kind == "edit" or e.layer == "context_editing" for e in step.events):
+            return "edit"
+        if first_changed is not None and first_changed.additional_kwargs.get("ctxi_thinking_stripped"):
+            return "thinking stripped"
+        rewriting = [e for e in step.events if e.layer not in ("input_context", "memory")]
+        return f"{rewriting[0].layer}.{rewriting[0].kind}" if rewriting else "prefix changed"
+    if use.expired:
+        return "ttl"
+    if use.out_of_window:
+        return "lookback"
+    return None
+
+
+def _first_changed(previous: list[str] | None, keys: list[str], view: list[BaseMessage], offset: int) -> BaseMessage | None:
+    if previous is None:
+        return None
+    n = next((i for i, (a, b) in enumerate(zip(previous, keys, strict=False)) if a != b), None)
+    if n is None or n - offset < 0 or n - offset >= len(view):
+        return None
+    return view[n - offset]
+
+
+def _recorded_calls(run: Run) -> list[dict[str, Any]]:
+    """The usage of the source's recorded compaction calls, in order (Claude Code's acompact files)."""
+    out = []
+    for call in run.thread.extra.get("compaction_calls") or []:
+        usage = (call.get("thread") or {}).get("usage") or {}
+        if usage:
+            out.append(next(iter(usage.values())))
+    return out
+
+
+def history_before(run: Run, step: StepRecord, event: Event) -> list[BaseMessage]:
+    """What the thread added after the previous call and before the compaction took effect (the
+    previous response, its tool results): with the previous request, the history it replaced."""
+    if step.index == 0:
+        return []
+    prev = run.steps[step.index - 1]
+    cut = event.payload.get("message_index")
+    end = cut if isinstance(cut, int) and prev.message_index <= cut <= step.message_index else step.message_index
+    return [m for m in run.thread.messages[prev.message_index:end] if m.type != "system"]
+
+
+def _separate_input(run: Run, step: StepRecord, event: Event) -> int:
+    """What LangChain's summary call reads: the summarized messages (their counts are already cached;
+    within `trim_tokens_to_summarize`) and the prompt around them."""
+    removed = set(event.payload.get("removed_ids") or ())
+    pool: list[BaseMessage] = [*(run.steps[step.index - 1].state if step.index else ()),
+                               *history_before(run, step, event)]
+    seen: set[str | None] = set()
+    tokens = 0
+    for m in pool:
+        if m.id in removed and m.id not in seen:
+            seen.add(m.id)
+            tokens += run.counter.count_message(m)
+    summarization = run.config.summarization
+    trim = summarization.trim_tokens_to_summarize
+    if trim is not None:
+        tokens = min(tokens, trim)
+    return tokens + run.counter.count_text(summarization.summary_prompt or DEFAULT_SUMMARY_PROMPT)
+
+
+def _summary_text(event: Event) -> str:
+    p = event.payload
+    return str(p.get("summary") or p.get("summary_text") or "")
+
+
+def run_cost(run: Run, *, accounts: bool = True) -> RunCost:
+    """The cost of `run`, computed once and kept on the run. `accounts=False` skips the per-compaction
+    counterfactuals (engine.payback), for sweeps that only compare dollars."""
+    hit = run.derived.get(COST_KEY)
+    if isinstance(hit, RunCost) and (hit.accounted or not accounts):
+        return hit
+    result = _compute(run, accounts)
+    run.derived[COST_KEY] = result
+    return result
+
+
+def _compute(run: Run, accounts: bool) -> RunCost:
+    from engine.payback import compaction_costs  # the counterfactual streams need this module's prices
+
+    thread = run.thread
+    model = priced_model(run)
+    cost_config = getattr(run.config, "cost", None)
+    price = price_for(model, overrides=cost_config.prices if cost_config is not None else ())
+    rules = cache_rules(thread, run.config, model)
+    boundary = default_boundary(run)
+    builder = RequestBuilder(run, boundary)
+    cache = PromptCache(rules)
+    recorded_applies = is_as_recorded(run)
+    recorded_calls = _recorded_calls(run) if recorded_applies else []
+    steps: list[StepCost] = []
+    calls: list[SummarizerCall] = []
+    snapshots: dict[int, PromptCache] = {}
+    total = 0.0
+    recorded_total = 0.0
+    prev_keys: list[str] | None = None
+    timed = False
+    for step in run.steps:
+        when = step_time(thread, step)
+        timed = timed or when is not None
+        compactions = [e for e in step.events if is_compaction(e)]
+        if compactions:
+            snapshots[step.index] = cache.copy()
+        for event in compactions:
+            call = _summarizer_call(run, builder, cache, step, event, when, price, rules, recorded_calls)
+            if call is not None:
+                calls.append(call)
+                total += call.bill.total
+                if call.recorded_bill is not None:
+                    recorded_total += call.recorded_bill.total
+        request = builder.request(step, time_s=when)
+        keys = [b.key for b in request.blocks]
+        use = cache.send(request)
+        out = output_tokens(run, step)
+        bill = price_use(use, out, price)
+        total += bill.total
+        offset = len(request.blocks) - len(step.view)
+        cause = "first call" if prev_keys is None else _cause(step, use, _first_changed(prev_keys, keys, list(step.view), offset))
+        entry = StepCost(step.index, step.message_id, use, out, bill, total, cause)
+        usage = thread.usage.get(step.message_id)
+        if recorded_applies and usage is not None and usage.context_tokens is not None:
+            entry.recorded = recorded_dict(usage)
+            entry.recorded_bill = price_recorded(usage, out, price, rules.ttl)
+            recorded_total += entry.recorded_bill.total
+            entry.recorded_cumulative = recorded_total
+        steps.append(entry)
+        prev_keys = keys
+    result = RunCost(model, price, rules, boundary, timed, recorded_applies, steps, calls)
+    if accounts:
+        result.compactions = compaction_costs(run, result, builder, snapshots)
+        result.accounted = True
+    return result
+
+
+def _summarizer_call(run: Run, builder: RequestBuilder, cache: PromptCache, step: StepRecord, event: Event,
+                     when: float | None, price: Price | None, rules: CacheRules,
+                     recorded_calls: list[dict[str, Any]]) -> SummarizerCall | None:
+    """Price a compaction's own model call (see the module docstring)."""
+    summary = _summary_text(event)
+    out = run.counter.count_text(summary) if summary else 0
+    if event.layer == "recorded" and event.payload.get("compaction_kind") == "trim":
+        return None  # dropped, no summary written
+    if event.layer == "summarization":
+        tokens = _separate_input(run, step, event)
+        bill = Bill(input=tokens * price.input / PER_MILLION, output=out * price.output / PER_MILLION) if price else Bill()
+        return SummarizerCall(step.index, event.layer, "separate", tokens, out, bill)
+    if step.index == 0:
+        return None
+    prev = run.steps[step.index - 1]
+    request = builder.request(prev, [*history_before(run, step, event), _FORK_MESSAGE], label=f"summarizer before step {step.index}", time_s=when)
+    use = cache.send(request)
+    call = SummarizerCall(step.index, event.layer, "fork", request.total, out, price_use(use, out, price), use)
+    if event.layer == "recorded" and recorded_calls:
+        raw = recorded_calls.pop(0)
+        usage = RecordedUsage.from_dict(raw)
+        call.output_tokens = max(out, usage.output_tokens or 0)
+        call.bill = price_use(use, call.output_tokens, price)
+        call.recorded = recorded_dict(usage)
+        call.recorded_bill = price_recorded(usage, call.output_tokens, price, rules.ttl)
+    return call
+
+
+def cost_lines(cost: RunCost) -> list[str]:
+    """The CLI summary's cost lines."""
+    t = cost.totals()
+    hit = f"{100 * t['hit_rate']:.1f}%" if t["hit_rate"] is not None else "-"
+    where = cost.price.prefix if cost.price else "no price for this model (add cost.prices)"
+    lines = [f"cost         ${t['dollars']:,.4f} modelled ({cost.rules.kind} cache, {cost.rules.ttl}, priced as {where}); "
+             f"cache hit rate {hit}"]
+    if "recorded_dollars" in t:
+        rec = f"{100 * t['recorded_hit_rate']:.1f}%" if t["recorded_hit_rate"] is not None else "-"
+        lines.append(f"recorded     ${t['recorded_dollars']:,.4f} from the recorded usage; cache hit rate {rec}")
+    lines += [f"compaction   {c.headline}" for c in cost.compactions]
+    return lines
+
+
+def cost_against(run: Run, baseline: Run) -> dict[str, Any]:
+    """Dollars of a what-if next to its as-recorded baseline (both modelled, so they compare)."""
+    mine, theirs = run_cost(run).totals(), run_cost(baseline).totals()
+    return {"dollars": mine["dollars"], "baseline_dollars": theirs["dollars"],
+            "dollars_delta": _usd(mine["dollars"] - theirs["dollars"]),
+            "hit_rate": mine["hit_rate"], "baseline_hit_rate": theirs["hit_rate"]}
+
+
+__all__ = ["Bill", "cost_against", "cost_lines", "RunCost", "StepCost", "SummarizerCall", "history_before", "is_as_recorded", "price_recorded", "price_use",
+           "run_cost"]
