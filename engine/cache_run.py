@@ -221,9 +221,6 @@ def simulate_run(run: Run, rules: CacheRules | None = None, boundary: int | None
     return [cache.send(builder.request(s)) for s in run.steps]
 
 
-
-
-
 def reproduction(run: Run, tolerance: float = 0.05) -> list[dict[str, Any]]:
     """The modelled cache read of every recorded step after the first next to the recorded one.
 

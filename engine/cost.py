@@ -32,77 +32,19 @@ from typing import Any
 from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from engine.bill import Bill, price_recorded, price_use, recorded_dict, usd
 from engine.cache import CacheRules, CacheUse, PromptCache
 from engine.cache_run import RequestBuilder, cache_rules, default_boundary, step_time
 from engine.events import Event
+from engine.payback import compaction_costs, history_before, is_compaction
 from engine.policies.claude_code import SUMMARY_PROMPT as FORK_PROMPT
 from engine.prices import PER_MILLION, Price, price_for, table_checked
 from engine.run import Run, StepRecord
 from engine.thread import RecordedUsage
-from engine.whatif import COMPACTION_EVENTS
 
 COST_KEY = "cost"
 # Claude Code's compact request: the conversation so far plus this instruction (services/compact/prompt.ts).
 _FORK_MESSAGE = HumanMessage(content=FORK_PROMPT, id="ctxi-compact-prompt")
-
-
-@dataclass(frozen=True)
-class Bill:
-    """US dollars of one call, by kind of token."""
-
-    input: float = 0.0
-    cache_read: float = 0.0
-    cache_write: float = 0.0
-    output: float = 0.0
-
-    @property
-    def total(self) -> float:
-        return self.input + self.cache_read + self.cache_write + self.output
-
-    def to_dict(self) -> dict[str, float]:
-        return {"input": _usd(self.input), "cache_read": _usd(self.cache_read), "cache_write": _usd(self.cache_write),
-                "output": _usd(self.output), "total": _usd(self.total)}
-
-
-def _usd(x: float) -> float:
-    return round(x, 6)
-
-
-def _write_price(price: Price, ttl: str) -> float:
-    return price.cache_write_1h if ttl == "1h" else price.cache_write_5m
-
-
-def price_use(use: CacheUse, output_tokens: int, price: Price | None) -> Bill:
-    """The bill of a modelled call."""
-    if price is None:
-        return Bill()
-    return Bill(input=use.uncached * price.input / PER_MILLION, cache_read=use.read * price.cache_read / PER_MILLION,
-                cache_write=use.write * _write_price(price, use.ttl) / PER_MILLION,
-                output=output_tokens * price.output / PER_MILLION)
-
-
-def price_recorded(usage: RecordedUsage, output_tokens: int, price: Price | None, ttl: str) -> Bill:
-    """The bill of a recorded call (writes by TTL when the split is recorded)."""
-    if price is None:
-        return Bill()
-    created = usage.cache_creation_input_tokens or 0
-    five, hour = usage.cache_creation_5m_tokens, usage.cache_creation_1h_tokens
-    if five is None and hour is None:
-        write = created * _write_price(price, ttl)
-    else:
-        write = (five or 0) * price.cache_write_5m + (hour or 0) * price.cache_write_1h
-    return Bill(input=(usage.input_tokens or 0) * price.input / PER_MILLION,
-                cache_read=(usage.cache_read_input_tokens or 0) * price.cache_read / PER_MILLION,
-                cache_write=write / PER_MILLION, output=output_tokens * price.output / PER_MILLION)
-
-
-def recorded_dict(usage: RecordedUsage) -> dict[str, Any]:
-    total = usage.context_tokens or 0
-    read = usage.cache_read_input_tokens or 0
-    return {"input": usage.input_tokens, "cache_read": usage.cache_read_input_tokens,
-            "cache_write": usage.cache_creation_input_tokens, "cache_write_5m": usage.cache_creation_5m_tokens,
-            "cache_write_1h": usage.cache_creation_1h_tokens, "output": usage.output_tokens,
-            "hit_rate": round(read / total, 4) if total else None}
 
 
 @dataclass
@@ -142,10 +84,10 @@ class StepCost:
     def to_dict(self) -> dict[str, Any]:
         return {"step": self.step, "message_id": self.message_id, "cache": self.cache.to_dict(),
                 "cause": self.cause, "output_tokens": self.output_tokens,
-                "dollars": {**self.bill.to_dict(), "cumulative": _usd(self.cumulative)},
+                "dollars": {**self.bill.to_dict(), "cumulative": usd(self.cumulative)},
                 "recorded": self.recorded,
                 "recorded_dollars": None if self.recorded_bill is None else
-                {**self.recorded_bill.to_dict(), "cumulative": _usd(self.recorded_cumulative or 0.0)}}
+                {**self.recorded_bill.to_dict(), "cumulative": usd(self.recorded_cumulative or 0.0)}}
 
 
 @dataclass
@@ -170,13 +112,13 @@ class RunCost:
         read = sum(s.cache.read for s in self.steps)
         sent = sum(s.cache.total for s in self.steps)
         out: dict[str, Any] = {
-            "dollars": _usd(self.total()),
-            "calls_dollars": _usd(sum(s.bill.total for s in self.steps)),
-            "summarizer_dollars": _usd(sum(c.bill.total for c in self.summarizer_calls)),
-            "input_dollars": _usd(sum(s.bill.input for s in self.steps)),
-            "cache_read_dollars": _usd(sum(s.bill.cache_read for s in self.steps)),
-            "cache_write_dollars": _usd(sum(s.bill.cache_write for s in self.steps)),
-            "output_dollars": _usd(sum(s.bill.output for s in self.steps)),
+            "dollars": usd(self.total()),
+            "calls_dollars": usd(sum(s.bill.total for s in self.steps)),
+            "summarizer_dollars": usd(sum(c.bill.total for c in self.summarizer_calls)),
+            "input_dollars": usd(sum(s.bill.input for s in self.steps)),
+            "cache_read_dollars": usd(sum(s.bill.cache_read for s in self.steps)),
+            "cache_write_dollars": usd(sum(s.bill.cache_write for s in self.steps)),
+            "output_dollars": usd(sum(s.bill.output for s in self.steps)),
             "input_tokens": sent, "cache_read_tokens": read,
             "cache_write_tokens": sum(s.cache.write for s in self.steps),
             "uncached_tokens": sum(s.cache.uncached for s in self.steps),
@@ -187,12 +129,12 @@ class RunCost:
         }
         if self.accounted:
             out["compactions"] = len(self.compactions)
-            out["compaction_net_dollars"] = _usd(sum(c.net_dollars for c in self.compactions))
+            out["compaction_net_dollars"] = usd(sum(c.net_dollars for c in self.compactions))
         recorded = [s for s in self.steps if s.recorded_bill is not None]
         if self.recorded_applies and recorded:
             rec_read = sum((s.recorded or {}).get("cache_read") or 0 for s in recorded)
             rec_sent = sum(s.cache.total for s in recorded)
-            out["recorded_dollars"] = _usd(sum(s.recorded_bill.total for s in recorded if s.recorded_bill)
+            out["recorded_dollars"] = usd(sum(s.recorded_bill.total for s in recorded if s.recorded_bill)
                                            + sum(c.recorded_bill.total for c in self.summarizer_calls if c.recorded_bill))
             out["recorded_hit_rate"] = round(rec_read / rec_sent, 4) if rec_sent else None
             out["recorded_steps"] = len(recorded)
@@ -210,10 +152,6 @@ class RunCost:
             "compactions": [c.to_dict() for c in self.compactions],
             "totals": self.totals(),
         }
-
-
-def is_compaction(event: Event) -> bool:
-    return (event.layer, event.kind) in COMPACTION_EVENTS or bool(event.payload.get("compacts"))
 
 
 def priced_model(run: Run) -> str | None:
@@ -274,17 +212,6 @@ def _recorded_calls(run: Run) -> list[dict[str, Any]]:
     return out
 
 
-def history_before(run: Run, step: StepRecord, event: Event) -> list[BaseMessage]:
-    """What the thread added after the previous call and before the compaction took effect (the
-    previous response, its tool results): with the previous request, the history it replaced."""
-    if step.index == 0:
-        return []
-    prev = run.steps[step.index - 1]
-    cut = event.payload.get("message_index")
-    end = cut if isinstance(cut, int) and prev.message_index <= cut <= step.message_index else step.message_index
-    return [m for m in run.thread.messages[prev.message_index:end] if m.type != "system"]
-
-
 def _separate_input(run: Run, step: StepRecord, event: Event) -> int:
     """What LangChain's summary call reads: the summarized messages (their counts are already cached;
     within `trim_tokens_to_summarize`) and the prompt around them."""
@@ -321,8 +248,6 @@ def run_cost(run: Run, *, accounts: bool = True) -> RunCost:
 
 
 def _compute(run: Run, accounts: bool) -> RunCost:
-    from engine.payback import compaction_costs  # the counterfactual streams need this module's prices
-
     thread = run.thread
     model = priced_model(run)
     cost_config = getattr(run.config, "cost", None)
@@ -372,7 +297,12 @@ def _compute(run: Run, accounts: bool) -> RunCost:
         prev_keys = keys
     result = RunCost(model, price, rules, boundary, timed, recorded_applies, steps, calls)
     if accounts:
-        result.compactions = compaction_costs(run, result, builder, snapshots)
+        summarizer: dict[int, float] = {}
+        for call in calls:
+            summarizer[call.step] = summarizer.get(call.step, 0.0) + call.bill.total
+        result.compactions = compaction_costs(
+            run, price=price, rules=rules, steps=[(s.cache, s.bill, s.output_tokens) for s in steps],
+            summarizer=summarizer, builder=builder, snapshots=snapshots)
         result.accounted = True
     return result
 
@@ -423,7 +353,7 @@ def cost_against(run: Run, baseline: Run) -> dict[str, Any]:
     """Dollars of a what-if next to its as-recorded baseline (both modelled, so they compare)."""
     mine, theirs = run_cost(run).totals(), run_cost(baseline).totals()
     return {"dollars": mine["dollars"], "baseline_dollars": theirs["dollars"],
-            "dollars_delta": _usd(mine["dollars"] - theirs["dollars"]),
+            "dollars_delta": usd(mine["dollars"] - theirs["dollars"]),
             "hit_rate": mine["hit_rate"], "baseline_hit_rate": theirs["hit_rate"]}
 
 

@@ -26,16 +26,19 @@ compacting): `window_exceeded_step` says where; the account still runs to the ho
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from engine.cache import PromptCache, Request
+from langchain_core.messages import BaseMessage
+
+from engine.bill import Bill, price_use, write_price
+from engine.cache import CacheRules, CacheUse, PromptCache, Request
 from engine.cache_run import RequestBuilder, step_time
-from engine.prices import PER_MILLION
-
-if TYPE_CHECKING:
-    from engine.cost import RunCost
-    from engine.run import Run
+from engine.events import Event
+from engine.prices import PER_MILLION, Price
+from engine.run import Run, StepRecord
+from engine.whatif import COMPACTION_EVENTS
 
 
 @dataclass
@@ -80,11 +83,30 @@ class CompactionCost:
                 "priced": self.priced, "headline": self.headline, "per_step": self.per_step}
 
 
-def compaction_costs(run: Run, cost: RunCost, builder: RequestBuilder,
-                     snapshots: dict[int, PromptCache]) -> list[CompactionCost]:
-    """One account per step a compaction took effect at (steps after the first; see the module docstring)."""
-    from engine.cost import history_before, is_compaction, price_use
+def is_compaction(event: Event) -> bool:
+    return (event.layer, event.kind) in COMPACTION_EVENTS or bool(event.payload.get("compacts"))
 
+
+def history_before(run: Run, step: StepRecord, event: Event) -> list[BaseMessage]:
+    """What the thread added after the previous call and before the compaction took effect (the
+    previous response, its tool results): with the previous request, the history it replaced."""
+    if step.index == 0:
+        return []
+    prev = run.steps[step.index - 1]
+    cut = event.payload.get("message_index")
+    end = cut if isinstance(cut, int) and prev.message_index <= cut <= step.message_index else step.message_index
+    return [m for m in run.thread.messages[prev.message_index:end] if m.type != "system"]
+
+
+
+def compaction_costs(run: Run, *, price: Price | None, rules: CacheRules, steps: Sequence[tuple[CacheUse, Bill, int]],
+                     summarizer: dict[int, float], builder: RequestBuilder,
+                     snapshots: dict[int, PromptCache]) -> list[CompactionCost]:
+    """One account per step a compaction took effect at (steps after the first; see the module docstring).
+
+    `steps`: per step of the run its (cache use, bill, output tokens); `summarizer`: the dollars of the
+    summarizer calls made before each step; `snapshots`: the cache before each compaction step.
+    """
     starts = [s.index for s in run.steps if any(is_compaction(e) for e in s.events)]
     out: list[CompactionCost] = []
     for n, c in enumerate(starts):
@@ -99,9 +121,8 @@ def compaction_costs(run: Run, cost: RunCost, builder: RequestBuilder,
         made = {m.id for m in run.steps[c].view
                 if builder.block(m).key not in base_keys and m.id not in later_ids}
         cache = snapshots[c].copy()
-        price = cost.price
-        summarizer = sum(call.bill.total for call in cost.summarizer_calls if call.step == c)
-        running = -summarizer
+        summarizer_dollars = summarizer.get(c, 0.0)
+        running = -summarizer_dollars
         saved_tokens = 0
         saved = 0.0
         paid_back: int | None = None
@@ -114,12 +135,12 @@ def compaction_costs(run: Run, cost: RunCost, builder: RequestBuilder,
             kept = tuple(b for m, b in zip(step.view, body, strict=True) if b.key not in base_keys and m.id not in made)
             request = Request(base.blocks + kept, step_time(run.thread, step), f"without the compaction, step {k}")
             use = cache.send(request)
-            actual = cost.steps[k]
-            without = price_use(use, actual.output_tokens, price)
-            delta_dollars = without.total - actual.bill.total
-            delta_tokens = use.total - actual.cache.total
+            actual_use, actual_bill, output = steps[k]
+            without = price_use(use, output, price)
+            delta_dollars = without.total - actual_bill.total
+            delta_tokens = use.total - actual_use.total
             if k == c:
-                miss_tokens = max(0, actual.cache.write - sum(b.tokens for b in kept))
+                miss_tokens = max(0, actual_use.write - sum(b.tokens for b in kept))
             if exceeded is None and use.total > run.window_tokens:
                 exceeded = k
             saved_tokens += delta_tokens
@@ -127,19 +148,17 @@ def compaction_costs(run: Run, cost: RunCost, builder: RequestBuilder,
             running += delta_dollars
             if price is not None and paid_back is None and running >= 0:
                 paid_back = k - c + 1
-            per_step.append({"step": k, "tokens_without": use.total, "tokens": actual.cache.total,
-                             "dollars_without": round(without.total, 6), "dollars": round(actual.bill.total, 6),
+            per_step.append({"step": k, "tokens_without": use.total, "tokens": actual_use.total,
+                             "dollars_without": round(without.total, 6), "dollars": round(actual_bill.total, 6),
                              "net_dollars": round(running, 6)})
-        write_price = (price.cache_write_1h if cost.rules.ttl == "1h" else price.cache_write_5m) if price else 0.0
-        if cost.rules.kind != "anthropic":
-            write_price = price.input if price else 0.0
-        miss = miss_tokens * write_price / PER_MILLION
+        per_token = 0.0 if price is None else (write_price(price, rules.ttl) if rules.kind == "anthropic" else price.input)
+        miss = miss_tokens * per_token / PER_MILLION
         out.append(CompactionCost(
             step=c, layer=event.layer, kind=event.kind, horizon_steps=end - c, saved_tokens=saved_tokens,
             saved_dollars=saved + miss, cache_miss_tokens=miss_tokens, cache_miss_dollars=miss,
-            summarizer_dollars=summarizer, net_dollars=saved - summarizer, paid_back_after=paid_back,
+            summarizer_dollars=summarizer_dollars, net_dollars=saved - summarizer_dollars, paid_back_after=paid_back,
             window_exceeded_step=exceeded, per_step=per_step, priced=price is not None))
     return out
 
 
-__all__ = ["CompactionCost", "compaction_costs"]
+__all__ = ["CompactionCost", "compaction_costs", "history_before", "is_compaction"]

@@ -50,7 +50,7 @@ def test_each_step_is_billed_as_reads_of_the_previous_request_and_writes_of_the_
     assert views[0] > 1024  # the system prompt alone is over Sonnet 4.5's 1,024-token minimum
     outputs = [run.counter.count_message(s.response) for s in run.steps]
     expected_total = 0.0
-    for k, (step, entry) in enumerate(zip(run.steps, cost.steps, strict=True)):
+    for k, entry in enumerate(cost.steps):
         read = views[k - 1] if k else 0
         write = views[k] - read
         assert (entry.cache.read, entry.cache.write, entry.cache.uncached) == (read, write, 0)

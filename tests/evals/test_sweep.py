@@ -10,10 +10,10 @@ from engine.config import preset
 from engine.errors import ConfigError
 from engine.replay import replay
 from engine.sweep import (
+    cost_axis,
     grid_from_args,
     grid_points,
     override_value,
-    cost_axis,
     pareto_indices,
     parse_grid_arg,
     run_metrics,
