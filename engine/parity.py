@@ -27,7 +27,7 @@ from engine.events import recording
 from engine.kinds import message_kind
 from engine.layers import LayerContext, build_layers
 from engine.thread import Thread
-from engine.tokens import TokenCounter, counter_for_thread
+from engine.tokens import TokenCounter, counter_for_thread, tool_schema
 from engine.vfs import VirtualFilesystem
 
 
@@ -100,6 +100,23 @@ class Observer(AgentMiddleware):
         return response
 
 
+def recorded_tools(thread: Thread, results: dict[str, ToolMessage]) -> list[RecordedResultTool]:
+    """One tool per name the thread declares or calls: a declared one carries the thread's schema (so the
+    request's tool tokens, and any trigger counting them, are the replay's), in the thread's order."""
+    tools: list[RecordedResultTool] = []
+    seen: set[str] = set()
+    for spec in thread.tools:
+        schema = tool_schema(spec)
+        name = str(schema["name"])
+        if name and name not in seen:
+            seen.add(name)
+            tools.append(RecordedResultTool(name=name, description=str(schema["description"]),
+                                            args_schema=schema["parameters"] or None, results=results))
+    called = {tc["name"] for m in thread.messages if isinstance(m, AIMessage) for tc in m.tool_calls}
+    tools.extend(RecordedResultTool(name=n, results=results) for n in sorted(called - seen - {""}))
+    return tools
+
+
 def _turns(thread: Thread) -> list[HumanMessage | None]:
     """The human messages that start invocations (None: the thread starts with an AI message)."""
     body = [m for m in thread.messages if not isinstance(m, SystemMessage)]
@@ -117,19 +134,23 @@ def drive_with_create_agent(
     token_counter: TokenCounter | None = None,
     summarizer: Any = None,
     extra_middleware: Sequence[AgentMiddleware] = (),
+    middleware: Sequence[AgentMiddleware] | None = None,
 ) -> list[ObservedRequest]:
-    """Run the thread through `create_agent` with the config's layers; the requests the model got."""
+    """Run the thread through `create_agent` with the config's layers; the requests the model got.
+
+    `middleware`, when given, replaces the config's layers (e.g. LangChain's own
+    SummarizationMiddleware alone, to time a plain agent against our preset).
+    """
     config = config or preset(DEFAULT_PRESET)
     counter = token_counter or counter_for_thread(thread, config.tokens.counter)
     window = config.window_tokens(thread.max_input_tokens)
     context = LayerContext(counter=counter, vfs=VirtualFilesystem(), window_tokens=window, thread=thread,
                            summarizer=summarizer)
-    layers = build_layers(config, context)
+    layers = list(middleware) if middleware is not None else build_layers(config, context)
     observed: list[ObservedRequest] = []
     ai_messages = [m for m in thread.messages if isinstance(m, AIMessage)]
     results = {m.tool_call_id: m for m in thread.messages if isinstance(m, ToolMessage)}
-    names = sorted({tc["name"] for m in ai_messages for tc in m.tool_calls} | {t.get("name", "") for t in thread.tools} - {""})
-    tools = [RecordedResultTool(name=n, results=results) for n in names]
+    tools = recorded_tools(thread, results)
     model = ScriptedChatModel(responses=ai_messages, profile={"max_input_tokens": window})
 
     with recording() as recorder:

@@ -49,3 +49,17 @@ def test_state_mode_summaries_match_create_agent() -> None:
 def test_sample_thread_views_match_create_agent(sample: Path) -> None:
     thread = load_thread(sample)
     assert_same_views(thread, "stress")
+
+
+def test_agent_tools_carry_the_thread_schemas() -> None:
+    """The agent side's tools count as the thread's (a trigger on request tokens fires at the same step)."""
+    from engine.parity import recorded_tools
+    from engine.synthetic import TOOLS
+    from engine.tokens import get_counter, tool_schema
+
+    thread = synthetic_thread(10, seed=1)
+    thread.messages[1].tool_calls.append({"name": "undeclared", "args": {}, "id": "x-1"})
+    tools = recorded_tools(thread, {})
+    assert [t.name for t in tools] == [t["name"] for t in TOOLS] + ["undeclared"]
+    assert [tool_schema(t) for t in tools[:-1]] == [tool_schema(t) for t in TOOLS]
+    assert get_counter().count_tools(tools[:-1]) == get_counter().count_tools(TOOLS)
