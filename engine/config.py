@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from engine.errors import ConfigError
 
-LayerName = Literal["recorded", "filesystem", "subagents", "summarization", "compaction", "todo", "dangling", "memory"]
+LayerName = Literal["recorded", "filesystem", "subagents", "summarization", "context_editing", "compaction", "todo",
+                    "dangling", "memory"]
 DEFAULT_ORDER: tuple[str, ...] = ("filesystem", "subagents", "summarization", "todo", "dangling", "memory")
 DEFAULT_WINDOW_TOKENS = 200_000
 PRESETS: tuple[str, ...] = ("as-recorded", "claude-code", "deepagents", "langchain", "deerflow", "stress")
@@ -172,6 +173,50 @@ class CompactionConfig(_Frozen):
         return v
 
 
+EditStyle = Literal["langchain", "anthropic", "inspect", "opencode", "claude-code"]
+
+
+class ContextEditingConfig(_Frozen):
+    """Clearing old tool results (and thinking) in place, by the rules `style` names (docs/config.md).
+
+    Every setting left at null takes the style's own default (engine/layers/context_editing_rules.py
+    STYLE_DEFAULTS); `style: langchain` with nothing else is LangChain's `ClearToolUsesEdit()`.
+    """
+
+    enabled: bool = True
+    style: EditStyle = "langchain"
+    # tokens:N or fraction:F of the window (OpenCode prunes every turn, Claude Code on `idle_minutes`).
+    trigger: ContextSize | None = None
+    # Claude Code: clear when the gap since the last assistant message exceeds this (its cache TTL).
+    idle_minutes: float | None = Field(default=None, gt=0)
+    keep: int | None = Field(default=None, ge=0)  # tool uses (results) kept, newest first
+    # OpenCode: the newest this-many tokens of tool output are never pruned (PRUNE_PROTECT).
+    keep_tokens: int | None = Field(default=None, gt=0)
+    clear_at_least: int | None = Field(default=None, ge=0)
+    exclude_tools: tuple[str, ...] | None = None
+    # Claude Code: only these tools' results are cleared (its compactable tools).
+    only_tools: tuple[str, ...] | None = None
+    # True/False, or (Anthropic) the tool names whose call arguments are cleared with their results.
+    clear_tool_inputs: bool | tuple[str, ...] = False
+    placeholder: str | None = None
+    # clear_thinking: keep the thinking of the last N assistant turns ("all": keep it all).
+    keep_thinking_turns: int | Literal["all"] | None = None
+
+    @field_validator("trigger")
+    @classmethod
+    def _tokens_only(cls, v: ContextSize | None) -> ContextSize | None:
+        if v is not None and v.type == "messages":
+            raise ValueError("context editing triggers on tokens: use tokens:N or fraction:F")
+        return v
+
+    @field_validator("keep_thinking_turns")
+    @classmethod
+    def _turns(cls, v: Any) -> Any:
+        if isinstance(v, int) and not isinstance(v, bool) and v < 0:
+            raise ValueError("keep_thinking_turns must be 0 or more, or 'all'")
+        return v
+
+
 class TruncateArgsConfig(_Frozen):
     enabled: bool = True
     trigger: ContextSize = ContextSize(type="fraction", value=0.85)
@@ -309,6 +354,7 @@ class EngineConfig(_Frozen):
     filesystem: FilesystemConfig = FilesystemConfig()
     subagents: SubagentsConfig = SubagentsConfig()
     summarization: SummarizationConfig = SummarizationConfig()
+    context_editing: ContextEditingConfig = ContextEditingConfig()
     compaction: CompactionConfig = CompactionConfig()
     todo: TodoConfig = TodoConfig()
     dangling: DanglingConfig = DanglingConfig()
@@ -511,6 +557,7 @@ _ALL_OFF: dict[str, Any] = {
     "filesystem": FilesystemConfig(enabled=False),
     "subagents": SubagentsConfig(enabled=False),
     "summarization": SummarizationConfig(enabled=False),
+    "context_editing": ContextEditingConfig(enabled=False),
     "todo": TodoConfig(enabled=False),
     "dangling": DanglingConfig(enabled=False),
     "memory": MemoryConfig(enabled=False),
@@ -524,10 +571,14 @@ def preset(name: str) -> EngineConfig:
         # What the source agent sent: its recorded compactions and edits, nothing of ours added.
         return EngineConfig(preset="as-recorded", order=("recorded",), **_ALL_OFF)
     if name == "claude-code":
-        # Claude Code's autocompact (engine/policies/claude_code.py); its recorded compactions are
-        # what this policy replaces, so they are not replayed.
-        return EngineConfig(preset="claude-code", order=("compaction",), recorded=RecordedConfig(enabled=False),
-                            **_ALL_OFF)
+        # Claude Code's time-based microcompact, then its autocompact (engine/layers/context_editing_rules.py,
+        # engine/policies/claude_code.py). Microcompact is gated by a GrowthBook flag: the recorded
+        # sessions (Claude Code 2.1.39) did not microcompact after a 251-minute gap, so it ships off
+        # (`context_editing.enabled=true` turns it on). Recorded compactions are what this policy
+        # replaces, so they are not replayed.
+        return EngineConfig(preset="claude-code", order=("context_editing", "compaction"),
+                            recorded=RecordedConfig(enabled=False),
+                            **{**_ALL_OFF, "context_editing": ContextEditingConfig(enabled=False, style="claude-code")})
     if name == "langchain":
         # LangChain ships only SummarizationMiddleware; its default trigger is None (never fires).
         return EngineConfig(

@@ -12,6 +12,7 @@ LAYERS: tuple[str, ...] = (
     "filesystem",
     "subagents",
     "summarization",
+    "context_editing",
     "todo",
     "dangling",
     "memory",

@@ -52,6 +52,10 @@ def message_kind(message: BaseMessage) -> str:
         return marked
     if kwargs.get("lc_source") == "summarization" or kwargs.get("durable_context_data"):
         return "summary"
+    # LangChain's ContextEditingMiddleware marks a cleared result in its response_metadata
+    editing = message.response_metadata.get("context_editing")
+    if isinstance(message, ToolMessage) and isinstance(editing, dict) and editing.get("cleared"):
+        return "stub"
     if isinstance(message, HumanMessage) and message.name in _REMINDER_NAMES:
         return "reminder"
     return "original"

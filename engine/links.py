@@ -46,6 +46,10 @@ LINK_SETTINGS: frozenset[str] = frozenset({
     "compaction.restore_file_tokens", "compaction.restore_budget_tokens",
     # the cost model (a model name here is only looked up in the price table, never called)
     "cost.cache", "cost.cache_ttl", "cost.model",
+    # clearing old tool results (numbers, tool names and placeholder text counted as text)
+    *(f"context_editing.{k}" for k in ("enabled", "style", "trigger", "idle_minutes", "keep", "keep_tokens",
+                                       "clear_at_least", "exclude_tools", "only_tools", "clear_tool_inputs",
+                                       "placeholder", "keep_thinking_turns")),
 })
 
 # Settings the Config form edits that a link may not: why, in the words of the refusal notice.

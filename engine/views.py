@@ -29,9 +29,10 @@ from engine.tokens import TokenCounter, message_text, tool_call_text
 
 TOGGLE_LAYERS: tuple[str, ...] = DEFAULT_ORDER
 # Where a layer turned on goes: the recorded layer first (it rebuilds the history the others see),
-# the coding-agent compaction next to summarization.
-CANONICAL_ORDER: tuple[str, ...] = ("recorded", "filesystem", "subagents", "summarization", "compaction", "todo",
-                                    "dangling", "memory")
+# context editing and the coding-agent compaction next to summarization (Claude Code microcompacts
+# before it autocompacts).
+CANONICAL_ORDER: tuple[str, ...] = ("recorded", "filesystem", "subagents", "summarization", "context_editing",
+                                    "compaction", "todo", "dangling", "memory")
 PARTS_KEY = "ctxi_parts"
 
 

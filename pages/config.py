@@ -35,7 +35,7 @@ SECTION_TITLES = {
     "input_context": "Input context (prompt assembly)", "model": "Model and window", "tokens": "Token counter",
     "general": "Layer order",
     "compaction": "Coding-agent compaction (claude-code)", "recorded": "As recorded (the source's own compactions)",
-    "cost": "Cost (prices and prompt cache)",
+    "context_editing": "Context editing (clear old tool results)", "cost": "Cost (prices and prompt cache)",
 }
 
 

@@ -16,8 +16,8 @@ from pydantic import BaseModel
 from engine.config import ContextSize, EngineConfig
 from engine.errors import ConfigError
 
-SECTIONS: tuple[str, ...] = ("summarization", "compaction", "recorded", "filesystem", "subagents", "todo", "dangling",
-                             "memory", "input_context", "model", "tokens", "cost", "general")
+SECTIONS: tuple[str, ...] = ("summarization", "compaction", "context_editing", "recorded", "filesystem", "subagents",
+                             "todo", "dangling", "memory", "input_context", "model", "tokens", "cost", "general")
 LONG_TEXT = frozenset({"summary_prompt", "custom_prompt"})
 GENERAL_FIELDS = ("order",)
 

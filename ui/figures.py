@@ -61,6 +61,7 @@ LAYER_COLORS: dict[str, str] = {
     "input_context": "#475569",
     "recorded": "#7c3aed",
     "compaction": "#be185d",
+    "context_editing": "#0d9488",
 }
 LINE_STYLES: dict[str, dict[str, object]] = {
     "window": {"color": "#111827", "width": 2, "dash": "solid"},

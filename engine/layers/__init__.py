@@ -15,6 +15,7 @@ LAYER_CLASSES: dict[str, tuple[str, str]] = {
     "filesystem": ("engine.layers.filesystem", "FilesystemLayer"),
     "subagents": ("engine.layers.subagents", "SubagentLayer"),
     "summarization": ("engine.layers.summarization", "SummarizationLayer"),
+    "context_editing": ("engine.layers.context_editing", "ContextEditingLayer"),
     "todo": ("engine.layers.todo", "TodoReminderLayer"),
     "dangling": ("engine.layers.dangling", "DanglingToolCallLayer"),
     "memory": ("engine.layers.memory", "MemoryLayer"),
