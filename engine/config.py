@@ -135,12 +135,18 @@ class ModelConfig(_Frozen):
     # Which earlier thinking the provider sends the model: "auto" (by model, engine/data/models.yaml),
     # "all" turns, or only the current assistant turn's ("last_turn": Claude before Opus 4.5 / Sonnet 4.6).
     thinking: Literal["auto", "all", "last_turn"] = "auto"
+    # The agent model's LangChain `ls_provider`: reported usage on an AI message counts toward a
+    # token trigger only when its `model_provider` is this one (LangChain's rule); None = any.
+    provider: str | None = None
 
 
 class TokensConfig(_Frozen):
     counter: Literal["o200k_base", "cl100k_base", "approximate"] = "o200k_base"
     # Lay the provider's recorded input onto the messages (engine.calibration) when the thread has it.
     calibrate: bool = True
+    # What the layers measure their thresholds with (None = `counter`); "approximate" is LangChain's
+    # count_tokens_approximately as LangChain, Deep Agents and DeerFlow use it (usage-scaled triggers).
+    layer_counter: Literal["o200k_base", "cl100k_base", "approximate"] | None = None
 
 
 class RecordedConfig(_Frozen):
@@ -580,14 +586,16 @@ def preset(name: str) -> EngineConfig:
                             recorded=RecordedConfig(enabled=False),
                             **{**_ALL_OFF, "context_editing": ContextEditingConfig(enabled=False, style="claude-code")})
     if name == "langchain":
-        # LangChain ships only SummarizationMiddleware; its default trigger is None (never fires).
+        # LangChain 1.5.2's SummarizationMiddleware alone: default trigger None (never fires), keep 20
+        # messages, trim 4000, count_tokens_approximately with usage scaling, no overflow fallback.
         return EngineConfig(
             preset="langchain",
+            tokens=TokensConfig(layer_counter="approximate"),
             order=("summarization",),
             filesystem=FilesystemConfig(enabled=False),
             subagents=SubagentsConfig(enabled=False),
             summarization=SummarizationConfig(trigger=None, keep=ContextSize(type="messages", value=20),
-                                              trim_tokens_to_summarize=4000, mode="state"),
+                                              trim_tokens_to_summarize=4000, mode="state", overflow_fallback=False),
             todo=TodoConfig(enabled=False),
             dangling=DanglingConfig(enabled=False),
             memory=MemoryConfig(enabled=False),

@@ -39,9 +39,9 @@ LINK_SETTINGS: frozenset[str] = frozenset({
     "memory.facts", "memory.max_injection_tokens",
     # prompt assembly and the model's window
     "input_context.custom_prompt", "input_context.base_prompt", "input_context.tool_prompts",
-    "input_context.skills", "model.name", "model.max_output_tokens", "model.thinking",
+    "input_context.skills", "model.name", "model.max_output_tokens", "model.thinking", "model.provider",
     # the as-recorded baseline and the coding-agent compaction policies
-    "tokens.calibrate", "recorded.enabled", "recorded.compactions", "recorded.edits",
+    "tokens.calibrate", "tokens.layer_counter", "recorded.enabled", "recorded.compactions", "recorded.edits",
     "compaction.enabled", "compaction.policy", "compaction.trigger", "compaction.restore_files",
     "compaction.restore_file_tokens", "compaction.restore_budget_tokens",
     # the cost model (a model name here is only looked up in the price table, never called)

@@ -454,17 +454,21 @@ class ApproximateCounter(_CachedCounter):
         return {category: total}
 
     def count_tools(self, tools: Sequence[Any]) -> int:
-        import math
+        # LangChain's own rule: a dict tool is dumped as it is, a BaseTool as {name, description,
+        # parameters}; all characters summed, then one division (rounded up).
+        return count_tokens_approximately([], tools=list(tools), chars_per_token=self.chars_per_token) if tools else 0
 
-        return sum(
-            math.ceil(len(json.dumps(tool_schema(t))) / self.chars_per_token) for t in tools
-        )
+
+@cache
+def approximate_counter(chars_per_token: float = 4.0) -> ApproximateCounter:
+    """The process-wide approximate counter with `chars_per_token` (LangChain uses 3.3 for Claude)."""
+    return ApproximateCounter(chars_per_token)
 
 
 @cache
 def _shared_counter(name: str, framing: str) -> TokenCounter:
     if name == "approximate":
-        return ApproximateCounter()
+        return approximate_counter()
     return TiktokenCounter(name, framing)
 
 

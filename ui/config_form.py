@@ -51,8 +51,8 @@ def _widget(name: str, annotation: Any) -> tuple[str, tuple[str, ...], bool]:
         return "trigger", (), optional
     if tp is bool:
         return "checkbox", (), optional
-    if origin is Literal:
-        return "select", tuple(str(a) for a in get_args(tp)), optional
+    if origin is Literal:  # an optional choice offers "none" first (None in the config)
+        return "select", (("none",) if optional else ()) + tuple(str(a) for a in get_args(tp)), optional
     if tp is int:
         return "int", (), optional
     if tp is float:
@@ -135,7 +135,7 @@ def widget_value(config: EngineConfig, field: FormField) -> Any:
     if field.widget in ("text", "textarea"):
         return v or ""
     if field.widget == "select":
-        return str(v)
+        return "none" if v is None else str(v)
     return v
 
 
@@ -159,6 +159,8 @@ def _parse(field: FormField, raw: Any) -> Any:
         return None if not text and field.optional else text
     if field.widget == "trigger":
         return str(raw or "").strip() or "none"
+    if field.widget == "select" and field.optional and raw == "none":
+        return None
     return raw
 
 

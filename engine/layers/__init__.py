@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from engine.config import EngineConfig
+from engine.layers.approximate import ANTHROPIC_CHARS_PER_TOKEN
 from engine.layers.base import ContextLayer, LayerContext
+from engine.tokens import TokenCounter, approximate_counter, counter_for_thread, framing_for_thread
 
 # layer name -> (module, class name)
 LAYER_CLASSES: dict[str, tuple[str, str]] = {
@@ -34,11 +37,24 @@ def layer_class(name: str) -> type[ContextLayer] | None:
     return getattr(mod, cls)
 
 
+def layer_counter(name: str, thread: Any = None) -> TokenCounter:
+    """The counter named by `tokens.layer_counter` for this thread.
+
+    "approximate" follows LangChain's `_get_approximate_token_counter`: 3.3 characters per token
+    for Anthropic models (the thread's framing says which), else 4.
+    """
+    if name == "approximate":
+        return approximate_counter(ANTHROPIC_CHARS_PER_TOKEN if framing_for_thread(thread) == "anthropic" else 4.0)
+    return counter_for_thread(thread, name)
+
+
 def build_layers(config: EngineConfig, context: LayerContext) -> list[ContextLayer]:
     """Middleware instances in LangChain list order (first = outermost wrap_*).
 
     Input-context assembly always comes first, so every other layer sees the assembled prompt.
     """
+    if context.layer_counter is None and config.tokens.layer_counter is not None:
+        context.layer_counter = layer_counter(config.tokens.layer_counter, context.thread)
     layers: list[ContextLayer] = []
     for name in ("input_context", *config.order):
         section = getattr(config, name, None)
@@ -51,4 +67,4 @@ def build_layers(config: EngineConfig, context: LayerContext) -> list[ContextLay
     return layers
 
 
-__all__ = ["ContextLayer", "LayerContext", "LAYER_CLASSES", "build_layers", "layer_class"]
+__all__ = ["ContextLayer", "LayerContext", "LAYER_CLASSES", "build_layers", "layer_class", "layer_counter"]

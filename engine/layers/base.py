@@ -19,6 +19,8 @@ class LayerContext:
     """What `build_layers` hands every layer: shared by all layers of one run."""
 
     counter: TokenCounter = field(default_factory=get_counter)
+    # what thresholds are measured with when it is not `counter` (config `tokens.layer_counter`)
+    layer_counter: TokenCounter | None = None
     vfs: VirtualFilesystem = field(default_factory=VirtualFilesystem)
     window_tokens: int | None = None
     thread: Thread | None = None
@@ -44,7 +46,13 @@ class ContextLayer(AgentMiddleware):
 
     @property
     def counter(self) -> TokenCounter:
+        """The run's counter: what events report, so their tokens match the timeline."""
         return self.context.counter
+
+    @property
+    def decision_counter(self) -> TokenCounter:
+        """What this layer's thresholds are measured with (the framework's own counter)."""
+        return self.context.layer_counter or self.context.counter
 
     @property
     def vfs(self) -> VirtualFilesystem:

@@ -38,12 +38,17 @@ def message_cutoff(messages: Sequence[BaseMessage], keep_messages: int) -> int:
     return find_safe_cutoff_point(messages, len(messages) - keep_messages)
 
 
-def token_cutoff(messages: Sequence[BaseMessage], target_tokens: int, counter: Callable[..., int]) -> int:
-    """The earliest index whose suffix fits `target_tokens` (LangChain's binary search), made safe."""
+def token_cutoff(messages: Sequence[BaseMessage], target_tokens: int, counter: Callable[..., int],
+                 total: int | None = None) -> int:
+    """The earliest index whose suffix fits `target_tokens` (LangChain's binary search), made safe.
+
+    `total` is the whole list's count when the caller has it: LangChain checks the whole list with
+    its usage-scaled counter and searches the suffixes with the unscaled one.
+    """
     if not messages:
         return 0
     target = max(1, target_tokens)
-    if counter(messages) <= target:
+    if (total if total is not None else counter(messages)) <= target:
         return 0
     left, right = 0, len(messages)
     candidate = len(messages)
@@ -65,14 +70,15 @@ def token_cutoff(messages: Sequence[BaseMessage], target_tokens: int, counter: C
 
 
 def cutoff_for_keep(messages: Sequence[BaseMessage], keep: Threshold, counter: Callable[..., int],
-                    window: int | None) -> int:
+                    window: int | None, total: int | None = None) -> int:
+    """The first kept message for `keep` (LangChain's `_determine_cutoff_index`); `total` as in token_cutoff."""
     kind, value = keep
     if kind == "tokens":
-        return token_cutoff(messages, int(value), counter)
+        return token_cutoff(messages, int(value), counter, total)
     if kind == "fraction":
         if window is None:  # LangChain's safety net: fall back to 20 messages
             return message_cutoff(messages, DEFAULT_KEEP[1])  # type: ignore[arg-type]
-        return token_cutoff(messages, int(window * value), counter)
+        return token_cutoff(messages, int(window * value), counter, total)
     return message_cutoff(messages, int(value))
 
 

@@ -15,7 +15,6 @@ event projection) and `offload` (the overflow tail clip).
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal, NotRequired
@@ -36,6 +35,7 @@ from langgraph.types import Command
 from engine.config import EngineConfig
 from engine.errors import ConfigError
 from engine.kinds import message_kind
+from engine.layers.approximate import RunningScaledCount, ScaledCounter
 from engine.layers.base import ContextLayer, LayerContext
 from engine.layers.cutoff import cutoff_for_keep
 from engine.layers.offload import clip_overflow_tail
@@ -105,24 +105,6 @@ class _Written:
     empty: bool
 
 
-class _RunningCount:
-    """Tokens of a message list, re-using the last list's total when it is a prefix (most steps append)."""
-
-    def __init__(self, counter: Callable[..., int]) -> None:
-        self.counter = counter
-        self.prev: tuple[BaseMessage, ...] = ()
-        self.total = 0
-
-    def __call__(self, messages: Sequence[BaseMessage]) -> int:
-        n = len(self.prev)
-        if n and len(messages) >= n and all(map(operator.is_, self.prev, messages)):
-            total = self.total + (self.counter(messages[n:]) if len(messages) > n else 0)
-        else:
-            total = self.counter(messages)
-        self.prev, self.total = tuple(messages), total
-        return total
-
-
 class _CallableCounter:
     """A plain `f(messages) -> int` (e.g. count_tokens_approximately) as a TokenCounter."""
 
@@ -165,6 +147,7 @@ class SummarizationLayer(ContextLayer):
         overflow_fallback: bool = True,
         history_dir: str = "/conversation_history",
         max_output_tokens: int = 0,
+        provider: str | None = None,
     ) -> None:
         super().__init__(context)
         self._id_check = IdCheck()
@@ -187,10 +170,11 @@ class SummarizationLayer(ContextLayer):
         self.overflow_fallback = overflow_fallback
         self.history_dir = history_dir.rstrip("/") or "/"
         self.max_output_tokens = max_output_tokens
+        self.provider = provider
         spec = summarizer if summarizer is not None else self.context.summarizer
-        self.summarizer: Summarizer = make_summarizer(spec, self.counter)
-        self._state_tokens = _RunningCount(self.counter)
-        self._view_tokens = _RunningCount(self.counter)
+        self.summarizer: Summarizer = make_summarizer(spec, self.event_counter)
+        self._state_tokens = RunningScaledCount(self.counter)
+        self._view_tokens = RunningScaledCount(self.counter)
         self._tools_tokens: dict[tuple[int, ...], int] = {}
         uses_fraction = any(kind == "fraction" for c in self.trigger_clauses for kind, _ in c) or self.keep[0] == "fraction"
         # state mode runs in before_model, which has no request model to read a profile from
@@ -204,10 +188,16 @@ class SummarizationLayer(ContextLayer):
                    summary_prompt=s.summary_prompt, mode=s.mode,
                    summarizer=context.summarizer if context.summarizer is not None else s.summarizer,
                    overflow_fallback=s.overflow_fallback, history_dir=s.history_dir,
-                   max_output_tokens=config.model.max_output_tokens)
+                   max_output_tokens=config.model.max_output_tokens, provider=config.model.provider)
 
     @property
     def counter(self) -> TokenCounter:
+        """What thresholds are measured with: the explicit counter, else the framework's (decision) counter."""
+        return self._counter if self._counter is not None else self.decision_counter  # type: ignore[return-value]
+
+    @property
+    def event_counter(self) -> TokenCounter:
+        """What events report: the explicit counter, else the run's, so events match the timeline."""
         return self._counter if self._counter is not None else self.context.counter  # type: ignore[return-value]
 
     def window_for(self, model: Any) -> int | None:
@@ -222,22 +212,28 @@ class SummarizationLayer(ContextLayer):
                 return int(profile["max_input_tokens"])
         return None
 
-    def _reported_tokens(self, messages: Sequence[BaseMessage], model: Any) -> int | None:
-        """The last AI message's reported total, when its provider is the model's (LangChain's rule)."""
-        if model is None:
-            return None
+    def _reported_tokens(self, messages: Sequence[BaseMessage]) -> int | None:
+        """The last AI message's reported total, when its provider is the model's (LangChain's rule).
+
+        The model's provider is `provider` (config `model.provider`), else the given model's
+        `ls_provider`; with neither (a replay of the agent's own thread), any reported provider.
+        """
         last_ai = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
         usage = getattr(last_ai, "usage_metadata", None)
         if not usage or not usage.get("total_tokens"):
             return None
         provider = last_ai.response_metadata.get("model_provider")  # type: ignore[union-attr]
-        try:
-            ls_provider = model._get_ls_params().get("ls_provider")
-        except Exception:
+        if not provider:
             return None
-        if not provider or ls_provider is None:
-            return None
-        if provider != ls_provider and provider not in _PROVIDER_ALIASES.get(ls_provider, frozenset()):
+        expected = self.provider
+        if expected is None and self.model is not None:
+            try:
+                expected = self.model._get_ls_params().get("ls_provider")
+            except Exception:
+                return None
+            if expected is None:
+                return None
+        if expected is not None and provider != expected and provider not in _PROVIDER_ALIASES.get(expected, frozenset()):
             return None
         return int(usage["total_tokens"])
 
@@ -245,13 +241,13 @@ class SummarizationLayer(ContextLayer):
         if not self.trigger_clauses:
             return None
         return fired_clause(self.trigger_clauses, message_count=len(messages), total_tokens=total,
-                            window=self.window_for(model), reported_tokens=self._reported_tokens(messages, model))
+                            window=self.window_for(model), reported_tokens=self._reported_tokens(messages))
 
     # -- summary text ---------------------------------------------------------------------
     def _write(self, to_summarize: Sequence[BaseMessage]) -> _Written:
         if not to_summarize:
             return _Written(NO_HISTORY, "", False)
-        trimmed = trim_for_summary(to_summarize, self.trim_tokens_to_summarize, self.counter)
+        trimmed = trim_for_summary(to_summarize, self.trim_tokens_to_summarize, ScaledCounter(self.counter))
         if not trimmed:
             return _Written(TOO_LONG, "", True)
         prompt = format_prompt(self.summary_prompt, trimmed)
@@ -264,7 +260,7 @@ class SummarizationLayer(ContextLayer):
                       kept: Sequence[BaseMessage], new_list: Sequence[BaseMessage], before_tokens: int,
                       cutoff: int, summary: HumanMessage, history_path: str | None) -> None:
         removed = [m.id for m in to_summarize]
-        self.emit("summarize", tokens_before=before_tokens, tokens_after=self.counter(new_list),
+        self.emit("summarize", tokens_before=before_tokens, tokens_after=self.event_counter(new_list),
                   message=f"{self.mode}: summarized {len(removed)} messages, kept {len(kept)} ({trigger})",
                   summary_text=written.text, summary_id=summary.id, removed_ids=removed,
                   kept_ids=[m.id for m in kept], cutoff_index=cutoff, trigger=trigger, prompt=written.prompt,
@@ -276,12 +272,14 @@ class SummarizationLayer(ContextLayer):
                                f"human message: {len(removed)} messages were replaced by {TOO_LONG!r}"))
 
     def _request_tokens(self, messages: Sequence[BaseMessage], request: Any) -> int:
+        """System message, tools and `messages`, usage-scaled (Deep Agents' `_count_tokens`)."""
         system = getattr(request, "system_message", None)
         tools = list(getattr(request, "tools", None) or [])
         key = tuple(id(t) for t in tools)
         if key not in self._tools_tokens:
             self._tools_tokens[key] = self.counter.count_tools(tools) if tools else 0
-        return self._view_tokens(messages) + (self.counter.count_message(system) if system else 0) + self._tools_tokens[key]
+        lead = (self.counter.count_message(system) if system else 0) + self._tools_tokens[key]
+        return self._view_tokens(messages, lead_tokens=lead, lead_messages=1 if system else 0)
 
     def _clip(self, preserved: Sequence[BaseMessage], window: int | None) -> tuple[list[BaseMessage], list[ToolMessage]]:
         kind, value = self.keep
@@ -317,13 +315,13 @@ class SummarizationLayer(ContextLayer):
         trigger = self._fired(messages, total, self.model)
         if trigger is None:
             return None
-        cutoff = cutoff_for_keep(messages, self.keep, self.counter, self.window_for(None))
+        cutoff = cutoff_for_keep(messages, self.keep, self.counter, self.window_for(None), total=total)
         if cutoff <= 0:
             return None
         to_summarize, kept = messages[:cutoff], messages[cutoff:]
         written, summary = self._state_summary(to_summarize)
         self._emit_summary(written, trigger=trigger, to_summarize=to_summarize, kept=kept, new_list=[summary, *kept],
-                           before_tokens=total, cutoff=cutoff, summary=summary, history_path=None)
+                           before_tokens=self.event_counter(messages), cutoff=cutoff, summary=summary, history_path=None)
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), summary, *kept]}
 
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
@@ -351,7 +349,7 @@ class SummarizationLayer(ContextLayer):
         self._emit_overflow("overflow_fallback", total, window, replacements)
         new_view = [summary, *kept_view]
         self._emit_summary(written, trigger="overflow", to_summarize=state_messages[:cutoff], kept=kept_view,
-                           new_list=new_view, before_tokens=self.counter(view), cutoff=cutoff, summary=summary,
+                           new_list=new_view, before_tokens=self.event_counter(view), cutoff=cutoff, summary=summary,
                            history_path=None)
         after = self._request_tokens(new_view, request)
         if after > window:
@@ -393,7 +391,7 @@ class SummarizationLayer(ContextLayer):
             trigger = "input_budget"
         if trigger is None:
             return unchanged
-        cutoff = cutoff_for_keep(effective, self.keep, self.counter, window)
+        cutoff = cutoff_for_keep(effective, self.keep, self.counter, window, total=self._view_tokens(effective))
         if cutoff <= 0:
             if overflow:
                 self._emit_overflow("overflow_unrecovered", total, window)
@@ -413,7 +411,7 @@ class SummarizationLayer(ContextLayer):
                                id=summary_id(to_summarize, written.text))
         new_view = [summary, *preserved]
         self._emit_summary(written, trigger=trigger, to_summarize=to_summarize, kept=preserved, new_list=new_view,
-                           before_tokens=self.counter(effective), cutoff=state_cutoff(event, cutoff),
+                           before_tokens=self.event_counter(effective), cutoff=state_cutoff(event, cutoff),
                            summary=summary, history_path=file_path)
         if window is not None and (after := self._request_tokens(new_view, request)) > window:
             self._emit_overflow("overflow_unrecovered", after, window)

@@ -1,0 +1,121 @@
+"""The counts the frameworks decide with: LangChain's approximate counter, scaled by reported usage.
+
+LangChain's `SummarizationMiddleware` (and so Deep Agents' and DeerFlow's, which build on it)
+counts with `count_tokens_approximately` unless given another counter (langchain 1.5.2,
+`libs/langchain_v1/langchain/agents/middleware/summarization.py::_get_approximate_token_counter`):
+4 characters per token, 3.3 for a model whose `_llm_type` starts with `anthropic-chat`, and
+`use_usage_metadata_scaling=True` for every count that decides a trigger. The cutoff search uses
+the same counter without scaling (`_partial_token_counter`).
+
+Scaling (`libs/core/langchain_core/messages/utils.py::count_tokens_approximately`): with more than
+one message, every AI message reporting one `model_provider` (a `None` before the first non-None
+one is skipped) and some AI message carrying an integer `usage_metadata["total_tokens"]`, the count
+is multiplied by `clamp(last_total / approx_up_to_that_message, 1.0, 1.25)`, then rounded up. The
+tools' tokens (and a system message) count from the start, so they are part of the denominator.
+
+`RunningScaledCount` keeps that state incrementally while a list only grows, so a step costs its
+new messages.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage
+
+from engine.tokens import ApproximateCounter, TokenCounter
+
+ANTHROPIC_CHARS_PER_TOKEN = 3.3  # LangChain's choice for anthropic-chat models
+MAX_USAGE_SCALE = 1.25
+
+
+def scales_with_usage(counter: Any) -> bool:
+    """LangChain scales only its own approximate counter; a custom counter is used as it is."""
+    return isinstance(counter, ApproximateCounter)
+
+
+class RunningScaledCount:
+    """`counter([*lead, *messages], tools=...)` with LangChain's usage scaling, kept incrementally.
+
+    `lead_tokens` (the system message and the tools, counted before the messages) is passed per
+    call; the per-message part is re-used while `messages` extends the list seen last time.
+    """
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self.scaling = scales_with_usage(counter)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.prev: tuple[BaseMessage, ...] = ()
+        self.total = 0
+        self.provider: str | None = None
+        self.invalid = False
+        self.last_usage: int | None = None
+        self.total_at_last_usage = 0
+
+    def _extend(self, messages: Sequence[BaseMessage]) -> None:
+        if not self.scaling:  # any counter, called on lists as it expects (a custom one need not add up)
+            self.total += self.counter(messages)
+            return
+        count = self.counter.count_message
+        for m in messages:
+            self.total += count(m)
+            if isinstance(m, AIMessage):
+                provider = m.response_metadata.get("model_provider")
+                if self.provider is None:
+                    self.provider = provider
+                elif provider != self.provider:
+                    self.invalid = True
+                usage = m.usage_metadata
+                if usage and isinstance(total := usage.get("total_tokens"), int):
+                    self.last_usage = total
+                    self.total_at_last_usage = self.total
+
+    def __call__(self, messages: Sequence[BaseMessage], *, lead_tokens: int = 0, lead_messages: int = 0,
+                 scaled: bool = True) -> int:
+        """The count of `lead_messages` leading messages worth `lead_tokens`, then `messages`."""
+        n = len(self.prev)
+        if not (n and len(messages) >= n and all(a is b for a, b in zip(self.prev, messages, strict=False))):
+            self._reset()
+            n = 0
+        if len(messages) > n:
+            self._extend(messages[n:])
+        self.prev = tuple(messages)
+        total = lead_tokens + self.total
+        if not (scaled and self.scaling) or len(messages) + lead_messages <= 1 or self.invalid:
+            return total
+        if self.provider is None or self.last_usage is None:
+            return total
+        approx = lead_tokens + self.total_at_last_usage
+        if approx <= 0:
+            return total
+        return math.ceil(total * min(MAX_USAGE_SCALE, max(1.0, self.last_usage / approx)))
+
+
+def scaled_count(counter: TokenCounter, messages: Sequence[BaseMessage]) -> int:
+    """One-off scaled count of `messages` (for trimming, where the lists are new each call)."""
+    return RunningScaledCount(counter)(messages)
+
+
+class ScaledCounter:
+    """`counter` as LangChain's trigger counter: each call's list counted with usage scaling."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+
+    def __call__(self, messages: Sequence[BaseMessage], **kwargs: Any) -> int:
+        return scaled_count(self.counter, list(messages))
+
+    def invalidate(self, message: BaseMessage) -> None:
+        invalidate = getattr(self.counter, "invalidate", None)
+        if invalidate is not None:
+            invalidate(message)
+
+
+__all__ = [
+    "ANTHROPIC_CHARS_PER_TOKEN", "MAX_USAGE_SCALE", "RunningScaledCount", "ScaledCounter", "scaled_count",
+    "scales_with_usage",
+]
