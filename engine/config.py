@@ -6,7 +6,9 @@ The `summarization:` section accepts DeerFlow's schema verbatim, and a whole Dee
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import json
+import re
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -348,6 +350,50 @@ class CostConfig(_Frozen):
         return v
 
 
+# `package.module:Attribute` (the attribute may be dotted: `module:Outer.Inner`), as entry points write it.
+_USE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+_MIDDLEWARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,79}")
+
+
+class MiddlewareSpec(_Frozen):
+    """A user's own LangChain `AgentMiddleware`: `use` is imported and called with `kwargs`.
+
+    This names code to run, so it only ever comes from a config the user supplies (a file, `--set`,
+    the Config page), never from a dashboard link (engine/links.py). Loading is
+    `engine.layers.user.load_middleware`; a kwargs value `{use: ..., kwargs: ...}` is built the same way.
+    """
+
+    use: str
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+    # The layer name its events carry and `order` refers to; default: the class name.
+    name: str | None = None
+    enabled: bool = True
+
+    @field_validator("use")
+    @classmethod
+    def _use(cls, v: str) -> str:
+        if not _USE.fullmatch(v.strip()):
+            raise ValueError(f"expected 'package.module:Class', got {v!r}")
+        return v.strip()
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str | None) -> str | None:
+        if v is not None and not _MIDDLEWARE_NAME.fullmatch(v):
+            raise ValueError("a middleware name is letters, digits, '_', '.', '-' (at most 80), starting with a letter")
+        return v
+
+    @property
+    def layer_name(self) -> str:
+        return self.name or self.use.rsplit(":", 1)[1].rsplit(".", 1)[-1]
+
+    def __hash__(self) -> int:  # kwargs is a dict: hash its canonical text (the run cache keys on configs)
+        return hash((self.use, self.name, self.enabled, json.dumps(self.kwargs, sort_keys=True, default=repr)))
+
+
+BUILTIN_LAYERS: frozenset[str] = frozenset(get_args(LayerName))
+
+
 class EngineConfig(_Frozen):
     """Everything a replay needs to know; hashable, so the dashboard caches runs by config."""
 
@@ -355,7 +401,8 @@ class EngineConfig(_Frozen):
     preset: str | None = None
     model: ModelConfig = ModelConfig()
     tokens: TokensConfig = TokensConfig()
-    order: tuple[LayerName, ...] = DEFAULT_ORDER  # type: ignore[assignment]
+    # built-in layer names and the names of `middleware` entries
+    order: tuple[str, ...] = DEFAULT_ORDER
     recorded: RecordedConfig = RecordedConfig()
     filesystem: FilesystemConfig = FilesystemConfig()
     subagents: SubagentsConfig = SubagentsConfig()
@@ -367,6 +414,9 @@ class EngineConfig(_Frozen):
     memory: MemoryConfig = MemoryConfig()
     input_context: InputContextConfig = InputContextConfig()
     cost: CostConfig = CostConfig()
+    # The user's own AgentMiddleware, replayed with the layers; one not named in `order` runs after
+    # (inside) every layer that is, in list order.
+    middleware: tuple[MiddlewareSpec, ...] = ()
 
     @field_validator("order")
     @classmethod
@@ -374,6 +424,29 @@ class EngineConfig(_Frozen):
         if len(set(v)) != len(v):
             raise ValueError("each layer may appear once in order")
         return v
+
+    @model_validator(mode="after")
+    def _middleware_names(self) -> EngineConfig:
+        names = [m.layer_name for m in self.middleware]
+        for i, name in enumerate(names):
+            if name in BUILTIN_LAYERS or name in type(self).model_fields:
+                raise ValueError(f"middleware.{i}.name: {name!r} is a built-in layer or config key; give it another `name`")
+            if name in names[:i]:
+                raise ValueError(f"middleware.{i}.name: two middleware are named {name!r}; give each its own `name`")
+        unknown = [n for n in self.order if n not in BUILTIN_LAYERS and n not in names]
+        if unknown:
+            raise ValueError(f"order: unknown layer {unknown[0]!r}; layers are {', '.join(get_args(LayerName))}"
+                             + (f" and the middleware {', '.join(names)}" if names else ""))
+        return self
+
+    def layer_sequence(self) -> tuple[str, ...]:
+        """Every enabled layer and middleware in list order: `order`, then middleware not named in it."""
+        enabled = {m.layer_name for m in self.middleware if m.enabled}
+        listed = [n for n in self.order if n in BUILTIN_LAYERS or n in enabled]
+        return (*listed, *(m.layer_name for m in self.middleware if m.enabled and m.layer_name not in self.order))
+
+    def middleware_spec(self, name: str) -> MiddlewareSpec | None:
+        return next((m for m in self.middleware if m.layer_name == name), None)
 
     # -- windows -------------------------------------------------------------------------
     def window_tokens(self, thread_max_input_tokens: int | None = None) -> int:
@@ -506,8 +579,12 @@ def _config_error(exc: ValidationError, doc: Any, source: str) -> ConfigError:
     # pydantic appends union member names to locations; keep only real keys and indices
     clean = [p for p in loc if p not in ("ContextSize", "AllOf", "list[union[ContextSize,AllOf]]", "tuple[union[ContextSize,AllOf],...]")]
     key = ".".join(clean) or source
-    value = _lookup(doc, clean)
     msg = err["msg"].removeprefix("Value error, ")
+    # a whole-config check names its own key: "order: unknown layer 'x'"
+    own = _OWN_KEY.match(msg) if not clean else None
+    if own:
+        key, msg, clean = own.group(1), own.group(2), own.group(1).split(".")
+    value = _lookup(doc, clean)
     if err["type"] == "extra_forbidden":
         msg = "unknown key"
     elif err["type"] == "literal_error":
@@ -517,6 +594,7 @@ def _config_error(exc: ValidationError, doc: Any, source: str) -> ConfigError:
 
 
 _MISSING = object()
+_OWN_KEY = re.compile(r"([a-z_]+(?:\.\w+)*): (.*)", re.DOTALL)
 
 
 def _lookup(doc: Any, path: list[str]) -> Any:

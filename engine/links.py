@@ -61,6 +61,7 @@ REFUSED_SETTINGS: dict[str, str] = {
     "summarization.model_name": "it names a model",
     "compaction.summarizer": "it names a model, which would be called with the server's API key",
     "cost.prices": "prices come from the price table or your own config, not from whoever sent the link",
+    "middleware": "it names Python code, which would be imported and run on the server",
 }
 
 # A sample is named by its file's stem: letters, digits, dot, dash, underscore; no separators.
@@ -73,7 +74,9 @@ def link_setting_allowed(key: str) -> bool:
 
 def refusal(key: str) -> str:
     """The one-line notice for a parameter a link may not set."""
-    why = REFUSED_SETTINGS.get(key, "links may only carry the sidebar's and the Config form's replay settings")
+    # a key inside a refused setting (middleware.0.use) is refused for the same reason
+    section = next((k for k in REFUSED_SETTINGS if key.startswith(k + ".")), key)
+    why = REFUSED_SETTINGS.get(section, "links may only carry the sidebar's and the Config form's replay settings")
     shown = key if len(key) <= 60 else key[:59] + "…"
     return (f"{shown}: not taken from a link ({why}); set it on the Config page if you want it")
 

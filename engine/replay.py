@@ -35,6 +35,7 @@ from engine.config import DEFAULT_PRESET, EngineConfig, preset
 from engine.events import EventRecorder, recording
 from engine.kinds import message_kind
 from engine.layers import LayerContext, build_layers
+from engine.layers.user import observe
 from engine.recorded import RecordedHistory, keeps_all_thinking, recorded_history
 from engine.run import Run, StepRecord
 from engine.thread import Thread
@@ -447,7 +448,8 @@ def replay(
     vfs = VirtualFilesystem()
     context = LayerContext(counter=counter, vfs=vfs, window_tokens=window, thread=thread,
                            summarizer=summarizer, workspace=workspace, calibration=calibration)
-    mws = list(layers) if layers is not None else build_layers(config, context)
+    # middleware that is not one of our layers (the user's own) is observed: its effect becomes events
+    mws = [observe(m, context) for m in layers] if layers is not None else build_layers(config, context)
     thinking = config.model.thinking
     strips = (not keeps_all_thinking(thread.model)) if thinking == "auto" else thinking == "last_turn"
     provider = recorded_history(thread) if strips else None

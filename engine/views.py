@@ -16,7 +16,16 @@ import numpy as np
 import yaml
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from engine.config import DEFAULT_ORDER, DEFAULT_PRESET, PRESETS, AllOf, ContextSize, EngineConfig, preset
+from engine.config import (
+    BUILTIN_LAYERS,
+    DEFAULT_ORDER,
+    DEFAULT_PRESET,
+    PRESETS,
+    AllOf,
+    ContextSize,
+    EngineConfig,
+    preset,
+)
 from engine.errors import ConfigError
 from engine.events import LAYERS, Event
 from engine.kinds import CATEGORIES, message_kind
@@ -404,8 +413,10 @@ def with_layer(config: EngineConfig, name: str, on: bool) -> EngineConfig:
     d = config.to_dict()
     d[name]["enabled"] = on
     if on and name not in d["order"]:
-        present = set(d["order"]) | {name}
-        d["order"] = [n for n in CANONICAL_ORDER if n in present]
+        # the layers take their canonical places; the user's middleware keeps its slots
+        slots = [*d["order"], name]
+        layers = iter([n for n in CANONICAL_ORDER if n in slots])
+        d["order"] = [next(layers) if n in BUILTIN_LAYERS else n for n in slots]
     return EngineConfig.from_dict(d)
 
 
@@ -450,7 +461,9 @@ def url_params(config: EngineConfig) -> dict[str, str]:
     """
     base = base_config(config)
     params = {"preset": config.preset or "custom"}
-    for key, (_, value) in base.diff(config).items():
+    # the user's middleware never goes into a link, nor its place in `order`
+    linked = config.model_copy(update={"order": tuple(n for n in config.order if n in BUILTIN_LAYERS)})
+    for key, (_, value) in base.diff(linked).items():
         if key != "preset" and link_setting_allowed(key):
             params[key] = setting_text(key, value)
     return params

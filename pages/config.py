@@ -6,6 +6,7 @@ import streamlit as st
 
 from engine.config import PRESETS, EngineConfig, preset
 from engine.errors import ConfigError
+from engine.layers.user import check_middleware
 from engine.views import base_config, compare_runs, setting_text
 from ui import session
 from ui.config_form import (
@@ -33,10 +34,22 @@ SECTION_TITLES = {
     "summarization": "L2 summarization", "filesystem": "L0 filesystem", "subagents": "L1 sub-agents",
     "todo": "L3 todo reminder", "dangling": "L4 dangling tool calls", "memory": "L5 memory",
     "input_context": "Input context (prompt assembly)", "model": "Model and window", "tokens": "Token counter",
-    "general": "Layer order",
+    "general": "Layer order and your own middleware",
     "compaction": "Coding-agent compaction (claude-code)", "recorded": "As recorded (the source's own compactions)",
     "context_editing": "Context editing (clear old tool results)", "cost": "Cost (prices and prompt cache)",
 }
+
+
+# `middleware:` imports and runs code: said wherever it can be typed (docs/config.md, SECURITY.md).
+MIDDLEWARE_NOTE = ("`middleware` entries import and run Python code on this server (`use: package.module:Class`). "
+                   "Only use code you wrote or trust. A link never sets this.")
+
+
+def _accept(new: EngineConfig) -> None:
+    """Apply a config the user typed or uploaded; its middleware is loaded first, so a bad one is an error here."""
+    if new.middleware and new.middleware != config.middleware:
+        check_middleware(new)
+    session.set_config(new)
 
 
 def _wkey(field: FormField) -> str:
@@ -46,7 +59,7 @@ def _wkey(field: FormField) -> str:
 def _apply_form() -> None:
     values = {f.key: st.session_state.get(_wkey(f)) for f in all_fields() if _wkey(f) in st.session_state}
     try:
-        session.set_config(apply_form(config, values))
+        _accept(apply_form(config, values))
         st.session_state.pop("form_error", None)
     except ConfigError as exc:
         st.session_state["form_error"] = (gen, exc.key, str(exc))
@@ -55,7 +68,7 @@ def _apply_form() -> None:
 def _apply_yaml() -> None:
     text = st.session_state.get(f"yaml_{gen}", "")
     try:
-        session.set_config(EngineConfig.from_yaml(text, source="YAML editor"))
+        _accept(EngineConfig.from_yaml(text, source="YAML editor"))
         st.session_state.pop("yaml_error", None)
     except ConfigError as exc:
         st.session_state["yaml_error"] = (gen, str(exc))
@@ -91,6 +104,8 @@ def _field(field: FormField, error: str | None) -> None:
                 "trigger": "clauses separated by commas (any fires); tokens:1000&messages:5 is an AND clause; none",
                 "list": "comma-separated"}.get(field.widget)
         st.text_input(label, key=key, help=hint, placeholder="none" if field.optional else None)
+    if field.key == "middleware":
+        st.caption(MIDDLEWARE_NOTE)
     if error:
         st.error(escape_md(error))
 
@@ -123,6 +138,7 @@ with yaml_tab:
         if ykey not in st.session_state:
             st.session_state[ykey] = config.to_yaml()
         st.text_area("Config YAML (ours, or a DeerFlow config.yaml)", key=ykey, height=520)
+        st.caption(MIDDLEWARE_NOTE)
         yaml_error = st.session_state.get("yaml_error")
         if yaml_error and yaml_error[0] == gen:
             st.error(f"Not applied; the previous run is kept. {escape_md(yaml_error[1])}")
@@ -139,8 +155,7 @@ with yaml_tab:
         if uploaded is not None and st.session_state.get("yaml_upload_seen") != uploaded.file_id:
             st.session_state["yaml_upload_seen"] = uploaded.file_id
             try:
-                session.set_config(EngineConfig.from_yaml(uploaded.getvalue().decode("utf-8", "replace"),
-                                                          source=uploaded.name))
+                _accept(EngineConfig.from_yaml(uploaded.getvalue().decode("utf-8", "replace"), source=uploaded.name))
             except ConfigError as exc:
                 st.error(f"{escape_md(uploaded.name)} not applied: {escape_md(str(exc))}")
             else:

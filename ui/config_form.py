@@ -19,7 +19,7 @@ from engine.errors import ConfigError
 SECTIONS: tuple[str, ...] = ("summarization", "compaction", "context_editing", "recorded", "filesystem", "subagents",
                              "todo", "dangling", "memory", "input_context", "model", "tokens", "cost", "general")
 LONG_TEXT = frozenset({"summary_prompt", "custom_prompt"})
-GENERAL_FIELDS = ("order",)
+GENERAL_FIELDS = ("order", "middleware")
 
 
 @dataclass(frozen=True)

@@ -102,9 +102,12 @@ def set_layer(config: EngineConfig, name: str, on: bool) -> EngineConfig:
 
 
 def switch_preset(config: EngineConfig, name: str) -> EngineConfig:
-    """A preset's layers and thresholds, keeping the user's window and token counter."""
+    """A preset's layers and thresholds, keeping the user's window, token counter and own middleware
+    (which then runs after the preset's layers)."""
     base = preset(name)
     d = base.to_dict()
-    d["model"] = config.to_dict()["model"]
-    d["tokens"] = config.to_dict()["tokens"]
+    mine = config.to_dict()
+    d["model"] = mine["model"]
+    d["tokens"] = mine["tokens"]
+    d["middleware"] = mine["middleware"]
     return EngineConfig.from_dict(d, source="sidebar")

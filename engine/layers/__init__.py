@@ -5,9 +5,12 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from engine.config import EngineConfig
+from langchain.agents.middleware import AgentMiddleware
+
+from engine.config import BUILTIN_LAYERS, EngineConfig
 from engine.layers.approximate import ANTHROPIC_CHARS_PER_TOKEN
 from engine.layers.base import ContextLayer, LayerContext
+from engine.layers.user import load_middleware, observe
 from engine.tokens import TokenCounter, approximate_counter, counter_for_thread, framing_for_thread
 
 # layer name -> (module, class name)
@@ -48,15 +51,22 @@ def layer_counter(name: str, thread: Any = None) -> TokenCounter:
     return counter_for_thread(thread, name)
 
 
-def build_layers(config: EngineConfig, context: LayerContext) -> list[ContextLayer]:
+def build_layers(config: EngineConfig, context: LayerContext) -> list[AgentMiddleware]:
     """Middleware instances in LangChain list order (first = outermost wrap_*).
 
     Input-context assembly always comes first, so every other layer sees the assembled prompt.
+    The user's own middleware (`config.middleware`) is loaded where `order` places it and wrapped
+    so its effect is recorded as events (engine.layers.user); a bad one raises ConfigError.
     """
     if context.layer_counter is None and config.tokens.layer_counter is not None:
         context.layer_counter = layer_counter(config.tokens.layer_counter, context.thread)
-    layers: list[ContextLayer] = []
-    for name in ("input_context", *config.order):
+    layers: list[AgentMiddleware] = []
+    for name in ("input_context", *config.layer_sequence()):
+        spec = config.middleware_spec(name) if name not in BUILTIN_LAYERS else None
+        if spec is not None:
+            index = config.middleware.index(spec)
+            layers.append(observe(load_middleware(spec, context, key=f"middleware.{index}"), context, name=name))
+            continue
         section = getattr(config, name, None)
         if section is not None and getattr(section, "enabled", True) is False:
             continue

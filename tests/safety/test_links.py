@@ -44,7 +44,9 @@ def test_refused_settings_never_come_from_a_link_and_never_go_into_one(key: str)
     value = {"memory.workspace": "/tmp/x", "memory.sources": "[/memories/a.md]", "summarization.history_dir": "/h",
              "summarization.summarizer": "openai:gpt-4o-mini", "summarization.model_name": "gpt-4o",
              "compaction.summarizer": "openai:gpt-4o-mini",
-             "cost.prices": "[{prefix: claude, input: 0, output: 0}]"}[key]
+             "cost.prices": "[{prefix: claude, input: 0, output: 0}]",
+
+             "middleware": "[{use: 'os:system', kwargs: {command: 'touch /tmp/ctxi-pwned'}}]"}[key]
     config, errors = config_from_params({"preset": "stress", key: value})
     assert config == preset("stress")
     assert errors == [refusal(key)]
