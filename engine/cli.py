@@ -1,6 +1,12 @@
 """`ctxi`: the engine from the command line. Each subcommand lives in engine/commands/<name>.py.
 
-A command module defines `NAME`, `HELP`, `add_arguments(parser)` and `run(args) -> int`.
+A command module defines `NAME`, `HELP`, `add_arguments(parser)` and `run(args) -> int`, and imports
+at its top only what building its parser needs: the engine (LangChain, numpy, the importers) is
+imported inside `run`. Only the command being run gets its arguments, so `ctxi --help` reads the
+command modules and nothing else.
+
+Conventions every command follows: `--json` prints the command's JSON document on stdout and
+nothing else there (progress and notes go to stderr); `--out PATH` writes a result to a file.
 Errors a user can cause are ContextInspectorError: printed as one line on stderr, exit 2. Anything
 else is a bug: one line too (exit 1), with every secret redacted (engine.redaction).
 """
@@ -13,6 +19,8 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from types import ModuleType
+from typing import NoReturn
 
 from engine.errors import ContextInspectorError
 from engine.redaction import describe_error, one_line, redact
@@ -21,25 +29,58 @@ DEBUG_ENV = "CTXI_DEBUG"
 COMMANDS: tuple[str, ...] = ("inspect", "replay", "scenario", "run", "eval", "sweep", "ui")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ctxi", description="Context Inspector: replay agent threads through context layers.")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+def _commands() -> dict[str, ModuleType]:
+    found: dict[str, ModuleType] = {}
     for name in COMMANDS:
         try:
-            mod = importlib.import_module(f"engine.commands.{name}")
+            found[name] = importlib.import_module(f"engine.commands.{name}")
         except ModuleNotFoundError as exc:
             if exc.name == f"engine.commands.{name}":
                 continue
             raise
+    return found
+
+
+def _chosen(argv: Sequence[str], names: Sequence[str]) -> str | None:
+    """The subcommand argv names: its first word that is not an option (the top parser has only -h)."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word if word in names else None
+    return None
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, plus a hint for the old `ctxi replay FILE --json report.json` spelling."""
+
+    def error(self, message: str) -> NoReturn:
+        if "unrecognized arguments" in message and "--json" in _ARGV:
+            message += " (--json takes no value: it prints the JSON on stdout; write a file with --out PATH)"
+        super().error(message)
+
+
+_ARGV: list[str] = []  # the words main() parses, for the hint above
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The `ctxi` parser; with `argv`, only the subcommand it names gets its arguments (the rest: help text)."""
+    commands = _commands()
+    wanted = _chosen(argv, list(commands)) if argv is not None else None
+    parser = _Parser(prog="ctxi", description="Context Inspector: replay agent threads through context layers.",
+                     epilog="ctxi COMMAND --help shows a command's options. --json prints JSON on stdout.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, mod in commands.items():
         p = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP)
-        mod.add_arguments(p)
-        p.set_defaults(_run=mod.run)
+        if argv is None or name == wanted:
+            mod.add_arguments(p)
+            p.set_defaults(_run=mod.run)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    _ARGV[:] = words
+    parser = build_parser(words)
+    args = parser.parse_args(words)
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2

@@ -5,15 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.commands import add_config_arguments, add_thread_arguments
-from engine.config import EngineConfig, load_config
-from engine.evals import goal_drift, needle_retention, stress_config
-from engine.evals.drift import step_ranges
-from engine.formats import load_thread
-from engine.replay import replay
-from engine.run import Run
+from engine.commands import add_config_arguments, add_json_argument, add_thread_arguments
+from engine.wording import plural
+
+if TYPE_CHECKING:
+    from engine.config import EngineConfig
+    from engine.run import Run
 
 NAME = "eval"
 HELP = "Targeted evals after compaction: needle retention and goal drift."
@@ -21,10 +20,10 @@ HELP = "Targeted evals after compaction: needle retention and goal drift."
 
 def _common(p: argparse.ArgumentParser) -> None:
     add_thread_arguments(p)
-    add_config_arguments(p)
+    add_config_arguments(p, default="deepagents")
     p.add_argument("--stress", type=float, metavar="FRACTION",
                    help="stress mode: every trigger at this fraction of the window (e.g. 0.25)")
-    p.add_argument("--json", dest="json_out", action="store_true", help="print the report as JSON")
+    add_json_argument(p, "the report")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,6 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _config(args: argparse.Namespace, window_tokens: int | None) -> EngineConfig:
+    from engine.config import load_config
+    from engine.evals import stress_config
+
     config = load_config(args.config, preset_name=args.preset, overrides=args.overrides)
     if args.stress is not None:
         config = stress_config(config, args.stress, window_tokens=config.window_tokens(window_tokens))
@@ -50,6 +52,9 @@ def _config(args: argparse.Namespace, window_tokens: int | None) -> EngineConfig
 
 
 def _run(args: argparse.Namespace) -> Run:
+    from engine.formats import load_thread
+    from engine.replay import replay
+
     thread = load_thread(args.file, format=args.format, thread_id=args.thread_id, max_bytes=args.max_bytes)
     return replay(thread, _config(args, thread.max_input_tokens))
 
@@ -60,24 +65,27 @@ def _header(run: Run) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from engine.evals import goal_drift, needle_retention
+    from engine.evals.drift import step_ranges
+
     result = _run(args)
     if args.eval_kind == "needle":
         report = needle_retention(result, args.needles or None)
-        if args.json_out:
+        if args.json:
             doc = {"schema": "context-inspector/eval-needle", "version": 1, **_header(result),
                    **report.to_dict(per_step=args.per_step)}
             sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
             return 0
         print(f"needles      {', '.join(report.needles) or 'none found'}"
               + (" (picked from the thread)" if report.auto_picked else ""))
-        print(f"compactions  {len(report.compactions)}; checked steps {len(report.checked_steps)}")
+        print(f"compactions  {len(report.compactions)}; checked {plural(len(report.checked_steps), 'step')}")
         print(f"score        {_fmt(report.score)} (in view or in summary); with recovery {_fmt(report.recovery_score)}")
         for c in report.at_compactions():
             classes = ", ".join(f"{n}: {k}" for n, k in c["classes"].items())
             print(f"  step {c['step']:>5} {c['source']:9} {classes}")
         return 0
     report_d = goal_drift(result)
-    if args.json_out:
+    if args.json:
         doc = {"schema": "context-inspector/eval-drift", "version": 1, **_header(result),
                **report_d.to_dict(per_step=args.per_step)}
         sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
@@ -90,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"  step {check.step:>5} {check.source:9} {check.status}{extra}{flag}")
     flagged = report_d.flagged_steps
     if flagged:
-        print(f"flagged      {len(flagged)} steps: {step_ranges(flagged)}")
+        print(f"flagged      {plural(len(flagged), 'step')}: {step_ranges(flagged)}")
     return 0
 
 

@@ -7,28 +7,30 @@ import json
 import sys
 from typing import Any
 
-from engine.formats import FORMATS, list_threads, load_thread
-from engine.formats.dburl import is_postgres_url, redact
-from engine.inspect import inspect_thread
-from engine.tokens import COUNTERS, DEFAULT_COUNTER, counter_for_thread
+from engine.commands import add_json_argument, add_thread_arguments
+from engine.wording import plural
 
 NAME = "inspect"
 HELP = "Show a thread's format, messages, tool calls, sub-agents, compactions and tokens per step."
+# engine.tokens.COUNTERS and DEFAULT_COUNTER; named here so `ctxi inspect --help` needs no tokenizer
+# (tests/cli/test_cli.py checks they agree)
+COUNTERS: tuple[str, ...] = ("o200k_base", "cl100k_base", "approximate")
+DEFAULT_COUNTER = "o200k_base"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE",
-                        help="thread file, LangGraph SQLite database, or postgresql://… URL of a LangGraph "
-                             "PostgreSQL checkpoint database (read-only; its password is never shown)")
-    parser.add_argument("--format", choices=FORMATS, help="skip auto-detection and read FILE as this format")
-    parser.add_argument("--thread", metavar="ID", help="thread id inside a multi-thread file (see --list)")
+    add_thread_arguments(parser)
     parser.add_argument("--list", action="store_true", help="list the threads FILE holds instead")
-    parser.add_argument("--json", action="store_true", help="print the documented JSON object (docs/inspect-json.md)")
+    add_json_argument(parser, "the inspect report (docs/inspect-json.md)")
     parser.add_argument("--counter", choices=COUNTERS, default=DEFAULT_COUNTER, help="token counter (default %(default)s)")
-    parser.add_argument("--max-bytes", type=int, metavar="N", help="refuse files larger than N bytes (default 512 MiB)")
 
 
 def run(args: argparse.Namespace) -> int:
+    from engine.formats import list_threads, load_thread
+    from engine.formats.dburl import is_postgres_url, redact
+    from engine.inspect import inspect_thread
+    from engine.tokens import counter_for_thread
+
     if args.list:
         refs = list_threads(args.file, format=args.format, max_bytes=args.max_bytes)
         if args.json:
@@ -36,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(_list_text(refs))
         return 0
-    thread = load_thread(args.file, format=args.format, thread_id=args.thread, max_bytes=args.max_bytes)
+    thread = load_thread(args.file, format=args.format, thread_id=args.thread_id, max_bytes=args.max_bytes)
     report = inspect_thread(thread, counter_for_thread(thread, args.counter))
     if args.json:
         _print_json(report)
@@ -81,18 +83,18 @@ def render_text(report: dict[str, Any], *, file: str) -> str:
         f"sub-agents:  {len(report['subagents'])}",
     ]
     for sub in report["subagents"]:
-        lines.append(f"  {sub['tool_call_id']}  {sub['messages']:,} messages, {sub['tokens']:,} tokens")
+        lines.append(f"  {sub['tool_call_id']}  {plural(sub['messages'], 'message')}, {plural(sub['tokens'], 'token')}")
     lines.append(f"recorded compactions: {len(report['recorded_compactions'])}")
     for c in report["recorded_compactions"]:
         pre = f"{c['pre_tokens']:,}" if c["pre_tokens"] is not None else "?"
         lines.append(f"  before message {c['index']}: trigger {c['trigger'] or '?'}, {pre} tokens before, "
-                     f"summary {c['summary_tokens']:,} tokens")
+                     f"summary {plural(c['summary_tokens'], 'token')}")
     micro = report.get("recorded_microcompactions") or []
     if micro:
         lines.append(f"recorded microcompactions: {len(micro)} (old tool results cleared, history kept)")
         for m in micro:
-            lines.append(f"  before message {m['index']}: {m['cleared']} tool results cleared, "
-                         f"{m['counted_saving']:,} tokens fewer counted here")
+            lines.append(f"  before message {m['index']}: {plural(m['cleared'], 'tool result')} cleared, "
+                         f"{plural(m['counted_saving'], 'token')} fewer counted here")
     skipped = report.get("skipped_records") or {}
     if skipped:
         lines.append(f"skipped records: {_counts(dict(sorted(skipped.items(), key=lambda kv: -kv[1])), limit=6)}")
@@ -102,7 +104,7 @@ def render_text(report: dict[str, Any], *, file: str) -> str:
     lines.append(f"  by category: {_counts(by_category, limit=12)}")
     steps = report["steps"]
     recorded = [s for s in steps if s["recorded_input_tokens"] is not None]
-    lines.append(f"steps:       {len(steps):,} model calls, {len(recorded):,} with recorded usage")
+    lines.append(f"steps:       {plural(len(steps), 'model call')}, {len(recorded):,} with recorded usage")
     if recorded:
         top = max(recorded, key=lambda s: s["recorded_input_tokens"])
         lines.append(f"  largest recorded input: {top['recorded_input_tokens']:,} tokens at step {top['step']} = "

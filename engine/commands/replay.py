@@ -5,23 +5,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
-from engine.commands import add_config_arguments, add_thread_arguments
-from engine.config import RECORDED_PRESET, load_config, preset
-from engine.cost import cost_against, cost_lines, run_cost
-from engine.formats import load_thread
-from engine.replay import replay
-from engine.run import Run
-from engine.whatif import against_baseline, has_recorded_baseline
+from engine.commands import add_config_arguments, add_json_argument, add_thread_arguments
+from engine.errors import ContextInspectorError
+from engine.wording import plural
+
+if TYPE_CHECKING:
+    from engine.run import Run
 
 NAME = "replay"
-HELP = "Replay a thread through the context layers; print a summary and write a JSON report."
+HELP = "Replay a thread through the context layers; print a summary, or the JSON report (docs/replay-json.md)."
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_thread_arguments(p)
     add_config_arguments(p)
-    p.add_argument("--json", dest="json_path", metavar="PATH|-", help="write the JSON report to PATH, or - for stdout")
+    add_json_argument(p, "the JSON report (docs/replay-json.md)")
+    p.add_argument("--out", metavar="PATH", help="also write the JSON report to PATH (the summary stays on stdout)")
     p.add_argument("--no-views", action="store_true", help="omit per-step view listings from the JSON report")
 
 
@@ -37,12 +38,13 @@ def summary_lines(run: Run) -> list[str]:
         f"peak raw     {t['peak_raw_tokens']:,} tokens (unmanaged) = {100 * t['peak_raw_tokens'] / window:.1f}%",
         f"counts       {_counts_line(run)}",
         f"tokens saved {t['tokens_saved']:,} input tokens over the run",
-        f"summarizer   {t['summarizer']}: {t['summarizer_calls']} calls, {t['summarizer_input_tokens']:,} input tokens",
-        f"files        {t['files']} written to the virtual filesystem",
+        f"summarizer   {t['summarizer']}: {plural(t['summarizer_calls'], 'call')}, "
+        f"{plural(t['summarizer_input_tokens'], 'input token')}",
+        f"files        {plural(t['files'], 'file')} written to the virtual filesystem",
         "events       " + (", ".join(f"{k} {v}" for k, v in t["events_by_kind"].items()) or "none"),
     ]
     if t["warnings"]:
-        lines.append(f"warnings     {t['warnings']} (see events with severity=warning)")
+        lines.append(f"warnings     {plural(t['warnings'], 'warning')} (see events with severity=warning)")
     return lines
 
 
@@ -57,6 +59,12 @@ def _counts_line(run: Run) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from engine.config import RECORDED_PRESET, load_config, preset
+    from engine.cost import cost_against, cost_lines, run_cost
+    from engine.formats import load_thread
+    from engine.replay import replay
+    from engine.whatif import against_baseline, has_recorded_baseline
+
     thread = load_thread(args.file, format=args.format, thread_id=args.thread_id, max_bytes=args.max_bytes)
     # A thread that recorded what its agent sent opens on the as-recorded run unless told otherwise.
     config = load_config(args.config, preset_name=args.preset, overrides=args.overrides, thread=thread)
@@ -65,12 +73,12 @@ def run(args: argparse.Namespace) -> int:
     if has_recorded_baseline(thread) and config.preset != RECORDED_PRESET:
         baseline = replay(thread, preset(RECORDED_PRESET))
         whatif = against_baseline(result, baseline)
-    out = sys.stderr if args.json_path == "-" else sys.stdout
-    lines = summary_lines(result) + cost_lines(run_cost(result))
-    if whatif is not None:
-        lines.append(f"vs recorded  {whatif.headline}")
-    print("\n".join(lines), file=out)
-    if args.json_path:
+    if not args.json:
+        lines = summary_lines(result) + cost_lines(run_cost(result))
+        if whatif is not None:
+            lines.append(f"vs recorded  {whatif.headline}")
+        print("\n".join(lines))
+    if args.json or args.out:
         report = result.to_report(include_views=not args.no_views)
         report["cost"] = run_cost(result).to_dict()
         against = whatif.to_dict() if whatif is not None else None
@@ -78,9 +86,12 @@ def run(args: argparse.Namespace) -> int:
             against.update(cost_against(result, baseline))
         report["against_recorded"] = against
         text = json.dumps(report, ensure_ascii=False, indent=1)
-        if args.json_path == "-":
+        if args.json:
             sys.stdout.write(text + "\n")
-        else:
-            with open(args.json_path, "w", encoding="utf-8") as fh:
-                fh.write(text + "\n")
+        if args.out:
+            try:
+                with open(args.out, "w", encoding="utf-8") as fh:
+                    fh.write(text + "\n")
+            except OSError as exc:
+                raise ContextInspectorError(f"{args.out}: cannot write ({exc.strerror or exc})") from None
     return 0

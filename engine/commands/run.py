@@ -5,20 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from engine.config import PRESETS
 from engine.errors import ContextInspectorError
-from engine.formats.native import dumps
-from engine.live import (
-    CancelToken,
-    LiveResult,
-    StepProgress,
-    is_model_target,
-    resolve_config,
-    save_thread,
-)
-from engine.live_run import run_live
+from engine.wording import plural
+
+if TYPE_CHECKING:
+    from engine.live import CancelToken, LiveResult, StepProgress
 
 NAME = "run"
 HELP = "Run a scenario or a real model (provider:model) live through the layers and save the thread."
@@ -28,8 +21,10 @@ BAR_CHARS = 24
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", help="a scenario name (ctxi scenario --list) or provider:model, e.g. openai:gpt-4o-mini")
     p.add_argument("--task", help="the task (required for a real model; replaces a scenario's own task)")
-    p.add_argument("--config", help="engine config YAML")
-    p.add_argument("--preset", choices=PRESETS, help="preset (default: the scenario's, deepagents for models)")
+    from engine.config import PRESETS
+
+    p.add_argument("--config", metavar="YAML", help="engine config YAML (ours or a DeerFlow config.yaml)")
+    p.add_argument("--preset", choices=PRESETS, help="start from a preset (default: the scenario's, deepagents for models)")
     p.add_argument("--steps", type=int, help="model calls: a scenario's budget, a real model's maximum (default 30)")
     p.add_argument("--seed", type=int, default=0, help="scenario seed (default 0)")
     p.add_argument("--out", metavar="FILE|-", help="write the thread (native JSON) here; - for stdout")
@@ -72,6 +67,8 @@ class ProgressBar:
 
 def run_in_background(target: str, cancel: CancelToken, **kwargs: object) -> LiveResult:
     """Run in a worker thread so Ctrl-C cancels the run (keeping what ran) instead of losing it."""
+    from engine.live_run import run_live
+
     box: dict[str, object] = {}
 
     def work() -> None:
@@ -95,6 +92,9 @@ def run_in_background(target: str, cancel: CancelToken, **kwargs: object) -> Liv
 
 
 def run(args: argparse.Namespace) -> int:
+    from engine.formats.native import dumps
+    from engine.live import CancelToken, is_model_target, resolve_config, save_thread
+
     if not args.out and not args.save:
         raise ContextInspectorError("--out: give a file to write the thread to (or - for stdout), or --save")
     model_target = is_model_target(args.target)
@@ -132,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
             save_thread(earlier)
         print(f"saved {save_thread(thread)}", file=sys.stderr)
     steps = len(thread.ai_indices())
-    print(f"{result.outcome}: {steps} steps, {len(thread.messages)} messages, {len(thread.subagents)} sub-agents"
+    print(f"{result.outcome}: {plural(steps, 'step')}, {plural(len(thread.messages), 'message')}, "
+          f"{plural(len(thread.subagents), 'sub-agent')}"
           + (f"; error: {result.error}" if result.error else "")
           + (f" -> {args.out}" if args.out and args.out != "-" else ""), file=sys.stderr)
     return 1 if result.outcome == "error" else 0

@@ -3,30 +3,36 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
-from engine.config import PRESETS
+from engine.commands import add_json_argument
 from engine.errors import ContextInspectorError
-from engine.formats.native import dumps
-from engine.live import resolve_config
-from engine.scenarios import get_scenario, list_scenarios
+from engine.wording import plural
 
 NAME = "scenario"
 HELP = "Record a scenario agent's thread (native format), list scenarios, or build the sample library."
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("name", nargs="?", help="scenario name (see --list)")
+    from engine.config import PRESETS
+
+    p.add_argument("name", nargs="?", metavar="NAME", help="scenario name (see --list)")
     p.add_argument("--list", action="store_true", help="list the scenarios and what each teaches")
-    p.add_argument("--json", action="store_true", help="with --list: print JSON")
-    p.add_argument("--steps", type=int, help="approximate number of model calls (default: the scenario's)")
+    add_json_argument(p, "the list, or what was written,")
+    p.add_argument("--steps", type=int, metavar="N", help="approximate number of model calls (default: the scenario's)")
     p.add_argument("--seed", type=int, default=0, help="seed of the policy's choices (default 0)")
-    p.add_argument("--config", help="engine config YAML for the live run (default: the scenario's preset)")
-    p.add_argument("--preset", choices=PRESETS, help="preset for the live run (default: the scenario's)")
+    p.add_argument("--config", metavar="YAML", help="engine config YAML for the live run (default: the scenario's preset)")
+    p.add_argument("--preset", choices=PRESETS, help="start from a preset (default: the scenario's)")
     p.add_argument("--out", metavar="FILE|-", help="where to write the thread (native JSON); - for stdout")
     p.add_argument("--build-samples", metavar="DIR", help="regenerate the sample library into DIR")
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=1) + "\n")
 
 
 def related_path(out: Path, index: int) -> Path:
@@ -35,16 +41,23 @@ def related_path(out: Path, index: int) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    from engine.formats.native import dumps
+    from engine.live import resolve_config
+    from engine.scenarios import get_scenario, list_scenarios
+
     if args.build_samples:
         from engine.scenarios.build_samples import build
 
         rows = build(Path(args.build_samples))
-        print(f"wrote {len(rows)} threads and README.md to {args.build_samples}")
+        if args.json:
+            _print_json({"out": args.build_samples, "threads": [dataclasses.asdict(r) for r in rows]})
+        else:
+            print(f"wrote {plural(len(rows), 'thread')} and README.md to {args.build_samples}")
         return 0
     if args.list or not args.name:
         scenarios = list_scenarios()
         if args.json:
-            print(json.dumps([s.describe() for s in scenarios], indent=1))
+            _print_json([s.describe() for s in scenarios])
             return 0
         width = max(len(s.name) for s in scenarios)
         for s in scenarios:
@@ -56,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
         raise ContextInspectorError("--steps: must be at least 2")
     if not args.out:
         raise ContextInspectorError("--out: give a file to write the thread to (or - for stdout)")
+    if args.out == "-" and args.json:
+        raise ContextInspectorError("--json: the thread already goes to stdout with --out -; give --out FILE")
     scenario = get_scenario(args.name)
     config = resolve_config(args.config, args.preset, scenario.preset)
     result = scenario.run_live(steps=args.steps, seed=args.seed, config=config)
@@ -71,6 +86,11 @@ def run(args: argparse.Namespace) -> int:
         out.write_text(dumps(result.thread), encoding="utf-8")
     except OSError as exc:
         raise ContextInspectorError(f"{out}: cannot write ({exc.strerror or exc})") from None
-    print(f"wrote {out} ({result.thread.thread_id}: {len(result.thread.ai_indices())} steps, "
-          f"{len(result.thread.subagents)} sub-agents)", file=sys.stderr)
+    steps = len(result.thread.ai_indices())
+    if args.json:
+        _print_json({"out": str(out), "thread_id": result.thread.thread_id, "steps": steps,
+                     "messages": len(result.thread.messages), "subagents": len(result.thread.subagents),
+                     "related": [str(related_path(out, i)) for i in range(len(result.related))]})
+    print(f"wrote {out} ({result.thread.thread_id}: {plural(steps, 'step')}, "
+          f"{plural(len(result.thread.subagents), 'sub-agent')})", file=sys.stderr)
     return 0

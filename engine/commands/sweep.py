@@ -5,10 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
-from engine.config import PRESETS, load_config
-from engine.formats import load_thread
-from engine.sweep import EXECUTORS, SweepResult, grid_from_args, sweep
+from engine.commands import MAX_BYTES_HELP, add_config_arguments, add_json_argument
+from engine.wording import plural
+
+if TYPE_CHECKING:
+    from engine.sweep import SweepResult
+# engine.sweep.EXECUTORS, named here so `ctxi sweep --help` needs no engine (tests/cli/test_cli.py checks they agree)
+EXECUTORS: tuple[str, ...] = ("process", "serial", "ray")
 
 NAME = "sweep"
 HELP = "Replay threads over a grid of settings; peak view tokens vs retention vs cost."
@@ -20,23 +25,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="a config key and its values (repeatable; the points are the cartesian product). "
                         "Values are comma-separated; if any ';' is present, ';' separates them instead, so "
                         "summarization.trigger='tokens:30000,messages:50;tokens:60000' is two points")
-    p.add_argument("--config", help="base engine config YAML")
-    p.add_argument("--preset", choices=PRESETS, help="base preset (default: deepagents)")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a base config key")
+    add_config_arguments(p, default="deepagents")
     p.add_argument("--needle", dest="needles", action="append", default=[], metavar="TEXT",
                    help="a fact to track for retention (repeatable); default: picked from each thread")
     p.add_argument("--workers", type=int, help="worker processes (default: all cores)")
     p.add_argument("--executor", choices=EXECUTORS, default="process",
                    help="process pool (default), serial, or ray (needs the ray extra)")
     p.add_argument("--ray-address", help="connect the ray executor to this cluster address")
-    p.add_argument("--json", dest="json_out", action="store_true", help="print the sweep as JSON")
-    p.add_argument("--max-bytes", type=int, help="refuse files larger than this (default 512 MiB)")
+    add_json_argument(p, "the sweep")
+    p.add_argument("--max-bytes", type=int, metavar="N", help=MAX_BYTES_HELP)
 
 
 def table(result: SweepResult) -> list[str]:
-    lines = [f"{len(result.points)} points x {len(result.thread_ids)} threads = {result.replays} replays "
-             f"({result.executor}, {result.workers} workers, {result.elapsed_s:.1f} s); * = Pareto front",
+    lines = [f"{plural(len(result.points), 'point')} x {plural(len(result.thread_ids), 'thread')} = "
+             f"{plural(result.replays, 'replay')} "
+             f"({result.executor}, {plural(result.workers, 'worker')}, {result.elapsed_s:.1f} s); * = Pareto front",
              f"  {'point':46} {'peak view':>10} {'retention':>9} {'drift':>6} {'calls':>6} {'summ. tokens':>13} "
              f"{'dollars':>10} {'hit rate':>8}"]
     for p in result.points:
@@ -51,12 +54,16 @@ def table(result: SweepResult) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from engine.config import load_config
+    from engine.formats import load_thread
+    from engine.sweep import grid_from_args, sweep
+
     base = load_config(args.config, preset_name=args.preset, overrides=args.overrides)
     grid = grid_from_args(args.grid)
     threads = [load_thread(f, max_bytes=args.max_bytes) for f in args.files]
     result = sweep(threads, base, grid, executor=args.executor, workers=args.workers,
                    needles=args.needles or None, ray_address=args.ray_address)
-    if args.json_out:
+    if args.json:
         sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n")
     else:
         print("\n".join(table(result)))

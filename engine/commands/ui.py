@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 from engine.errors import ContextInspectorError
-from engine.formats.dburl import is_postgres_url, redact
 
 NAME = "ui"
 LOCALHOST = "127.0.0.1"
@@ -34,6 +33,8 @@ def app_path() -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    from engine.formats.dburl import is_postgres_url, redact
+
     env = dict(os.environ)
     if is_postgres_url(args.file):
         # the URL would sit in the server's environment and process list; the Threads page takes it typed

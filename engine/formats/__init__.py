@@ -10,11 +10,14 @@ from __future__ import annotations
 import importlib
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.errors import ThreadLoadError, ThreadNotFoundError, UnknownFormatError
 from engine.formats.source import DEFAULT_MAX_BYTES, Importer, Source, ThreadRef
 from engine.models import model_window
-from engine.thread import Thread
+
+if TYPE_CHECKING:  # a type only: `ctxi inspect --help` lists FORMATS without importing LangChain's messages
+    from engine.thread import Thread
 
 # Most specific shapes first: a database URL, a Claude Code JSONL line or a SQLite header is
 # unambiguous, a bare list of {role, content} dicts is the loosest.

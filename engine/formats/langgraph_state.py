@@ -26,7 +26,6 @@ from langchain_core.messages import (
     messages_from_dict,
 )
 from langgraph.checkpoint.serde.types import _DeltaSnapshot as _DeltaSnapshotType
-from langgraph.graph.message import add_messages
 
 from engine.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats.source import ThreadRef
@@ -152,6 +151,9 @@ def _replay_delta(store: CheckpointStore, latest: Checkpoint, channel: str) -> l
 
 
 def _merge(left: list[Any], right: list[Any]) -> list[Any]:
+    # imported here: langgraph.graph costs a second, and format detection imports this module for every file
+    from langgraph.graph.message import add_messages
+
     if all(isinstance(m, BaseMessage) for m in left + right):
         return list(add_messages(left, right))
     return left + right

@@ -6,11 +6,13 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.errors import FileTooLargeError, ThreadLoadError
 from engine.formats.dburl import is_postgres_url, redact
-from engine.thread import Thread
+
+if TYPE_CHECKING:
+    from engine.thread import Thread
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 SQLITE_MAGIC = b"SQLite format 3\x00"

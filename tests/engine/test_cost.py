@@ -183,7 +183,7 @@ def test_ctxi_replay_json_carries_the_cost(tmp_path, capsys) -> None:  # type: i
     thread = _thread(compaction=True, file_lines=4000)
     path.write_text(dumps(thread), encoding="utf-8")
     out = tmp_path / "r.json"
-    assert main(["replay", str(path), "--preset", "as-recorded", "--set", PRICES[0], "--json", str(out)]) == 0
+    assert main(["replay", str(path), "--preset", "as-recorded", "--set", PRICES[0], "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "cost         $" in printed and "paid back after 2 steps" in printed
     report = json.loads(out.read_text(encoding="utf-8"))

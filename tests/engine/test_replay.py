@@ -107,13 +107,14 @@ def test_cli_replay_writes_json(tmp_path, capsys) -> None:
     path = tmp_path / "t.json"
     path.write_text(dumps(small_thread()))
     out = tmp_path / "r.json"
-    assert main(["replay", str(path), "--preset", "stress", "--set", "model.max_input_tokens=1000", "--json", str(out)]) == 0
+    assert main(["replay", str(path), "--preset", "stress", "--set", "model.max_input_tokens=1000", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "peak view" in printed and "of the 1,000 window" in printed
     report = json.loads(out.read_text())
     assert report["config"]["model"]["max_input_tokens"] == 1000 and len(report["steps"]) == 4
-    assert main(["replay", str(path), "--json", "-"]) == 0
-    assert json.loads(capsys.readouterr().out)["thread_id"] == "small"
+    assert main(["replay", str(path), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["thread_id"] == "small" and captured.err == ""
 
 
 def test_cli_replay_errors_are_one_line(tmp_path, capsys) -> None:

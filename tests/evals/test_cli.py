@@ -78,7 +78,7 @@ def test_sweep_table_and_errors(thread_file: str, capsys: pytest.CaptureFixture[
     assert main(["sweep", thread_file, "--set", "tokens.counter=approximate", "--grid",
                  "summarization.keep=messages:2,messages:4", "--executor", "serial"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("2 points x 1 threads = 2 replays (serial, 1 workers")
+    assert out.startswith("2 points x 1 thread = 2 replays (serial, 1 worker, ")
     assert main(["sweep", thread_file, "--grid", "summarization.nope=1,2"]) == 2
     assert "ctxi sweep: error: summarization.nope: unknown key" in capsys.readouterr().err
     assert main(["eval", "needle", thread_file, "--stress", "2"]) == 2
