@@ -178,7 +178,7 @@ def read_everything(url: str, capsys: pytest.CaptureFixture[str]) -> None:
         except ThreadLoadError:
             assert tid == "counter"
     assert main(["inspect", "--list", url]) == 0
-    assert main(["replay", url, "--thread", "beta", "--json", "-"]) == 0
+    assert main(["replay", url, "--thread", "beta", "--json"]) == 0
     capsys.readouterr()
 
 
@@ -235,7 +235,7 @@ def test_errors_and_output_never_show_the_password(pg: str, postgres_cluster: Cl
     out = capsys.readouterr().out
     assert f"file:        {shown}" in out and secret not in out
     for argv in (["inspect", pg, "--thread", "beta", "--json"], ["inspect", "--list", "--json", pg],
-                 ["replay", pg, "--thread", "alpha", "--json", "-"]):
+                 ["replay", pg, "--thread", "alpha", "--json"]):
         assert main(argv) == 0
         out, err = capsys.readouterr()
         assert secret not in out + err and out.strip()
