@@ -1,4 +1,10 @@
-"""Where a run compacted its context: simulated summarizations (events) and recorded compactions.
+"""Where a run compacted its context: the events of the layers that replaced its history.
+
+A run's compactions are its own: the summarization layer's summaries, a coding-agent policy's
+compactions (the `compaction` layer) and, in the as-recorded run, the source agent's recorded
+compactions re-enacted by the `recorded` layer (`engine.whatif.COMPACTION_EVENTS`). A compaction
+the source recorded but this run does not re-enact is not one of this run's: every eval reads the
+run's own views, so the score, the bands and the table after each compaction agree.
 
 Evals look at the view right after each compaction. A compaction fires inside a step's model
 call (before_model in state mode, wrap_model_call in view mode), so the view recorded for that
@@ -16,6 +22,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from engine.kinds import message_kind
 from engine.run import Run
 from engine.tokens import message_text
+from engine.whatif import COMPACTION_EVENTS
 
 # LangChain's text when trimming leaves nothing to summarize (the "too long" pitfall).
 TOO_LONG_PLACEHOLDER = "Previous conversation was too long to summarize."
@@ -28,7 +35,7 @@ class Compaction:
     """One compaction: the step whose view is the first after it, and what replaced the history."""
 
     step: int
-    source: str  # "simulated" (a summarization event of this replay) or "recorded" (the source agent's)
+    source: str  # "recorded" (the source agent's, re-enacted by the recorded layer) or "simulated" (any other)
     kind: str
     summary_text: str = ""
     placeholder: bool = False  # the "too long to summarize" case
@@ -39,15 +46,16 @@ class Compaction:
 
 
 def is_compaction_event(layer: str, kind: str, payload: Mapping[str, Any]) -> bool:
-    """A summarization event that replaced history (`summarize`, or another kind carrying a summary).
-
-    `summarize_empty` is not one: it accompanies the `summarize` event of the same step as a warning.
-    """
-    return layer == SUMMARIZATION_LAYER and kind != EMPTY_KIND and (kind == "summarize" or "summary_text" in payload)
+    """An event that replaced the history: `engine.whatif.COMPACTION_EVENTS`, or another summarization
+    kind carrying a summary. `summarize_empty` is not one: it accompanies the `summarize` event of the
+    same step as a warning."""
+    if (layer, kind) in COMPACTION_EVENTS:
+        return True
+    return layer == SUMMARIZATION_LAYER and kind != EMPTY_KIND and "summary_text" in payload
 
 
 def compactions(run: Run) -> list[Compaction]:
-    """Every compaction of the run, simulated and recorded, in step order."""
+    """Every compaction of the run (its own events), in step order."""
     found: list[Compaction] = []
     last = len(run.steps) - 1
     events = run.events
@@ -55,15 +63,20 @@ def compactions(run: Run) -> list[Compaction]:
     for event in events:
         if not is_compaction_event(event.layer, event.kind, event.payload):
             continue
-        text = str(event.payload.get("summary_text") or "")
+        text = str(event.payload.get("summary_text") or event.payload.get("summary") or "")
         placeholder = event.step in empty_steps or TOO_LONG_PLACEHOLDER in text
-        found.append(Compaction(min(event.step, last), "simulated", event.kind, text, placeholder))
-    for rec in run.thread.compactions:
-        step = step_after_message(run, rec.index)
-        if step is not None:
-            found.append(Compaction(step, "recorded", rec.trigger or "recorded", rec.summary,
-                                    TOO_LONG_PLACEHOLDER in rec.summary, rec.index))
+        recorded = event.layer == "recorded"
+        index = event.payload.get("message_index")
+        found.append(Compaction(min(max(event.step, 0), last), "recorded" if recorded else "simulated",
+                                str(event.payload.get("trigger") or "recorded") if recorded else event.kind, text,
+                                placeholder, index if isinstance(index, int) else None))
     return sorted(found, key=lambda c: (c.step, c.source != "simulated"))
+
+
+def source_compaction_steps(run: Run) -> list[int]:
+    """Where the source agent compacted (its recorded compactions), whether or not this run re-enacts them."""
+    steps = (step_after_message(run, rec.index) for rec in run.thread.compactions)
+    return sorted(s for s in steps if s is not None)
 
 
 def step_after_message(run: Run, message_index: int) -> int | None:

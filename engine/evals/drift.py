@@ -5,10 +5,15 @@ At every step from the first compaction on, the intent is
   text) is still in the view;
 - `summary` when a summary in the view has an intent section (LangChain's `## SESSION INTENT`, or
   Claude Code's `Primary Request and Intent`) that covers at least 60 % of the intent's content
-  words; for a compaction recorded in the source, the recorded summary is read instead;
+  words (in the as-recorded run, the source agent's own summary is such a view message);
 - `missing` otherwise: the step is flagged.
 Steps whose view holds LangChain's "Previous conversation was too long to summarize." placeholder
 are flagged as well (`placeholder`). `score` is the fraction of checked steps not missing.
+Like needle retention, drift reads only this run's views and compactions (engine/evals/compactions.py).
+
+The session intent is what a person asked for: the first human message a person typed, not one
+the harness injected (`engine.evals.facts.typed_by_person`: Claude Code's meta and tagged messages,
+a SWE-agent demonstration).
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from engine.evals.compactions import TOO_LONG_PLACEHOLDER, Compaction, compactions
+from engine.evals.compactions import TOO_LONG_PLACEHOLDER, compactions
+from engine.evals.facts import typed_by_person
 from engine.kinds import message_kind
 from engine.run import Run
 from engine.thread import Thread
@@ -89,9 +95,9 @@ class DriftReport:
 
 
 def session_intent(thread: Thread) -> HumanMessage | None:
-    """The first original human message with text: what the session was asked to do."""
+    """The first human message a person typed: what the session was asked to do."""
     for m in thread.messages:
-        if isinstance(m, HumanMessage) and message_kind(m) == "original" and message_text(m).strip():
+        if isinstance(m, HumanMessage) and typed_by_person(m):
             return m
     return None
 
@@ -167,21 +173,15 @@ def goal_drift(run: Run) -> DriftReport:
     intent = message_text(intent_msg).strip()
     squashed = _squash(intent)
     first = comps[0].step if comps else len(run.steps)
-    recorded = {c.step: c for c in comps if c.source == "recorded"}
     statuses: list[str] = []
     placeholders: list[int] = []
     per_step: dict[int, tuple[str, bool, bool, float]] = {}
-    intent_pos = next((i for i, m in enumerate(run.thread.messages) if m is intent_msg), 0)
-    cut_at = {c.summary: c for c in run.thread.compactions}
-    latest_recorded: Compaction | None = None
     seen: dict[int, tuple[BaseMessage, bool, bool]] = {}  # per message object: (it, is summary, is the intent)
     read: dict[str, tuple[bool, float | None]] = {}
     prev: Sequence[BaseMessage] = ()
     view_summaries: list[str] = []
     view_kept = False
     for s in run.steps:
-        if s.index in recorded:
-            latest_recorded = recorded[s.index]
         if s.index < first:
             statuses.append(BEFORE)
             continue
@@ -197,15 +197,8 @@ def goal_drift(run: Run) -> DriftReport:
                 view_summaries.append(message_text(m))
             view_kept = view_kept or hit[2]
         prev = view
-        summaries = list(view_summaries)
-        kept = view_kept
-        if latest_recorded is not None:
-            # the source agent cut its history here: only its summary stands for what came before
-            summaries.append(latest_recorded.summary_text)
-            rec = cut_at.get(latest_recorded.summary_text)
-            kept = kept and rec is not None and intent_pos >= rec.index
-        represented, has_section, overlap, placeholder = _summary_status(intent, summaries, read)
-        status = KEPT if kept else SUMMARY if represented else MISSING
+        represented, has_section, overlap, placeholder = _summary_status(intent, view_summaries, read)
+        status = KEPT if view_kept else SUMMARY if represented else MISSING
         statuses.append(status)
         if placeholder:
             placeholders.append(s.index)

@@ -1,13 +1,25 @@
-"""Pick distinctive facts (needles) from a thread when the user gives none.
+"""Pick the facts a person would plant and check (needles) when the user gives none.
 
 A needle the thread records itself comes first (the needle scenario stores its planted codename
-in `thread.extra["needle"]["text"]`). Then, deterministically: the candidates are codes
-(BLUE-HERON-7, ERR_42), letter-digit identifiers (x9f3a2), long numbers (48213) and mid-sentence
-capitalized or CamelCase names, taken from the early human messages and tool results (the first
-quarter of the thread, at least 12 messages). Facts that occur more than 3 times in the whole
-thread are skipped (they are everywhere). Facts a human message states beat facts from tool
-results (a user's instruction is the classic needle); then codes beat identifiers beat numbers
-beat names; then the rarest and the earliest win.
+in `thread.extra["needle"]["text"]`). Then, deterministically, facts stated where a person states
+them, best source first:
+
+1. what the person typed: the session intent (the first human request), then the other early
+   human messages a person wrote — not the harness's own messages (Claude Code's meta messages and
+   its `<system-reminder>`, `<command-name>`, `<local-command-stdout>`, `<task-notification>` blocks,
+   "[Request interrupted …]", a SWE-agent demonstration);
+2. decisions the agent announced ("I'll use `X`", "let's go with X", "decided to use X"): the name;
+3. facts a tool result states as facts ("the fallback region is KESTREL-09": a value after
+   *is* / *are* / *=* / *:*).
+
+Kinds of fact, best first: codes (BLUE-HERON-7, ERR_42, JIRA-1234: upper-case segments with a
+digit), named slugs (spotter-a0y, build_42: lower-case segments with a digit, or a slug the message
+names twice), names (CamelCase such as TimeDelta, or capitalised words mid-sentence such as Pixel
+Representation), and numbers with what they count (8443 in "port 8443", $4,200, 30 days). Never a
+needle: a hex string of 7+ characters (a git hash, a UUID piece), part of a path or URL, a tool's
+name, a bare number. Facts occurring more than `MAX_OCCURRENCES` times in the thread are skipped
+(they are everywhere, so keeping them proves nothing); then the best source, the best kind, the
+rarest and the earliest win.
 """
 
 from __future__ import annotations
@@ -15,18 +27,35 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from engine.kinds import message_kind
 from engine.thread import Thread
 from engine.tokens import message_text
 
-_PATTERNS: tuple[tuple[str, int, re.Pattern[str]], ...] = (
-    ("code", 4, re.compile(r"\b[A-Z][A-Z0-9]*(?:[-_][A-Z0-9]+)+\b")),
-    ("identifier", 3, re.compile(r"\b(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]{5,}\b")),
-    ("number", 2, re.compile(r"(?<![\w.])\d{4,}(?:\.\d+)?(?![\w.])")),
-    ("name", 1, re.compile(r"\b(?:[A-Z][a-z]+){2,}\b|(?<=[a-z,;:] )[A-Z][a-z]{3,}\b")),
-)
+_CODE = re.compile(r"\b[A-Z][A-Z0-9]*(?:[-_][A-Z0-9]+)+\b")
+_SLUG = re.compile(r"(?<![\w/.-])[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?![\w/-]|\.\w)")
+_CAMEL = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z0-9]+)+\b")
+_WORDS = re.compile(r"(?<=[a-z0-9,;:(] )[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})+\b")
+_COUNTED = re.compile(
+    r"(?:\b(?:port|version|v|pid|issue|ticket|pr|build|id|code|budget|limit|timeout)\s*#?\s*|\$|€|£|#)"
+    r"(\d[\d,]*(?:\.\d+)?)\b"
+    r"|\b(\d[\d,]*(?:\.\d+)?)\s?(?:%|ms|s|seconds|minutes|hours|days|weeks|months|years|gb|mb|kb|tb|"
+    r"k|tokens|users|requests|dollars|usd|eur)\b", re.IGNORECASE)
+_HEX = re.compile(r"^(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}$", re.IGNORECASE)
+# "I'll use `X`", "let's go with X", "decided to use X", "switching to X"
+_DECISION = re.compile(
+    r"\b(?:I'll|I will|we'll|we will|let's|let us|decided to|going to|chose to|choose to)\s+"
+    r"(?:use|go with|switch to|keep|adopt|pick)\s+(?:the\s+)?(`?)([A-Za-z][\w.:-]*[\w])`?", re.IGNORECASE)
+_STATED = re.compile(r"\b(?:is|are|was|=|:)\s+`?([A-Za-z0-9][\w.-]*[\w])`?")
+# The harness's own user-role messages, not a person's words: Claude Code wraps them in tags
+# (<system-reminder>, <command-name>, <local-command-stdout>, <task-notification>), Codex CLI too
+# (<environment_context>, <user_instructions>); a person does not open a message with a tag.
+_HARNESS_OPENING = re.compile(r"^(?:<[A-Za-z][\w-]*[ >]|\[Request interrupted)")
+_HARNESS_MARKS = ("claude_code_meta", "swe_agent_demo")
+
+KINDS: dict[str, int] = {"code": 4, "slug": 3, "name": 2, "number": 1}
+SOURCES: dict[str, int] = {"intent": 4, "typed": 3, "decision": 2, "tool": 1}
 MIN_EARLY_MESSAGES = 12
 MAX_CANDIDATES = 60
 SCAN_CHARS_PER_MESSAGE = 20_000  # planted facts sit near the start of what a message says
@@ -38,37 +67,128 @@ MAX_OCCURRENCES = 3  # in the whole thread; more and the fact is everywhere, so 
 class Candidate:
     text: str
     kind: str
-    weight: int
+    source: str
     position: int  # thread message index of the first occurrence
     occurrences: int = 0
-    from_human: bool = False
+
+    @property
+    def rank(self) -> tuple[int, int]:
+        return SOURCES[self.source], KINDS[self.kind]
+
+
+def typed_by_person(m: BaseMessage) -> bool:
+    """A human message a person wrote, not one the agent's harness injected in the user role."""
+    if not isinstance(m, HumanMessage) or message_kind(m) != "original":
+        return False
+    if any(m.additional_kwargs.get(mark) for mark in _HARNESS_MARKS):
+        return False
+    text = message_text(m).lstrip()
+    return bool(text) and not _HARNESS_OPENING.match(text)
+
+
+def _in_path_or_url(text: str, start: int, end: int) -> bool:
+    before = text[max(0, start - 1):start]
+    after = text[end:end + 1]
+    return before in ("/", "\\", ".", "@", "=") or after in ("/", "\\") or (
+        after == "." and end + 1 < len(text) and text[end + 1].isalnum())
+
+
+def facts_in(text: str, *, tools: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+    """(fact, kind) stated in `text`, in order of appearance (see the module doc for the kinds)."""
+    found: list[tuple[int, str, str]] = []
+
+    def add(start: int, end: int, kind: str) -> None:
+        word = text[start:end]
+        if _HEX.match(word) or word in tools or _in_path_or_url(text, start, end):
+            return
+        found.append((start, word, kind))
+
+    for m in _CODE.finditer(text):
+        if any(c.isdigit() for c in m.group(0)):
+            add(m.start(), m.end(), "code")
+    for m in _SLUG.finditer(text):
+        word = m.group(0)
+        if any(c.isdigit() for c in word) or text.count(word) >= 2:
+            add(m.start(), m.end(), "slug")
+    for pattern in (_CAMEL, _WORDS):
+        for m in pattern.finditer(text):
+            add(m.start(), m.end(), "name")
+    for m in _COUNTED.finditer(text):
+        group = 1 if m.group(1) is not None else 2
+        number = m.group(group)
+        if len(number.replace(",", "").replace(".", "")) >= 2:
+            add(m.start(group), m.end(group), "number")
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for _, word, kind in sorted(found, key=lambda f: (f[0], -KINDS[f[2]])):
+        if word.lower() not in seen:
+            seen.add(word.lower())
+            out.append((word, kind))
+    return out
+
+
+def _decisions(text: str, tools: frozenset[str]) -> list[tuple[str, str]]:
+    """Names the agent announced it would use: quoted as code (`X`), or a code, slug or name by shape."""
+    out: list[tuple[str, str]] = []
+    for m in _DECISION.finditer(text):
+        quoted, word = m.group(1), m.group(2)
+        shaped = [k for w, k in facts_in(word, tools=tools) if w == word]
+        if len(word) >= 3 and not _HEX.match(word) and word not in tools and (quoted or shaped):
+            out.append((word, shaped[0] if shaped else "name"))
+    return out
+
+
+def _stated(text: str, tools: frozenset[str]) -> list[tuple[str, str]]:
+    """Facts a tool result states as values ("X is VALUE"): the values only, never a bare number."""
+    out: list[tuple[str, str]] = []
+    for m in _STATED.finditer(text):
+        out.extend((w, k) for w, k in facts_in(m.group(1), tools=tools) if w == m.group(1))
+    return out
 
 
 def candidates(thread: Thread) -> list[Candidate]:
-    """Candidate facts from the early human messages and tool results, in order of appearance."""
+    """Candidate facts from the early messages, each with its best source and kind."""
     early = max(MIN_EARLY_MESSAGES, len(thread.messages) // 4)
-    seen: dict[str, Candidate] = {}
+    tools = frozenset(_tool_names(thread))
+    intent = next((m for m in thread.messages if typed_by_person(m)), None)
+    best: dict[str, Candidate] = {}
     budget = SCAN_CHARS_TOTAL
     for pos, m in enumerate(thread.messages[:early]):
-        if not isinstance(m, (HumanMessage, ToolMessage)) or message_kind(m) != "original":
+        if m is intent:
+            source = "intent"
+        elif typed_by_person(m):
+            source = "typed"
+        elif isinstance(m, AIMessage):
+            source = "decision"
+        elif isinstance(m, ToolMessage) and message_kind(m) == "original":
+            source = "tool"
+        else:
             continue
         text = message_text(m)[: min(SCAN_CHARS_PER_MESSAGE, budget)]
         budget -= len(text)
-        for kind, weight, pattern in _PATTERNS:
-            for match in pattern.finditer(text):
-                word = match.group(0)
-                key = word.lower()
-                if key not in seen or seen[key].weight < weight:
-                    old = seen.get(key)
-                    seen[key] = Candidate(word, kind, weight, old.position if old else pos,
-                                          from_human=(old.from_human if old else False) or isinstance(m, HumanMessage))
-        if len(seen) >= MAX_CANDIDATES or budget <= 0:
+        facts = (_decisions(text, tools) if source == "decision" else _stated(text, tools) if source == "tool"
+                 else facts_in(text, tools=tools))
+        for word, kind in facts:
+            key = word.lower()
+            new = Candidate(word, kind, source, pos)
+            old = best.get(key)
+            if old is None or new.rank > old.rank:
+                best[key] = Candidate(word, kind, source, old.position if old else pos)
+        if len(best) >= MAX_CANDIDATES or budget <= 0:
             break
-    return list(seen.values())
+    return list(best.values())
+
+
+def _tool_names(thread: Thread) -> set[str]:
+    names = {str(t.get("name")) for t in thread.tools if isinstance(t, dict) and t.get("name")}
+    for m in thread.messages:
+        if isinstance(m, AIMessage):
+            names.update(str(tc.get("name")) for tc in m.tool_calls if tc.get("name"))
+    return names
 
 
 def pick_needles(thread: Thread, k: int = 3) -> list[str]:
-    """Up to `k` distinctive facts of `thread` (see the module doc for the rule)."""
+    """Up to `k` facts of `thread` a person would plant (see the module doc for the rule)."""
     recorded = thread.extra.get("needle") if isinstance(thread.extra, dict) else None
     picked: list[str] = []
     if isinstance(recorded, dict) and isinstance(recorded.get("text"), str) and recorded["text"].strip():
@@ -77,10 +197,9 @@ def pick_needles(thread: Thread, k: int = 3) -> list[str]:
     if not found or len(picked) >= k:
         return picked[:k]
     corpus = "\n".join(message_text(m) for m in thread.messages).lower()
-    counted = [Candidate(c.text, c.kind, c.weight, c.position, corpus.count(c.text.lower()), c.from_human)
-               for c in found]
+    counted = [Candidate(c.text, c.kind, c.source, c.position, corpus.count(c.text.lower())) for c in found]
     rare = [c for c in counted if c.occurrences <= MAX_OCCURRENCES]
-    ranked = sorted(rare, key=lambda c: (not c.from_human, -c.weight, c.occurrences, c.position, c.text))
+    ranked = sorted(rare, key=lambda c: (-c.rank[0], -c.rank[1], c.occurrences, c.position, c.text))
     for c in ranked:
         low = c.text.lower()
         # a part of an already picked fact (HERON inside BLUE-HERON-7) adds nothing

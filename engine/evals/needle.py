@@ -10,6 +10,9 @@ Classes, checked in this order at every step (a needle is a literal string, matc
   results, conversation-history files), found with the engine's own `VirtualFilesystem.grep`;
 - `lost`: none of the above.
 
+Every number comes from one computation, the classes per needle and step of this run's own views:
+the bands, the table after each compaction (`at_compactions`) and the scores read the same classes.
+
 Score (docs/evals.md): the *checked steps* are the steps at and after the first compaction (every
 step when the run never compacted). `score` is the fraction of checked steps, among those where at
 least one needle is in the thread, at which every needle in the thread is `in_view` or `in_summary`;
@@ -51,9 +54,6 @@ class NeedleReport:
     recovery_score: float | None
     # needle -> VFS paths holding it; searched only for needles that were ever out of view and summary
     files: dict[str, list[str]] = field(default_factory=dict)
-    # step of a recorded compaction -> classes in the source agent's view after its cut (the replay
-    # does not re-enact recorded cuts): in its summary, after the cut, lost with the cut, or absent
-    recorded: dict[int, dict[str, str]] = field(default_factory=dict)
 
     @property
     def steps(self) -> int:
@@ -73,9 +73,8 @@ class NeedleReport:
         return out
 
     def at_compactions(self) -> list[dict[str, Any]]:
-        """Classes right after each compaction; for a recorded one, in the source agent's own view."""
-        return [{**c.to_dict(), "classes": self.recorded.get(c.step) if c.source == "recorded" and c.step in
-                 self.recorded else self.at_step(c.step)} for c in self.compactions]
+        """The classes at the step right after each compaction (the same classes the bands show)."""
+        return [{**c.to_dict(), "classes": self.at_step(c.step)} for c in self.compactions]
 
     def to_dict(self, *, per_step: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -177,26 +176,7 @@ def needle_retention(run: Run, needles: Sequence[str] | None = None, *, max_auto
         score=_score(classes, picked, checked, RETAINED),
         recovery_score=_score(classes, picked, checked, RETAINED | {RECOVERABLE}),
         files={n: files.get(n, []) for n in picked},
-        recorded={c.step: _recorded_snapshot(run, c, picked, index) for c in comps
-                  if c.source == "recorded" and c.message_index is not None},
     )
-
-
-def _recorded_snapshot(run: Run, comp: Compaction, needles: Sequence[str], index: _NeedleIndex) -> dict[str, str]:
-    cut = comp.message_index or 0
-    end = run.steps[comp.step].message_index
-    before = after = 0
-    for m in run.thread.messages[:cut]:
-        before |= index.mask(m)
-    for m in run.thread.messages[cut:end]:
-        after |= index.mask(m)
-    summary = comp.summary_text.lower()
-    out: dict[str, str] = {}
-    for i, n in enumerate(needles):
-        bit = 1 << i
-        out[n] = (IN_SUMMARY if n.lower() in summary else IN_VIEW if after & bit else LOST if before & bit
-                  else ABSENT)
-    return out
 
 
 def _step_masks(run: Run, index: _NeedleIndex) -> list[tuple[int, int, int]]:

@@ -61,7 +61,7 @@ def test_recorded_compaction_summary_stands_for_the_cut_history() -> None:
     covered.compactions.append(RecordedCompaction(
         index=4, summary="1. Primary Request and Intent:\n   Migrate the billing service to the new cluster "
                          "(vault code ZEBRA-4411).\n2. Key Technical Concepts:\n   - none"))
-    config = preset("langchain").with_overrides(["tokens.counter=approximate"])
+    config = preset("as-recorded").with_overrides(["tokens.counter=approximate"])
     report = goal_drift(replay(covered, config))
     assert report.statuses == ["before", "before", "summary", "summary", "summary"]
     assert [c.to_dict() for c in report.checks] == [{"step": 2, "source": "recorded", "status": "summary",
@@ -71,3 +71,6 @@ def test_recorded_compaction_summary_stands_for_the_cut_history() -> None:
     bare.compactions.append(RecordedCompaction(index=4, summary="We looked at some files."))
     report = goal_drift(replay(bare, config))
     assert report.statuses[2:] == ["missing", "missing", "missing"] and report.flagged_steps == [2, 3, 4]
+    # a what-if that keeps the whole history still shows the intent: nothing drifted in its view
+    whatif = goal_drift(replay(bare, preset("langchain").with_overrides(["tokens.counter=approximate"])))
+    assert whatif.checks == [] and whatif.flagged_steps == [] and whatif.score is None

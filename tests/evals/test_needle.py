@@ -101,14 +101,44 @@ def test_report_json_shape() -> None:
     assert "classes" in needle_retention(run, [NEEDLE_TOOL]).to_dict()
 
 
-def test_recorded_compaction_is_read_in_the_source_agents_own_view() -> None:
+def test_a_recorded_compaction_counts_where_the_run_re_enacts_it() -> None:
     thread = needle_thread()
     # the source agent cut everything before t1 (message 4) and kept only the intent's code in its summary
     thread.compactions.append(RecordedCompaction(index=4, trigger="auto", summary=f"Task: migrate. Code {NEEDLE_INTENT}."))
-    run = replay(thread, preset("langchain").with_overrides(["tokens.counter=approximate"]))
-    report = needle_retention(run, [NEEDLE_INTENT, NEEDLE_TOOL, NEEDLE_NEVER])
-    assert [(c.step, c.source) for c in report.compactions] == [(2, "recorded")]
-    assert report.at_compactions()[0]["classes"] == {NEEDLE_INTENT: "in_summary", NEEDLE_TOOL: "lost",
-                                                     NEEDLE_NEVER: "absent"}
-    # the replay itself did not cut: per step, both are still in its view
-    assert report.classes[NEEDLE_TOOL][2] == "in_view"
+    needles = [NEEDLE_INTENT, NEEDLE_TOOL, NEEDLE_NEVER]
+    recorded = needle_retention(replay(thread, preset("as-recorded").with_overrides(["tokens.counter=approximate"])),
+                                needles)
+    assert [(c.step, c.source) for c in recorded.compactions] == [(2, "recorded")]
+    after = {NEEDLE_INTENT: "in_summary", NEEDLE_TOOL: "lost", NEEDLE_NEVER: "absent"}
+    # one computation: the table after the compaction, the bands at that step and the score agree
+    assert recorded.at_compactions()[0]["classes"] == after == recorded.at_step(2)
+    assert recorded.checked_steps == [2, 3, 4] and recorded.score == 0.0
+    # a what-if that does not re-enact the cut has no compaction: both needles stay in its view
+    whatif = needle_retention(replay(thread, preset("langchain").with_overrides(["tokens.counter=approximate"])),
+                              needles)
+    assert whatif.compactions == [] and whatif.classes[NEEDLE_TOOL][2] == "in_view" and whatif.score == 1.0
+
+
+def test_auto_picked_needles_are_facts_a_person_states() -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from engine.evals import session_intent
+    from engine.evals.facts import facts_in, typed_by_person
+    from engine.thread import Thread
+
+    reminder = HumanMessage("<system-reminder>\nPostToolUse hook: ERR-9001 in lib/a.ex\n</system-reminder>", id="h-hook")
+    meta = HumanMessage("Caveat: DEMO-77 from a local command", id="h-meta",
+                        additional_kwargs={"claude_code_meta": True})
+    ask = HumanMessage("Deploy the billing service on port 8443 before Friday; the ticket is OPS-2210 and "
+                       "Maria Keller signs off.", id="h0")
+    call = AIMessage("I'll use `BlueGreenDeploy` for the switch.", id="a0",
+                     tool_calls=[{"name": "Bash", "args": {"command": "git log -1"}, "id": "c0"}])
+    log = ToolMessage("commit a2898e3f91 (HEAD)\nAuthor: someone\n    141871 lines changed in /srv/app/build-77/x.py\n"
+                      "the fallback region is KESTREL-09", tool_call_id="c0", name="Bash", id="t0")
+    thread = Thread(thread_id="planted", messages=[reminder, meta, ask, call, log], source_format="test")
+    assert [typed_by_person(m) for m in (reminder, meta, ask)] == [False, False, True]
+    assert session_intent(thread) is ask
+    # the person's facts first (a code, a name, what a number counts), then a decision, then a stated value;
+    # never a hash, a path or a bare number
+    assert pick_needles(thread, k=6) == ["OPS-2210", "Maria Keller", "8443", "BlueGreenDeploy", "KESTREL-09"]
+    assert facts_in("see a2898e3 and 3f2c9d1e-aa and /srv/build-77/ok and Bash", tools=frozenset({"Bash"})) == []
