@@ -106,7 +106,7 @@ def test_cli_replay_with_a_failing_summarizer_prints_one_line_without_the_key(pr
     report = tmp_path / "report.json"
     proc = ctxi(provider_env(provider, tmp_path), "replay", str(SAMPLE), "--set", "summarization.trigger=messages:4",
                 "--set", "summarization.keep=messages:2",
-                "--set", "summarization.summarizer=openai:gpt-4o-mini", "--json", str(report), cwd=tmp_path)
+                "--set", "summarization.summarizer=openai:gpt-4o-mini", "--out", str(report), cwd=tmp_path)
     assert provider.requests, "the summarizer never reached the fake provider: the test would prove nothing"
     assert provider.requests[0]["headers"]["authorization"] == f"Bearer {OPENAI_KEY}"
     assert proc.returncode == 2
@@ -138,7 +138,7 @@ def test_an_unexpected_error_is_one_redacted_line(monkeypatch: pytest.MonkeyPatc
         raise RuntimeError(f"proxy said: x-api-key: {OPENAI_KEY}\nsecond line")
 
     parser = cli.build_parser
-    monkeypatch.setattr(cli, "build_parser", lambda: _with_run(parser(), boom))
+    monkeypatch.setattr(cli, "build_parser", lambda *argv: _with_run(parser(*argv), boom))
     monkeypatch.delenv(cli.DEBUG_ENV, raising=False)
     assert cli.main(["inspect", "x.json"]) == 1
     err = capsys.readouterr().err
