@@ -56,7 +56,9 @@ def test_any_agent_trace_is_one_thread_with_usage_per_call(name: str) -> None:
     assert [m.tool_call_id for m in thread.messages if isinstance(m, ToolMessage)] == expected_ids
     assert json.loads(thread.messages[3].content)["timezone"] == "America/New_York"
     assert [(u.input_tokens, u.output_tokens) for u in thread.usage.values()] == usage
-    assert (thread.model, thread.max_input_tokens) == ("mistral/mistral-small-latest", None)
+    # the trace records no window: the model table's (Mistral Small 3.x, 128k) fills it
+    assert (thread.model, thread.max_input_tokens) == ("mistral/mistral-small-latest", 128_000)
+    assert thread.extra["window_source"] == "model table"
     assert thread.compactions == [] and ref.messages == len(thread.messages)
 
 
