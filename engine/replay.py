@@ -32,12 +32,14 @@ from langgraph.types import Command
 
 from engine.calibration import UNRECORDED_PROMPT, CalibratedCounter, thread_calibration
 from engine.config import DEFAULT_PRESET, EngineConfig, preset
-from engine.events import EventRecorder, recording
+from engine.events import EventRecorder, emit, recording
 from engine.kinds import message_kind
 from engine.layers import LayerContext, build_layers
 from engine.layers.user import observe
 from engine.recorded import RecordedHistory, keeps_all_thinking, recorded_history
 from engine.run import Run, StepRecord
+from engine.setting_warnings import KIND as SETTINGS_WARNING
+from engine.setting_warnings import setting_warnings
 from engine.thread import Thread
 from engine.tokens import TokenCounter, counter_for_thread, prime_thread
 from engine.vfs import VirtualFilesystem
@@ -460,6 +462,10 @@ def replay(
     gc.disable()
     try:
         with recording() as recorder:
+            if layers is None:  # settings that defeat themselves are part of the run's record (step 0)
+                for warning in setting_warnings(config, window):
+                    emit(warning.layer, SETTINGS_WARNING, severity="warning", message=warning.message,
+                         key=warning.key)
             driver = _Driver(thread, mws, counter, window, recorder,
                              unrecorded_prompt_tokens=calibration.prompt_tokens if calibration else 0,
                              provider=provider)

@@ -7,6 +7,7 @@ import streamlit as st
 from engine.config import PRESETS, EngineConfig, preset
 from engine.errors import ConfigError
 from engine.layers.user import check_middleware
+from engine.setting_warnings import setting_warnings
 from engine.views import base_config, compare_runs, setting_text
 from ui import session
 from ui.config_form import (
@@ -82,7 +83,7 @@ def _pin() -> None:
     st.session_state["pinned"] = (st.session_state["thread_key"], st.session_state["config"])
 
 
-def _field(field: FormField, error: str | None) -> None:
+def _field(field: FormField, error: str | None, warnings: dict[str, list[str]]) -> None:
     key = _wkey(field)
     if key not in st.session_state:
         st.session_state[key] = widget_value(config, field)
@@ -108,6 +109,8 @@ def _field(field: FormField, error: str | None) -> None:
         st.caption(MIDDLEWARE_NOTE)
     if error:
         st.error(escape_md(error))
+    for warning in warnings.get(field.key, ()):
+        st.warning(escape_md(warning), icon=":material/warning:")
 
 
 form_tab, yaml_tab, compare_tab = st.tabs(["Form", "YAML", "Compare runs"], key="tab", bind="query-params")
@@ -119,6 +122,11 @@ with form_tab:
     if form_error and form_error[0] == gen:
         err_field = field_for_error(form_error[1], all_fields())
         st.error(f"Not applied — {escape_md(form_error[2])}")
+    # settings that defeat themselves (keep ≥ trigger), shown under the field they are about
+    warned: dict[str, list[str]] = {}
+    thread = session.current_thread()
+    for w in setting_warnings(config, config.window_tokens(thread.max_input_tokens if thread else None)):
+        warned.setdefault(w.key, []).append(w.message)
     with st.form("config_form", border=False):
         for section in SECTIONS:
             fields = form_fields(section)
@@ -127,7 +135,7 @@ with form_tab:
                 cols = st.columns(2)
                 for i, f in enumerate(fields):
                     with cols[i % 2]:
-                        _field(f, form_error[2] if err_field == f.key and form_error else None)
+                        _field(f, form_error[2] if err_field == f.key and form_error else None, warned)
         st.form_submit_button("Apply and re-run", type="primary", on_click=_apply_form)
 
 # -- YAML --------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import streamlit as st
 
 from engine.config import PRESETS, AllOf, ContextSize, EngineConfig
 from engine.errors import ConfigError
+from engine.setting_warnings import keep_meets_trigger
 from engine.summarizers import model_summarizers
 from engine.tokens import COUNTERS
 from engine.views import TOGGLE_LAYERS, layer_enabled
@@ -44,9 +45,19 @@ def _edit(change: Callable[[EngineConfig], EngineConfig]) -> None:
 
 
 def _show(key: str, value: object) -> None:
-    """Make a widget show the config's value (set before the widget is created in this run)."""
+    """Make a widget show the config's value (set before the widget is created in this run).
+
+    Every widget is also created with that value as its default (`value=`, `index=`): without one a
+    number box's default is its minimum and a select box's its first option, and the browser drew
+    that default for a moment on every rerun (issue 15: 0.01, 1,000 and "as-recorded" flashed in
+    the sidebar). The key alone is the widget's identity, so a changing default never resets it.
+    """
     if st.session_state.get(key) != value:
         st.session_state[key] = value
+
+
+def _index(options: list[str] | tuple[str, ...], value: str) -> int:
+    return list(options).index(value) if value in options else 0
 
 
 def _size_value(size: ContextSize) -> float | int:
@@ -54,12 +65,13 @@ def _size_value(size: ContextSize) -> float | int:
 
 
 def _size_input(label: str, key: str, size: ContextSize, on_change: Callable[[], None]) -> None:
-    _show(key, _size_value(size))
+    value = _size_value(size)
+    _show(key, value)
     if size.type == "fraction":
-        st.number_input(label, key=key, min_value=0.01, max_value=1.0, step=0.05, format="%.2f",
+        st.number_input(label, key=key, value=value, min_value=0.01, max_value=1.0, step=0.05, format="%.2f",
                         on_change=on_change, label_visibility="collapsed")
     else:
-        st.number_input(label, key=key, min_value=1, step=1000 if size.type == "tokens" else 1, format="%d",
+        st.number_input(label, key=key, value=value, min_value=1, step=1000 if size.type == "tokens" else 1, format="%d",
                         on_change=on_change, label_visibility="collapsed")
 
 
@@ -108,9 +120,11 @@ def _compaction_controls(config: EngineConfig) -> None:
     trigger = config.compaction.trigger
     st.markdown(f"**Compaction threshold** ({escape_md(config.compaction.policy)})")
     kinds = [POLICY_DEFAULT, "fraction", "tokens"]
-    _show("sb_ctrig_type", trigger.type if trigger is not None else POLICY_DEFAULT)
+    ctype = trigger.type if trigger is not None else POLICY_DEFAULT
+    _show("sb_ctrig_type", ctype)
     cols = st.columns(2)
     cols[0].selectbox("compaction threshold type", kinds, key="sb_ctrig_type", label_visibility="collapsed",
+                      index=_index(kinds, ctype),
                       on_change=_on_compaction_trigger,
                       help="The policy's own threshold, or a lower one: a fraction of the agent's effective "
                            "window (like CLAUDE_AUTOCOMPACT_PCT_OVERRIDE) or a token count.")
@@ -146,8 +160,9 @@ def render() -> None:
 
         st.markdown("#### Settings")
         names = [*PRESETS] if config.preset in PRESETS else [*PRESETS, "custom"]
-        _show("sb_preset", config.preset if config.preset in PRESETS else "custom")
-        st.selectbox("Preset", names, key="sb_preset", on_change=_on_preset,
+        shown_preset = config.preset if config.preset in PRESETS else "custom"
+        _show("sb_preset", shown_preset)
+        st.selectbox("Preset", names, key="sb_preset", on_change=_on_preset, index=_index(names, shown_preset),
                      help="as-recorded: what the source agent sent. The others reproduce an agent's or a "
                           "framework's policy; the controls below change it.")
         if "recorded" in config.order:
@@ -156,12 +171,12 @@ def render() -> None:
         if layer_enabled(config, "compaction"):
             _compaction_controls(config)
         if layer_enabled(config, "summarization"):
-            _summarization_controls(config)
+            _summarization_controls(config, window)
         elif "recorded" not in config.order:
             st.caption("L2 summarization is off in these settings (turn it on under **Layers**).")
 
         _show("sb_window", window)
-        st.number_input("Window (tokens)", key="sb_window", min_value=1_000, step=10_000, format="%d",
+        st.number_input("Window (tokens)", key="sb_window", value=window, min_value=1_000, step=10_000, format="%d",
                         on_change=_on_window)
         origin = config.window_origin(thread)
         if origin.startswith("a default"):
@@ -172,15 +187,16 @@ def render() -> None:
         st.markdown("**Layers**")
         for name in TOGGLE_LAYERS:
             _show(f"sb_layer_{name}", layer_enabled(config, name))
-            st.toggle(LAYER_LABELS[name], key=f"sb_layer_{name}", on_change=_on_layer, args=(name,))
+            st.toggle(LAYER_LABELS[name], key=f"sb_layer_{name}", value=layer_enabled(config, name),
+                      on_change=_on_layer, args=(name,))
 
         _show("sb_counter", config.tokens.counter)
-        st.selectbox("Token counter", COUNTERS, key="sb_counter",
+        st.selectbox("Token counter", COUNTERS, key="sb_counter", index=_index(COUNTERS, config.tokens.counter),
                      on_change=lambda: _edit(lambda c: controls.set_counter(c, st.session_state["sb_counter"])),
                      help="Our tokenizer. Where the thread recorded its usage, counts are calibrated to it.")
 
         _show("sb_allow_models", session.models_allowed())
-        st.toggle("Allow real models", key="sb_allow_models",
+        st.toggle("Allow real models", key="sb_allow_models", value=session.models_allowed(),
                   on_change=lambda: session.allow_models(bool(st.session_state["sb_allow_models"])),
                   help="Lets this session call a real model (an LLM summarizer, a live run with provider:model) "
                        "with the API key in the server's environment; calls may cost money. Off until you turn "
@@ -195,7 +211,7 @@ def render() -> None:
             st.error(escape_md(st.session_state["sidebar_error"]))
 
 
-def _summarization_controls(config: EngineConfig) -> None:
+def _summarization_controls(config: EngineConfig, window: int) -> None:
     st.markdown("**Summarization trigger** (any clause fires)")
     clauses = controls.trigger_clauses(config)
     if not clauses:
@@ -208,6 +224,7 @@ def _summarization_controls(config: EngineConfig) -> None:
         else:
             _show(f"sb_trig_type_{i}", clause.type)
             cols[0].selectbox("type", controls.SIZE_TYPES, key=f"sb_trig_type_{i}", label_visibility="collapsed",
+                              index=_index(controls.SIZE_TYPES, clause.type),
                               on_change=_on_trigger_type, args=(i,))
             with cols[1]:
                 _size_input(f"trigger value {i}", f"sb_trig_val_{i}_{clause.type}", clause,
@@ -222,12 +239,15 @@ def _summarization_controls(config: EngineConfig) -> None:
     cols = st.columns(2)
     _show("sb_keep_type", keep.type)
     cols[0].selectbox("keep type", controls.SIZE_TYPES, key="sb_keep_type", label_visibility="collapsed",
+                      index=_index(controls.SIZE_TYPES, keep.type),
                       on_change=_on_keep_type)
     with cols[1]:
         _size_input("keep value", f"sb_keep_val_{keep.type}", keep, lambda t=keep.type: _on_keep_value(t))
+    for warning in keep_meets_trigger(config.summarization, window):  # next to the field, before the run
+        st.warning(escape_md(warning.message), icon=":material/warning:")
 
     _show("sb_mode", config.summarization.mode)
-    st.radio("Mode", ["state", "view"], key="sb_mode", horizontal=True,
+    st.radio("Mode", ["state", "view"], key="sb_mode", horizontal=True, index=_index(("state", "view"), config.summarization.mode),
              on_change=lambda: _edit(lambda c: controls.set_mode(c, st.session_state["sb_mode"])),
              help="state: history replaced by the summary (LangChain, DeerFlow). "
                   "view: state untouched, the model sees [summary, *kept] (Deep Agents).")
