@@ -15,8 +15,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-# Query parameters that are not config keys: the view itself, and Streamlit's own embed flags.
-VIEW_PARAMS = frozenset({"thread", "step", "preset", "tab", "embed", "embed_options"})
+# Query parameters that are not config keys: the view itself (the Workshop's lesson, presenter mode
+# and slide included: they only choose what is shown), and Streamlit's own embed flags.
+VIEW_PARAMS = frozenset({"thread", "step", "preset", "tab", "lesson", "presenter", "slide", "embed", "embed_options"})
 
 # The settings a link may carry: exactly the sidebar's controls and the Config form's fields that
 # only change how the replay computes (thresholds, switches, limits, prompt text counted as text).

@@ -6,6 +6,7 @@ import streamlit as st
 
 from engine.evals import needle_retention
 from engine.lessons import LESSONS, THREADS, LessonOutcome, lesson, run_lesson, watched_events
+from ui import presenter as presenter_ui
 from ui.eval_figures import figure_html, figure_png, png_export_available
 from ui.figures import compare_figure
 from ui.frame import require_frame
@@ -14,14 +15,11 @@ from ui.widgets import table
 require_frame()
 
 IDS = [item.id for item in LESSONS]
-# Static CSS of our own (no user text): larger type for a projector.
-PRESENTER_CSS = """<style>
-[data-testid="stMainBlockContainer"] p, [data-testid="stMainBlockContainer"] li,
-[data-testid="stMainBlockContainer"] label { font-size: 1.55rem !important; line-height: 1.45 !important; }
-[data-testid="stMainBlockContainer"] h1 { font-size: 3.1rem !important; }
-[data-testid="stMainBlockContainer"] h3 { font-size: 2.1rem !important; }
-[data-testid="stMetricValue"] { font-size: 2.6rem !important; }
-</style>"""
+# In the URL, so a reload (or the link sent to a colleague) opens the same lesson, mode and slide:
+# presenter mode and the slide are widgets bound to their query parameter (ui.session.BOUND_PARAMS);
+# the lesson is written by this page (a bound select box would put the lesson's title in the URL).
+LESSON, PRESENTER, SLIDE = "ws_lesson", "presenter", "slide"
+LESSON_PARAM = "lesson"
 
 
 @st.cache_resource(max_entries=48, show_spinner="Replaying the lesson…")
@@ -34,31 +32,47 @@ def _stages(lesson_id: str) -> int:
     return len(lesson(lesson_id).points) + 2
 
 
+def _current() -> str:
+    value = st.session_state.get(LESSON)
+    return value if value in IDS else IDS[0]
+
+
 def _go_lesson(delta: int) -> None:
-    i = IDS.index(st.session_state.get("ws_lesson", IDS[0]))
-    st.session_state["ws_lesson"] = IDS[max(0, min(len(IDS) - 1, i + delta))]
-    st.session_state.setdefault("ws_reveal", {})[st.session_state["ws_lesson"]] = 1
+    i = IDS.index(_current())
+    st.session_state[LESSON] = IDS[max(0, min(len(IDS) - 1, i + delta))]
+    st.session_state[SLIDE] = 1
 
 
 def _reveal(delta: int) -> None:
-    current = st.session_state.get("ws_lesson", IDS[0])
-    shown = st.session_state.setdefault("ws_reveal", {}).get(current, 1)
-    st.session_state["ws_reveal"][current] = max(1, min(_stages(current), shown + delta))
+    shown = int(st.session_state.get(SLIDE) or 1)
+    st.session_state[SLIDE] = max(1, min(_stages(_current()), shown + delta))
 
 
-st.session_state.setdefault("ws_lesson", IDS[0])
-st.session_state.setdefault("ws_reveal", {})
+if not st.session_state.get("ws_link_read"):  # the link's lesson, once per session
+    st.session_state["ws_link_read"] = True
+    if st.session_state.get("link_params", {}).get(LESSON_PARAM) in IDS:
+        st.session_state[LESSON] = st.session_state["link_params"][LESSON_PARAM]
 
-top = st.columns([4, 2], vertical_alignment="bottom")
-top[0].selectbox("Lesson", IDS, key="ws_lesson", format_func=lambda i: lesson(i).title)
-top[1].toggle("Presenter mode", key="ws_presenter",
-              help="Large type and a step-by-step reveal. Keys: → / ← reveal the next / previous point, "
-                   "Page Down / Page Up the next / previous lesson (presenter clickers send these).")
-presenter = bool(st.session_state.get("ws_presenter"))
-item = lesson(st.session_state["ws_lesson"])
+top = st.columns([4, 2, 1], vertical_alignment="bottom")
+top[0].selectbox("Lesson", IDS, key=LESSON, format_func=lambda i: lesson(i).title, persist_state="session",
+                 on_change=lambda: st.session_state.__setitem__(SLIDE, 1))
+if _current() == IDS[0]:
+    st.query_params.pop(LESSON_PARAM, None)
+else:
+    st.query_params[LESSON_PARAM] = _current()
+top[1].toggle("Presenter mode", key=PRESENTER, bind="query-params",
+              help="Large type, no sidebar and a step-by-step reveal. Keys: → / ← reveal the next / previous "
+                   "point, Page Down / Page Up the next / previous lesson (presenter clickers send these).")
+presenter = bool(st.session_state.get(PRESENTER))
+item = lesson(_current())
 if presenter:
-    st.html(PRESENTER_CSS)
-shown = st.session_state["ws_reveal"].get(item.id, 1) if presenter else _stages(item.id)
+    top[2].number_input("Slide", key=SLIDE, min_value=1, value=1, step=1, bind="query-params",
+                        help="The point being shown; it is kept in the URL, so a reload opens the same slide.")
+    st.html(presenter_ui.CSS)
+    # a new script each run (the counter), so the page takes the focus back after every click
+    st.session_state["ws_runs"] = st.session_state.get("ws_runs", 0) + 1
+    st.html(presenter_ui.FOCUS_SCRIPT + f"<!-- {st.session_state['ws_runs']} -->", unsafe_allow_javascript=True)
+shown = min(max(1, int(st.session_state.get(SLIDE) or 1)), _stages(item.id)) if presenter else _stages(item.id)
 
 st.title(item.title)
 st.markdown(f"*{item.summary}*")
@@ -106,7 +120,9 @@ if shown > len(item.points):
         cols[2].metric("Events, all layers", f"{len(outcome.tried.events):,}",
                        delta=f"{len(outcome.tried.events) - len(outcome.baseline.events):+,}", delta_color="off")
     changed = outcome.changed()
-    fig = compare_figure(outcome.baseline, outcome.tried, height=460 if presenter else 400)
+    fig = compare_figure(outcome.baseline, outcome.tried, height=560 if presenter else 400)
+    if presenter:
+        presenter_ui.scale_figure(fig)
     st.plotly_chart(fig, key=f"ws_chart_{item.id}", config={"displaylogo": False})
     st.caption("A (blue): the lesson's default settings. B (orange): your settings"
                + (" — " + "; ".join(f"{k.rsplit('.', 1)[-1]} {a} → {b}" for k, (a, b) in changed.items())

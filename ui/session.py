@@ -38,7 +38,8 @@ PREFERRED_SAMPLES = ("code-analysis", "a_demo")
 # set only by a real-model checkbox the user ticks (sidebar, Run panel); no widget binds it to the URL
 MODELS_KEY = "allow_real_models"
 # query parameters owned by widgets bound to the URL (bind="query-params"); never cleared by sync_url
-BOUND_PARAMS = frozenset({"tab"})
+# (the Layers/Config tab, and the Workshop's presenter mode and slide: pages/workshop.py)
+BOUND_PARAMS = frozenset({"tab", "presenter", "slide"})
 
 
 def samples_dir() -> Path:
@@ -327,6 +328,8 @@ def init() -> None:
     st.session_state.setdefault("uploads", {})
     st.session_state.setdefault("timeline_nonce", 0)
     params = {k: st.query_params[k] for k in st.query_params}
+    # what the link said, for a page that reads its own parameter once (the Workshop's `lesson`)
+    st.session_state["link_params"] = dict(params)
     config_params = {k: v for k, v in params.items() if k not in BOUND_PARAMS}
     if "preset" in config_params or any(k not in RESERVED_PARAMS for k in config_params):
         config, errors = config_from_params(config_params)

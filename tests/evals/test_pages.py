@@ -118,7 +118,7 @@ def test_a_new_user_runs_the_summarization_lesson_end_to_end(start) -> None:  # 
 def test_presenter_mode_reveals_step_by_step_and_navigates(start) -> None:  # noqa: ANN001
     at = start(WORKSHOP)
     at.selectbox(key="ws_lesson").set_value("dangling").run()
-    at.toggle(key="ws_presenter").set_value(True).run()
+    at.toggle(key="presenter").set_value(True).run()
     assert not at.exception
 
     def bullets() -> int:
@@ -138,3 +138,22 @@ def test_presenter_mode_reveals_step_by_step_and_navigates(start) -> None:  # no
     at.button(key="ws_prev_lesson").click().run()
     assert at.session_state["ws_lesson"] == "dangling"
     assert [b.proto.shortcut for b in at.button if b.key in ("ws_next_point", "ws_next_lesson")] == ["right", "pagedown"]
+
+
+def test_presenter_lesson_and_slide_come_from_the_url_and_go_into_it(start) -> None:  # noqa: ANN001
+    at = start(WORKSHOP, lesson="dangling", presenter="true", slide="3")
+    assert [t.value for t in at.title] == ["L4 Dangling tool calls: repair an interrupted run"]
+    assert sum(line.startswith("- ") for md in at.markdown for line in md.value.splitlines()) == 3
+    assert any("[data-testid=\"stSidebar\"]" in h.proto.body for h in at.get("html"))  # the sidebar is hidden
+    at.button(key="ws_next_point").click().run()
+    assert at.session_state["slide"] == 4 and at.query_params["slide"] == "4"
+    assert at.query_params["lesson"] == "dangling" and at.query_params["presenter"] == "true"
+    at.button(key="ws_next_lesson").click().run()
+    assert at.query_params["lesson"] == "memory" and "slide" not in at.query_params  # slide 1 is the default
+
+
+def test_hostile_workshop_parameters_open_the_overview(start) -> None:  # noqa: ANN001
+    at = start(WORKSHOP, lesson="../../etc/passwd", presenter="maybe", slide="-4")
+    assert not at.exception
+    assert [t.value for t in at.title] == ["Overview: what the model actually sees"]
+    assert not [w for w in at.sidebar.warning if "not taken from a link" in w.value]

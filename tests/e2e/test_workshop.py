@@ -1,0 +1,68 @@
+"""Presenter mode in Chromium: big type and chart text, no sidebar, keys work at once, URL survives a reload."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("playwright")
+from playwright.sync_api import Page, expect  # noqa: E402
+
+from tests.e2e.test_dashboard import TIMEOUT_MS, open_page, shot, wait_for_app  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+
+FONT_PX = "(sel) => parseFloat(getComputedStyle(document.querySelector(sel)).fontSize)"
+CHART_FONT = "() => document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot')._fullLayout.font.size"
+
+
+def bullets(page: Page) -> int:
+    return page.locator("[data-testid=stMainBlockContainer] [data-testid=stMarkdownContainer] li").count()
+
+
+def test_presenter_mode_is_projector_ready_and_keeps_its_place(page: Page, app_url: str, screenshots: Path) -> None:
+    open_page(page, f"{app_url}/workshop?thread=sample:a_demo&lesson=summarization")
+    expect(page.get_by_role("heading", name="L2 Summarization: trigger, keep and mode")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.get_by_test_id("stSidebar")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.get_by_test_id("stMetricValue").first).to_be_visible(timeout=TIMEOUT_MS)  # the lesson has replayed
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(1, timeout=TIMEOUT_MS)
+    page.wait_for_function("() => document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot')?._fullLayout",
+                           timeout=TIMEOUT_MS)
+    normal_metric = page.evaluate(FONT_PX, "[data-testid=stMetricValue] p")
+    normal_chart = page.evaluate(CHART_FONT)
+
+    page.get_by_text("Presenter mode").click()
+    wait_for_app(page)
+    expect(page.get_by_role("button", name="Next point")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.get_by_test_id("stSidebar")).to_be_hidden(timeout=TIMEOUT_MS)
+    assert bullets(page) == 1
+    # no click on the page first: the keys work right after the toggle
+    page.keyboard.press("ArrowRight")
+    wait_for_app(page)
+    expect(page.locator("[data-testid=stMainBlockContainer] [data-testid=stMarkdownContainer] li")).to_have_count(
+        2, timeout=TIMEOUT_MS)
+    for _ in range(3):  # the remaining points, then the try-this part with its chart and metrics
+        page.keyboard.press("ArrowRight")
+        wait_for_app(page)
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(1, timeout=TIMEOUT_MS)
+    expect(page.get_by_test_id("stMetricValue").first).to_be_visible(timeout=TIMEOUT_MS)
+    page.wait_for_function(f"() => ({CHART_FONT})() >= 1.5 * {normal_chart}", timeout=TIMEOUT_MS)
+    page.wait_for_function(f"() => ({FONT_PX})('[data-testid=stMetricValue] p') >= 1.5 * {normal_metric}",
+                           timeout=TIMEOUT_MS)
+    shot(page, screenshots, "workshop-presenter-try-this")
+    expect(page).to_have_url(re.compile(r"(?=.*[?&]lesson=summarization)(?=.*[?&]presenter=true)(?=.*[?&]slide=5)"),
+                             timeout=TIMEOUT_MS)
+
+    page.reload()
+    wait_for_app(page)
+    expect(page.get_by_role("heading", name="L2 Summarization: trigger, keep and mode")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.get_by_test_id("stSidebar")).to_be_hidden(timeout=TIMEOUT_MS)
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(1, timeout=TIMEOUT_MS)  # still on slide 5
+    page.keyboard.press("PageDown")  # the page has the focus after a reload too
+    wait_for_app(page)
+    expect(page.get_by_role("heading", name="L3 Todo")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.locator("[data-testid=stMainBlockContainer] [data-testid=stMarkdownContainer] li")).to_have_count(
+        1, timeout=TIMEOUT_MS)
+    shot(page, screenshots, "workshop-presenter-next-lesson")
