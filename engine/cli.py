@@ -76,8 +76,21 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _stdout_json(words: list[str]) -> list[str]:
+    """`--json -` and `--json=-` (stdout, the spelling docs and scripts use) mean `--json`."""
+    out: list[str] = []
+    for i, word in enumerate(words):
+        if word == "--json=-":
+            out.append("--json")
+        elif word == "-" and i > 0 and words[i - 1] == "--json":
+            continue
+        else:
+            out.append(word)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    words = list(sys.argv[1:] if argv is None else argv)
+    words = _stdout_json(list(sys.argv[1:] if argv is None else argv))
     _ARGV[:] = words
     parser = build_parser(words)
     args = parser.parse_args(words)

@@ -110,6 +110,13 @@ def test_old_json_path_spelling_says_what_to_type(thread_file: str, capsys: pyte
     assert "write a file with --out PATH" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("spelling", [["--json", "-"], ["--json=-"]])
+def test_json_dash_is_stdout(thread_file: str, capsys: pytest.CaptureFixture[str], spelling: list[str]) -> None:
+    assert main(["replay", thread_file, "--preset", "as-recorded", *spelling]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["schema"] == "context-inspector/run" and doc["steps"]
+
+
 def test_every_json_option_has_the_same_help() -> None:
     parser = build_parser()
     helps: dict[str, str] = {}
