@@ -19,6 +19,7 @@ from ui.config_form import (
     form_fields,
     widget_value,
 )
+from ui.cost_panel import compare_cost
 from ui.figures import compare_figure
 from ui.frame import require_frame
 from ui.text import error_text, escape_md
@@ -203,3 +204,4 @@ with compare_tab:
             st.plotly_chart(compare_figure(run_a, run_b), key="compare_chart")
             rows = compare_runs(run_a, run_b)
             table(rows, height=38 + 35 * len(rows))
+            compare_cost(run_a, run_b)

@@ -8,6 +8,7 @@ import json
 import streamlit as st
 
 from engine.config import EngineConfig
+from engine.cost_views import account_at, dollars, paid_back, percent
 from engine.errors import ConfigError, ContextInspectorError
 from engine.evals import (
     DEFAULT_STRESS_FRACTION,
@@ -18,9 +19,17 @@ from engine.evals import (
     stress_config,
 )
 from engine.run import Run
-from engine.sweep import SweepResult, default_workers, grid_from_args, sweep
+from engine.sweep import SweepResult, cost_axis, default_workers, grid_from_args, sweep
 from ui import session
-from ui.eval_figures import CLASS_LABELS, retention_figure, selected_points, sweep_figure
+from ui.cost_panel import cost_of
+from ui.eval_figures import (
+    CLASS_LABELS,
+    COST_AXIS_LABELS,
+    SWEEP_X_AXES,
+    retention_figure,
+    selected_points,
+    sweep_figure,
+)
 from ui.figures import compare_figure
 from ui.frame import require_frame
 from ui.text import error_text, escape_md
@@ -55,10 +64,13 @@ def _eval_table(run: Run, label: str) -> dict[str, object]:
     needle = needle_retention(run, _needles() or None)
     drift = goal_drift(run)
     t = run.totals()
+    cost = cost_of(run)
+    money = cost.totals() if cost is not None else {}
     return {"run": label, "compactions": len(needle.compactions), "peak view": t["peak_view_tokens"],
             "retention": _score(needle.score), "with recovery": _score(needle.recovery_score),
             "intent kept": _score(drift.score), "summarizer calls": t["summarizer_calls"],
-            "summarizer tokens": t["summarizer_input_tokens"]}
+            "summarizer tokens": t["summarizer_input_tokens"], "dollars": dollars(money.get("dollars")),
+            "cache hit rate": percent(money.get("hit_rate"))}
 
 
 st.title("Evals")
@@ -107,12 +119,16 @@ with needle_tab:
     if report.compactions:
         rows = []
         checks = {c.step: c for c in drift.checks}
+        run_cost_ = cost_of(run)
         for c in report.at_compactions():
             row: dict[str, object] = {"step": c["step"], "source": c["source"]}
             row.update({n: CLASS_LABELS[k] for n, k in c["classes"].items()})
             check = checks.get(c["step"])
             row["session intent"] = check.status if check else "-"
             row["too long to summarize"] = "yes" if c["placeholder"] else ""
+            account = account_at(run_cost_, c["step"]) if run_cost_ is not None else None
+            row["paid back"] = paid_back(account) if account is not None else "-"
+            row["net"] = dollars(account.net_dollars) if account is not None else "-"
             rows.append(row)
         st.markdown("**After each compaction**")
         table(rows, height=min(400, 38 + 35 * len(rows)))
@@ -174,10 +190,17 @@ with sweep_tab:
     stored = st.session_state.get(RESULT_KEY)
     if stored is not None and stored[0] == thread_key:
         result = stored[1]
+        axis = cost_axis([p.metrics for p in result.points])
         st.caption(f"{len(result.points)} points × {len(result.thread_ids)} threads = {result.replays} replays in "
-                   f"{result.elapsed_s:.1f} s ({result.executor}, {result.workers} workers). Marker size: summarizer "
-                   "input tokens. Click a point to open its settings in the Timeline.")
-        event = st.plotly_chart(sweep_figure(result), key=f"ev_sweep_chart_{st.session_state.get(NONCE_KEY, 0)}",
+                   f"{result.elapsed_s:.1f} s ({result.executor}, {result.workers} workers). Pareto front: min peak "
+                   f"view tokens, max retention, min {COST_AXIS_LABELS[axis]} (marker size). Click a point to open "
+                   "its settings in the Timeline.")
+        x_axis = "peak_view_tokens"
+        if axis == "dollars":
+            x_axis = st.radio("X axis", list(SWEEP_X_AXES), format_func=SWEEP_X_AXES.__getitem__, horizontal=True,
+                              key="ev_sweep_x")
+        event = st.plotly_chart(sweep_figure(result, x_axis=x_axis),
+                                key=f"ev_sweep_chart_{st.session_state.get(NONCE_KEY, 0)}",
                                 on_select="rerun", selection_mode="points", config={"displaylogo": False})
         picked = selected_points(event)
         if picked:
@@ -187,7 +210,9 @@ with sweep_tab:
                 "peak view": p.metrics["peak_view_tokens"], "retention": _score(p.metrics["retention"]),
                 "intent kept": _score(p.metrics["drift"]), "compactions": p.metrics["compactions"],
                 "summarizer calls": p.metrics["summarizer_calls"],
-                "summarizer tokens": p.metrics["summarizer_input_tokens"]} for p in result.points],
+                "summarizer tokens": p.metrics["summarizer_input_tokens"],
+                "dollars": dollars(p.metrics.get("dollars")), "cache hit rate": percent(p.metrics.get("hit_rate"))}
+               for p in result.points],
               height=min(420, 38 + 35 * len(result.points)))
         cols = st.columns([3, 1], vertical_alignment="bottom")
         cols[0].selectbox("Open a point", range(len(result.points)), key="ev_open_point",

@@ -23,6 +23,7 @@ from engine.views import (
 )
 from engine.whatif import COMPACTION_EVENTS
 from ui import session
+from ui.cost_panel import compactions_table, cost_of, payback_line
 from ui.frame import require_frame
 from ui.text import escape_md, show_text
 from ui.widgets import badge, no_run_message, table
@@ -132,6 +133,9 @@ with tabs[1]:
         st.caption(f"Summarizer: {run.summarizer_name} · {run.summarizer_calls} call(s) · "
                    f"{run.summarizer_input_tokens:,} tokens sent to it")
         event_table(events)
+        summaries_cost = cost_of(run)
+        if summaries_cost is not None:
+            compactions_table(summaries_cost)
         e = pick_event(events, "layers_summary")
         before, after = e.tokens_before, e.tokens_after
         st.markdown(f"#### Step {e.step} · {escape_md(e.kind)}"
@@ -139,6 +143,9 @@ with tabs[1]:
         # LangChain's "too long to summarize" case is its own warning event at the same step
         for w in [x for x in events if x.step == e.step and x.severity == "warning" and x is not e]:
             st.warning(escape_md(f"{w.kind}: {w.message}"))
+        payback = payback_line(summaries_cost, e.step)
+        if payback:
+            st.info(payback)
         if e.severity == "warning":
             st.warning(escape_md(e.message or "warning"))
         elif e.message:

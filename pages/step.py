@@ -6,6 +6,7 @@ import streamlit as st
 
 from engine.views import category_rows, diff_counts, state_view_diff, threshold_lines, view_entries
 from ui import session
+from ui.cost_panel import step_bill
 from ui.figures import category_bar_figure, category_label, gauge_figure
 from ui.frame import require_frame
 from ui.widgets import no_run_message, table, view_message
@@ -69,6 +70,8 @@ if step.events:
                                        if e.tokens_before is not None and e.tokens_after is not None else ""))
         if e.message:
             st.text(e.message)
+
+step_bill(run, k)
 
 view_tab, diff_tab = st.tabs(["View (what the model received)", "State vs view"])
 entries = view_entries(step, run.counter)

@@ -6,6 +6,7 @@ import streamlit as st
 
 from engine.views import event_markers, recorded_compactions, threshold_lines
 from ui import session
+from ui.cost_panel import timeline_cost
 from ui.figures import timeline_figure
 from ui.frame import require_frame
 from ui.widgets import no_run_message, run_metrics, table
@@ -53,3 +54,5 @@ with cols[1]:
                       for m in markers], height=260)
     else:
         st.caption("No layer acted on this thread with these settings.")
+
+timeline_cost(run)

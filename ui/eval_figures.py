@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine.evals import DriftReport, NeedleReport
-from engine.sweep import SweepResult
+from engine.sweep import SweepResult, cost_axis
 from ui.figures import esc
 
 # One colour per retention class; the session intent's statuses reuse them (kept = in view, ...).
@@ -81,19 +81,29 @@ def retention_figure(needles: NeedleReport, drift: DriftReport | None = None, *,
     return fig
 
 
-def sweep_figure(result: SweepResult, *, height: int = 460) -> go.Figure:
-    """Peak view tokens vs retention, marker size = summarizer input tokens; the Pareto front joined up."""
+SWEEP_X_AXES = {"peak_view_tokens": "peak view tokens", "dollars": "dollars"}
+COST_AXIS_LABELS = {"dollars": "dollars", "summarizer_input_tokens": "summarizer input tokens"}
+
+
+def sweep_figure(result: SweepResult, *, height: int = 460, x_axis: str = "peak_view_tokens") -> go.Figure:
+    """Peak view tokens (or dollars) vs retention, marker size = the Pareto front's cost axis (dollars when the
+    runs are priced, else summarizer input tokens: engine.sweep.cost_axis); the Pareto front joined up."""
     metrics = [p.metrics for p in result.points]
-    x = np.array([m["peak_view_tokens"] for m in metrics], dtype=np.int64)
+    axis = cost_axis(metrics)
+    x_key = x_axis if x_axis in SWEEP_X_AXES and (x_axis != "dollars" or axis == "dollars") else "peak_view_tokens"
+    x = np.array([m[x_key] for m in metrics], dtype=np.float64 if x_key == "dollars" else np.int64)
     y = np.array([np.nan if m["retention"] is None else m["retention"] for m in metrics], dtype=np.float64)
-    cost = np.array([m["summarizer_input_tokens"] for m in metrics], dtype=np.float64)
+    cost = np.array([m[axis] for m in metrics], dtype=np.float64)
     spread = cost.max() - cost.min()
     # relative to the cheapest point: costs of one sweep are often close, and equal sizes would hide them
     size = 10 + 30 * (cost - cost.min()) / spread if spread > 0 else np.full(len(cost), 14.0)
     front = np.array([p.pareto for p in result.points], dtype=bool)
     hover = [esc(f"{p.point.label}<br>peak {m['peak_view_tokens']:,} · retention {m['retention']} · "
                  f"drift {m['drift']}<br>summarizer {m['summarizer_calls']} calls, "
-                 f"{m['summarizer_input_tokens']:,} tokens").replace("&lt;br&gt;", "<br>")
+                 f"{m['summarizer_input_tokens']:,} tokens<br>cost "
+                 + (f"${m['dollars']:,.4f}" if m.get("dollars") is not None else "-")
+                 + (f" · cache hit rate {100 * m['hit_rate']:.1f}%" if m.get("hit_rate") is not None else "")
+                 ).replace("&lt;br&gt;", "<br>")
              for p, m in zip(result.points, metrics, strict=True)]
     fig = go.Figure()
     for on_front, name, color in ((False, "dominated", OTHER_COLOR), (True, "Pareto front", PARETO_COLOR)):
@@ -113,8 +123,8 @@ def sweep_figure(result: SweepResult, *, height: int = 460) -> go.Figure:
     fig.update_layout(
         height=height, margin={"l": 60, "r": 20, "t": 30, "b": 50}, hovermode="closest",
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
-        xaxis={"title": {"text": "peak view tokens (lower is better) · marker size: summarizer input tokens"},
-               "tickformat": ",d"},
+        xaxis={"title": {"text": f"{SWEEP_X_AXES[x_key]} (lower is better) · marker size: {COST_AXIS_LABELS[axis]}"},
+               "tickformat": "$,.3f" if x_key == "dollars" else ",d"},
         yaxis={"title": {"text": "needle retention (higher is better)"}, "range": [-0.05, 1.05]})
     return fig
 

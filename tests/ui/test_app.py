@@ -31,7 +31,8 @@ def test_opens_on_the_first_sample_with_the_default_preset(start) -> None:  # no
     at = start()
     assert titles(at) == ["Timeline"]
     assert [m.label for m in at.metric] == ["Steps", "Peak view", "Peak raw (no layers)", "Tokens saved", "Events",
-                                             "Summarizer calls"]
+                                             "Summarizer calls", "Dollars (modelled)", "Dollars (recorded usage)",
+                                             "Cache hit rate", "Summarizer dollars", "Cache writes"]
     assert at.metric[0].value == "120"
     assert hline_levels(at) == {"window": [100_000], "trigger": [85_000], "keep": [10_000]}
     assert dict(at.query_params) == {"thread": "sample:a_demo", "step": "0", "preset": "deepagents"}

@@ -1,0 +1,131 @@
+"""The cost views through AppTest: Timeline's cumulative cost, Step's bill, paybacks where compactions are listed,
+Compare's cost table, the sweep's cost columns and cost axis. The numbers are engine.cost's (tested by hand
+computation in tests/engine/test_cost*.py); these tests check each page shows the same ones."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+
+import numpy as np
+
+from engine.config import preset
+from engine.cost import run_cost
+from engine.cost_views import dollars, paid_back, percent
+from engine.replay import replay
+from engine.sweep import sweep
+from tests.ui.builders import demo_thread
+from ui.eval_figures import sweep_figure
+
+PRICED = {"preset": "stress", "cost.model": "claude-sonnet-4-5"}
+
+
+def plain(elements) -> str:  # noqa: ANN001
+    return " ".join(re.sub(r"\\(.)", r"\1", e.value) for e in elements)
+
+
+def chart(at, key: str) -> dict:  # noqa: ANN001
+    for element in at.get("plotly_chart"):
+        if element.proto.id and key in element.proto.id:
+            return json.loads(element.proto.spec)
+    raise AssertionError(f"no chart {key!r}")
+
+
+def frames(at) -> list[list[dict]]:  # noqa: ANN001
+    return [f.value.to_dict(orient="records") for f in at.dataframe]
+
+
+def values(y) -> list[float]:  # noqa: ANN001
+    """A plotly JSON array (a list, or numpy's {"dtype", "bdata"} encoding)."""
+    if isinstance(y, dict):
+        return np.frombuffer(base64.b64decode(y["bdata"]), dtype=y["dtype"]).tolist()
+    return list(y)
+
+
+def expected_cost(at):  # noqa: ANN001, ANN201
+    return run_cost(replay(demo_thread(), at.session_state["config"]))
+
+
+def test_timeline_shows_the_cumulative_cost_and_each_compactions_payback(start) -> None:  # noqa: ANN001
+    at = start(**PRICED)
+    cost = expected_cost(at)
+    t = cost.totals()
+    tiles = {m.label: m.value for m in at.metric}
+    assert tiles["Dollars (modelled)"] == dollars(t["dollars"]) and tiles["Cache hit rate"] == percent(t["hit_rate"])
+    assert tiles["Dollars (recorded usage)"] == "-"  # the synthetic thread recorded no usage
+    spec = chart(at, "timeline_cost_chart")
+    cumulative = next(d for d in spec["data"] if d["name"] == "cumulative (modelled)")
+    assert values(cumulative["y"]) == [s.cumulative for s in cost.steps]
+    labels = [a["text"] for a in spec["layout"]["annotations"]]
+    assert labels == [f"compaction: paid back {paid_back(c)}" for c in cost.compactions] and len(labels) == 7
+    table = next(rows for rows in frames(at) if rows and "paid back" in rows[0])
+    assert [r["paid back"] for r in table] == [paid_back(c) for c in cost.compactions]
+    assert [r["net"] for r in table] == [dollars(c.net_dollars) for c in cost.compactions]
+
+
+def test_an_unpriced_model_says_how_to_price_it(start) -> None:  # noqa: ANN001
+    at = start(preset="stress")
+    assert "No price for the model synthetic" in plain(at.info)
+    assert {m.label: m.value for m in at.metric}["Cache hit rate"] != "-"  # the cache is still modelled
+
+
+def test_step_shows_its_bill_and_the_summarizer_call_before_it(start) -> None:  # noqa: ANN001
+    config = preset("stress").with_overrides(["cost.model=claude-sonnet-4-5"])
+    c = run_cost(replay(demo_thread(), config)).compactions[0].step
+    at = start("pages/step.py", step=str(c), **PRICED)
+    cost = expected_cost(at)
+    assert [t.value for t in at.title] == [f"Step {c}"]
+    s = cost.steps[c]
+    text = plain(at.markdown)
+    assert f"This step's bill**: {dollars(s.bill.total, 6)} modelled" in text
+    bill = next(rows for rows in frames(at) if rows and rows[0].get("kind") == "uncached input")
+    assert [r["tokens"] for r in bill] == [s.cache.uncached, s.cache.read, s.cache.write, s.output_tokens,
+                                           s.cache.total + s.output_tokens]
+    [call] = [x for x in cost.summarizer_calls if x.step == c]
+    assert f"Summarizer call before this step (summarization, separate): {call.input_tokens:,} input tokens" in text
+    assert cost.compactions[0].headline in plain(at.info)
+
+
+def test_layers_and_evals_list_each_compaction_with_its_payback(start) -> None:  # noqa: ANN001
+    at = start("pages/layers.py", **PRICED)
+    cost = expected_cost(at)
+    table = next(rows for rows in frames(at) if rows and "paid back" in rows[0])
+    assert [r["step"] for r in table] == [c.step for c in cost.compactions]
+    at = start("pages/evals.py", **PRICED)
+    rows = next(rows for rows in frames(at) if rows and "paid back" in rows[0])
+    assert [r["paid back"] for r in rows] == [paid_back(c) for c in cost.compactions]
+
+
+def test_compare_adds_a_cost_table(start) -> None:  # noqa: ANN001
+    at = start("pages/config.py", **PRICED)
+    at.button(key="pin").click().run()
+    a = expected_cost(at)
+    at.sidebar.number_input(key="sb_trig_val_0_fraction").set_value(0.5).run()
+    assert not at.exception
+    b = expected_cost(at)
+    rows = {r["metric"]: r for r in next(t for t in frames(at) if t and t[0].get("metric") == "dollars (calls + summarizer)")}
+    assert rows["dollars (calls + summarizer)"]["A"] == dollars(a.totals()["dollars"])
+    assert rows["dollars (calls + summarizer)"]["B"] == dollars(b.totals()["dollars"])
+    spec = chart(at, "compare_cost_chart")
+    assert [d["name"] for d in spec["data"] if d.get("showlegend") is not False] == ["A: cumulative dollars",
+                                                                                   "B: cumulative dollars"]
+
+
+def test_the_sweep_figure_puts_dollars_on_the_pareto_cost_axis() -> None:
+    thread = demo_thread()
+    base = preset("stress").with_overrides(["cost.model=claude-sonnet-4-5"])
+    result = sweep([thread], base, {"summarization.trigger": ["fraction:0.25", "fraction:0.5"]}, executor="serial")
+    assert result.to_dict()["pareto_cost"] == "dollars"
+    fig = json.loads(sweep_figure(result).to_json())
+    assert "marker size: dollars" in fig["layout"]["xaxis"]["title"]["text"]
+    by_dollars = json.loads(sweep_figure(result, x_axis="dollars").to_json())
+    xs = sorted(x for d in by_dollars["data"] if d.get("mode") == "markers" for x in values(d["x"]))
+    assert xs == sorted(p.metrics["dollars"] for p in result.points)
+    assert by_dollars["layout"]["xaxis"]["title"]["text"].startswith("dollars (lower is better)")
+    # unpriced runs: the cost axis falls back to the summarizer's input tokens, and dollars cannot be the x axis
+    plain_result = sweep([thread], preset("stress"), {"summarization.trigger": ["fraction:0.25"]}, executor="serial")
+    unpriced = json.loads(sweep_figure(plain_result, x_axis="dollars").to_json())
+    assert "peak view tokens" in unpriced["layout"]["xaxis"]["title"]["text"]
+    assert "marker size: summarizer input tokens" in unpriced["layout"]["xaxis"]["title"]["text"]
+
