@@ -15,8 +15,11 @@ from engine.payback import CompactionCost
 
 
 def dollars(x: float | None, digits: int = 4) -> str:
-    """$1,234.5678; '-' for None."""
-    return "-" if x is None else f"${x:,.{digits}f}"
+    """$1,234.5678, −$0.0199; '-' for None."""
+    if x is None:
+        return "-"
+    text = f"${abs(x):,.{digits}f}"
+    return "−" + text if x < 0 and text.strip("$0.,") else text
 
 
 def percent(x: float | None) -> str:

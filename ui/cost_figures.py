@@ -57,14 +57,22 @@ def cost_figure(cost: RunCost, *, height: int = 560) -> go.Figure:
                                  line={"color": RECORDED_COLOR, "width": 1.5, "dash": "dash"}, legendgroup="hit",
                                  hovertemplate="recorded hit rate: %{y:.1f}%<extra>step %{x}</extra>"), row=2, col=1)
     shapes, annotations = [], []
-    for c in cost.compactions[:MAX_COMPACTION_LINES]:
+    for n, c in enumerate(cost.compactions[:MAX_COMPACTION_LINES]):
         shapes.append({"type": "line", "xref": "x", "x0": c.step, "x1": c.step, "yref": "paper", "y0": 0, "y1": 1,
                        "line": {"color": KIND_COLORS["summarizer call"], "dash": "dot", "width": 1.5}})
+        # short labels on two alternating rows: neighbouring compactions' labels must not overlap
+        short = "never" if c.paid_back_after is None else f"{c.paid_back_after} step{'s' if c.paid_back_after != 1 else ''}"
         annotations.append({"xref": "x", "x": c.step, "yref": "paper", "y": 1.0, "yanchor": "bottom",
-                            "showarrow": False, "font": {"size": 11, "color": KIND_COLORS["summarizer call"]},
-                            "text": esc(f"compaction: paid back {paid_back(c)}")})
+                            "yshift": 14 * (n % 2), "showarrow": False,
+                            "font": {"size": 11, "color": KIND_COLORS["summarizer call"]},
+                            "text": esc(short if c.priced else "unpriced"),
+                            "hovertext": esc(f"compaction at step {c.step}: paid back {paid_back(c)}")})
+    if annotations:
+        annotations.append({"xref": "paper", "x": 0, "yref": "paper", "y": 1.0, "yanchor": "bottom", "xanchor": "right",
+                            "yshift": 7, "showarrow": False, "font": {"size": 11, "color": KIND_COLORS["summarizer call"]},
+                            "text": "paid back after:"})
     fig.update_layout(barmode="stack", height=height, shapes=shapes, annotations=annotations, hovermode="x unified",
-                      margin={"l": 70, "r": 70, "t": 40, "b": 40},
+                      margin={"l": 70, "r": 70, "t": 60, "b": 40},
                       legend={"orientation": "v", "x": 1.08, "y": 1, "groupclick": "toggleitem"})
     fig.update_yaxes(title_text="dollars per step", tickformat="$,.3f", row=1, col=1, secondary_y=False)
     fig.update_yaxes(title_text="cumulative dollars", tickformat="$,.2f", row=1, col=1, secondary_y=True,

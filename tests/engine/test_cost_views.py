@@ -102,6 +102,11 @@ def test_compare_rows_are_b_minus_a_in_dollars_and_cache_use() -> None:
     assert rows["compactions net"]["A"] == "$0.0000" and rows["compactions net"]["B"] == dollars(b.compactions[0].net_dollars)
 
 
+def test_dollars_read_plainly() -> None:
+    assert (dollars(1234.56789), dollars(-0.0199), dollars(-0.00001), dollars(None), dollars(0.5, 6)) == (
+        "$1,234.5679", "−$0.0199", "$0.0000", "-", "$0.500000")
+
+
 def test_the_price_note_names_the_row_the_cache_and_the_times() -> None:
     cost = run_cost(_run(_thread()))
     assert pricing_note(cost) == ("priced as claude-sonnet-4-5 (price table of 2026-12-01) · Anthropic prompt cache, "

@@ -238,7 +238,9 @@ def test_compare_pins_a_and_shows_deltas(start) -> None:  # noqa: ANN001
     summ = next(r for r in table if r["metric"] == "events: summarization")
     assert (summ["A"], summ["B"], summ["B − A"]) == (7, 3, -4)
     assert any("summarization.trigger" in r for r in rows)
-    assert len(at.get("plotly_chart")) == 1
+    # the overlaid timelines, then the cost curves (tests/ui/test_cost_pages.py)
+    assert [c.key for c in at.get("plotly_chart")] == [
+        "compare_chart", "compare_cost_chart"]
 
 
 # -- threads, upload, deep links ---------------------------------------------------------------

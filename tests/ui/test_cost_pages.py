@@ -57,8 +57,11 @@ def test_timeline_shows_the_cumulative_cost_and_each_compactions_payback(start) 
     spec = chart(at, "timeline_cost_chart")
     cumulative = next(d for d in spec["data"] if d["name"] == "cumulative (modelled)")
     assert values(cumulative["y"]) == [s.cumulative for s in cost.steps]
-    labels = [a["text"] for a in spec["layout"]["annotations"]]
-    assert labels == [f"compaction: paid back {paid_back(c)}" for c in cost.compactions] and len(labels) == 7
+    notes = [a for a in spec["layout"]["annotations"] if a.get("hovertext")]
+    assert [a["hovertext"] for a in notes] == [f"compaction at step {c.step}: paid back {paid_back(c)}"
+                                              for c in cost.compactions] and len(notes) == 7
+    assert [a["text"] for a in notes] == ["never" if c.paid_back_after is None else f"{c.paid_back_after} steps"
+                                          for c in cost.compactions]
     table = next(rows for rows in frames(at) if rows and "paid back" in rows[0])
     assert [r["paid back"] for r in table] == [paid_back(c) for c in cost.compactions]
     assert [r["net"] for r in table] == [dollars(c.net_dollars) for c in cost.compactions]

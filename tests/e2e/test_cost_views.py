@@ -1,0 +1,54 @@
+"""The cost views in Debian's Chromium: Timeline's cumulative cost, Step's bill, Compare's cost table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("playwright")
+from playwright.sync_api import Page, expect  # noqa: E402
+
+from tests.e2e.test_dashboard import open_page, shot, wait_for_app  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+PRICED = "thread=sample:a_demo&preset=stress&cost.model=claude-sonnet-4-5"
+
+
+def test_the_timeline_shows_cumulative_dollars_and_paybacks(page: Page, app_url: str, screenshots: Path) -> None:
+    open_page(page, f"{app_url}/?{PRICED}")
+    expect(page.get_by_role("heading", name="Cost")).to_be_visible()
+    expect(page.get_by_text("Dollars (modelled)")).to_be_visible()
+    chart = page.get_by_test_id("stPlotlyChart").nth(1)
+    names = chart.evaluate("c => c.querySelector('.js-plotly-plot').data.map(t => t.name)")
+    assert "cumulative (modelled)" in names and "hit rate (modelled)" in names
+    labels = chart.evaluate("c => c.querySelector('.js-plotly-plot').layout.annotations"
+                            ".filter(a => a.hovertext).map(a => a.hovertext)")
+    assert len(labels) == 7 and all(label.startswith("compaction at step ") for label in labels)
+    expect(page.get_by_text("Compactions: did they pay for themselves?")).to_be_visible()
+    shot(page, screenshots, "cost-timeline")
+
+
+def test_the_step_page_shows_the_bill(page: Page, app_url: str, screenshots: Path) -> None:
+    open_page(page, f"{app_url}/step?{PRICED}&step=21")
+    expect(page.get_by_text("This step's bill", exact=False)).to_be_visible()
+    expect(page.get_by_text("Summarizer call before this step", exact=False)).to_be_visible()
+    expect(page.get_by_text("The compaction at step 21", exact=False)).to_be_visible()
+    shot(page, screenshots, "cost-step")
+
+
+def test_compare_shows_both_cumulative_costs(page: Page, app_url: str, screenshots: Path) -> None:
+    open_page(page, f"{app_url}/config?{PRICED}&tab=Compare+runs")
+    page.get_by_role("tab", name="Compare runs").click()
+    page.get_by_role("button", name="Pin current run as A").click()
+    wait_for_app(page)
+    value = page.get_by_test_id("stSidebar").get_by_label("trigger value 0")
+    value.fill("0.5")
+    value.press("Enter")
+    wait_for_app(page)
+    page.get_by_role("tab", name="Compare runs").click()
+    wait_for_app(page)
+    expect(page.get_by_text("dollars (calls + summarizer)").first).to_be_attached()
+    names = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(p => p.data.map(t => t.name))")
+    assert "A: cumulative dollars" in names and "B: cumulative dollars" in names
+    shot(page, screenshots, "cost-compare")
