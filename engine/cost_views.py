@@ -36,6 +36,14 @@ def paid_back(account: CompactionCost) -> str:
     return f"after {n} step{'s' if n != 1 else ''}"
 
 
+def paid_back_sentence(account: CompactionCost) -> str:
+    """'paid back after N steps', 'never paid back (within N steps)' or 'unpriced'."""
+    text = paid_back(account)
+    if text.startswith("after"):
+        return "paid back " + text
+    return "never paid back" + text.removeprefix("never") if text.startswith("never") else text
+
+
 def pricing_note(cost: RunCost) -> str:
     """One line: what the run is priced as, which cache, whether times apply."""
     from engine.prices import table_checked
@@ -93,6 +101,15 @@ def recorded_ttl_split(s: StepCost) -> str | None:
     if five is None and hour is None:
         return None
     return f"5m {int(five or 0):,} · 1h {int(hour or 0):,}"
+
+
+def output_note(s: StepCost) -> str | None:
+    """Why both bills price more output than the source recorded (engine.cost: the larger of the two counts)."""
+    recorded = (s.recorded or {}).get("output")
+    if recorded is None or recorded >= s.output_tokens:
+        return None
+    return (f"output priced at {s.output_tokens:,} tokens, our count of the response, in both bills: the recorded "
+            f"{recorded:,} was written before the response ended")
 
 
 def miss_text(s: StepCost) -> str | None:
@@ -188,5 +205,5 @@ def cost_series(cost: RunCost) -> CostSeries:
 
 
 __all__ = ["CostSeries", "account_at", "compaction_rows", "compare_cost_rows", "cost_series", "dollars",
-           "miss_text", "paid_back", "percent", "pricing_note", "recorded_ttl_split", "step_bill_rows",
+           "miss_text", "output_note", "paid_back", "paid_back_sentence", "percent", "pricing_note", "recorded_ttl_split", "step_bill_rows",
            "summarizer_calls_before", "totals_rows"]

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engine.cost import RunCost
-from engine.cost_views import cost_series, paid_back
+from engine.cost_views import cost_series, paid_back_sentence
 from ui.figures import esc
 
 KIND_COLORS = {"uncached input": "#f59e0b", "cache read": "#16a34a", "cache write": "#dc2626",
@@ -66,7 +66,7 @@ def cost_figure(cost: RunCost, *, height: int = 560) -> go.Figure:
                             "yshift": 14 * (n % 2), "showarrow": False,
                             "font": {"size": 11, "color": KIND_COLORS["summarizer call"]},
                             "text": esc(short if c.priced else "unpriced"),
-                            "hovertext": esc(f"compaction at step {c.step}: paid back {paid_back(c)}")})
+                            "hovertext": esc(f"the compaction at step {c.step} {paid_back_sentence(c)}")})
     if annotations:
         annotations.append({"xref": "paper", "x": 0, "yref": "paper", "y": 1.0, "yanchor": "bottom", "xanchor": "right",
                             "yshift": 7, "showarrow": False, "font": {"size": 11, "color": KIND_COLORS["summarizer call"]},
@@ -93,7 +93,7 @@ def compare_cost_figure(a: RunCost, b: RunCost, *, height: int = 360) -> go.Figu
         for c in cost.compactions:
             fig.add_trace(go.Scatter(x=[c.step], y=[s.cumulative[c.step]], mode="markers", showlegend=False,
                                      marker={"color": color, "size": 9, "symbol": "diamond"},
-                                     hovertext=[esc(f"{label}: compaction, paid back {paid_back(c)}")],
+                                     hovertext=[esc(f"{label}: the compaction {paid_back_sentence(c)}")],
                                      hovertemplate="%{hovertext}<extra>step %{x}</extra>"))
     fig.update_layout(height=height, hovermode="x unified", margin={"l": 70, "r": 20, "t": 30, "b": 40},
                       xaxis={"title": {"text": "step"}},

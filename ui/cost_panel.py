@@ -15,7 +15,8 @@ from engine.cost_views import (
     compare_cost_rows,
     dollars,
     miss_text,
-    paid_back,
+    output_note,
+    paid_back_sentence,
     percent,
     pricing_note,
     recorded_ttl_split,
@@ -56,7 +57,7 @@ def timeline_cost(run: Run) -> None:
                         "recorded its cache use); '-' otherwise")
     cols[2].metric("Cache hit rate", percent(t["hit_rate"]),
                    delta=f"recorded {percent(t['recorded_hit_rate'])}" if t.get("recorded_hit_rate") is not None else None,
-                   delta_color="off", help="cache reads over all input sent, over the session")
+                   delta_color="off", delta_arrow="off", help="cache reads over all input sent, over the session")
     cols[3].metric("Summarizer dollars", dollars(t["summarizer_dollars"]), help="the compactions' own model calls")
     cols[4].metric("Cache writes", dollars(t["cache_write_dollars"]),
                    help="; ".join(f"{cause}: {n:,} tokens not read again" for cause, n in t["lost_tokens"].items())
@@ -103,6 +104,9 @@ def step_bill(run: Run, k: int) -> None:
     split = recorded_ttl_split(s)
     if split:
         notes.append(f"recorded cache writes by TTL: {split}")
+    output = output_note(s)
+    if output:
+        notes.append(output)
     why = miss_text(s)
     if why:
         notes.append(why)
@@ -126,11 +130,10 @@ def compare_cost(a: Run, b: Run) -> None:
     st.markdown("**Cost**")
     st.plotly_chart(compare_cost_figure(ca, cb), key="compare_cost_chart", config={"displaylogo": False})
     table(compare_cost_rows(ca, cb))
-    for label, cost in (("A", ca), ("B", cb)):
-        for c in cost.compactions:
-            st.caption(escape_md(f"{label}: compaction at step {c.step}: paid back {paid_back(c)} "
-                                 f"(net {dollars(c.net_dollars)})"))
-    st.caption(escape_md(f"A: {pricing_note(ca)}. B: {pricing_note(cb)}."))
+    lines = [f"{label}: the compaction at step {c.step} {paid_back_sentence(c)} (net {dollars(c.net_dollars)})"
+             for label, cost in (("A", ca), ("B", cb)) for c in cost.compactions]
+    lines.append(f"A: {pricing_note(ca)}. B: {pricing_note(cb)}.")
+    st.caption("  \n".join(escape_md(line) for line in lines))
 
 
 __all__ = ["compactions_table", "compare_cost", "cost_of", "payback_line", "step_bill", "timeline_cost"]

@@ -24,7 +24,7 @@ def test_the_timeline_shows_cumulative_dollars_and_paybacks(page: Page, app_url:
     assert "cumulative (modelled)" in names and "hit rate (modelled)" in names
     labels = chart.evaluate("c => c.querySelector('.js-plotly-plot').layout.annotations"
                             ".filter(a => a.hovertext).map(a => a.hovertext)")
-    assert len(labels) == 7 and all(label.startswith("compaction at step ") for label in labels)
+    assert len(labels) == 7 and all(label.startswith("the compaction at step ") for label in labels)
     expect(page.get_by_text("Compactions: did they pay for themselves?")).to_be_visible()
     shot(page, screenshots, "cost-timeline")
 

@@ -13,7 +13,9 @@ from engine.cost_views import (
     cost_series,
     dollars,
     miss_text,
+    output_note,
     paid_back,
+    paid_back_sentence,
     pricing_note,
     recorded_ttl_split,
     step_bill_rows,
@@ -49,6 +51,11 @@ def test_the_recorded_usage_sits_beside_the_modelled_bill() -> None:
     assert [r["recorded tokens"] for r in rows] == [3, 500, 2000, 40, 3 + 500 + 2000 + 40]
     assert rows[-1]["recorded dollars"] == f"${(3 + 50 + 1500 * 1.25 + 500 * 2 + out * 10) / M:,.6f}"
     assert recorded_ttl_split(cost.steps[0]) == "5m 1,500 · 1h 500"
+    # our count of the response is above the recorded 40 (recorded before the response ended): both bills use it
+    assert out > 40 and output_note(cost.steps[0]) == (
+        f"output priced at {out:,} tokens, our count of the response, in both bills: the recorded 40 was written "
+        "before the response ended")
+    assert output_note(cost.steps[1]) is None  # nothing recorded there
     assert recorded_ttl_split(cost.steps[1]) is None
 
 
@@ -60,6 +67,8 @@ def test_each_compaction_row_says_when_it_paid_back() -> None:
     assert row["step"] == 2 and row["paid back"] == "after 2 steps" and row["steps compared"] == 3
     assert row["net"] == dollars(account.net_dollars) and row["cache miss tokens"] == account.cache_miss_tokens
     assert compaction_rows(small)[0]["paid back"] == "never (within 3 steps)"
+    assert paid_back_sentence(account) == "paid back after 2 steps"
+    assert paid_back_sentence(small.compactions[0]) == "never paid back (within 3 steps)"
     assert account_at(big, 2) is account and account_at(big, 1) is None
     # the step after the compaction says why it missed the cache
     why = miss_text(big.steps[2])

@@ -12,7 +12,7 @@ import numpy as np
 
 from engine.config import preset
 from engine.cost import run_cost
-from engine.cost_views import dollars, paid_back, percent
+from engine.cost_views import dollars, paid_back, paid_back_sentence, percent
 from engine.replay import replay
 from engine.sweep import sweep
 from tests.ui.builders import demo_thread
@@ -58,7 +58,7 @@ def test_timeline_shows_the_cumulative_cost_and_each_compactions_payback(start) 
     cumulative = next(d for d in spec["data"] if d["name"] == "cumulative (modelled)")
     assert values(cumulative["y"]) == [s.cumulative for s in cost.steps]
     notes = [a for a in spec["layout"]["annotations"] if a.get("hovertext")]
-    assert [a["hovertext"] for a in notes] == [f"compaction at step {c.step}: paid back {paid_back(c)}"
+    assert [a["hovertext"] for a in notes] == [f"the compaction at step {c.step} {paid_back_sentence(c)}"
                                               for c in cost.compactions] and len(notes) == 7
     assert [a["text"] for a in notes] == ["never" if c.paid_back_after is None else f"{c.paid_back_after} steps"
                                           for c in cost.compactions]
