@@ -8,6 +8,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from engine.lazytext import text_of
+
 LAYERS: tuple[str, ...] = (
     "filesystem",
     "subagents",
@@ -48,7 +50,8 @@ class Event:
             "tokens_after": self.tokens_after,
             "severity": self.severity,
             "message": self.message,
-            **{k: v for k, v in self.payload.items() if k not in _RESERVED},
+            # a text the run rebuilds on demand (engine.lazytext) is rendered here
+            **{k: text_of(v) for k, v in self.payload.items() if k not in _RESERVED},
         }
 
 

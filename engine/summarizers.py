@@ -130,6 +130,9 @@ class OfflineSummarizer:
     """Deterministic, extractive summaries in LangChain's four sections; never calls a model."""
 
     name = "offline"
+    # reads only the prompt's frame (engine.layers.summary_rules.SummaryPrompt.frame), so the
+    # summarization layer may hand it the prompt unrendered
+    lazy_prompt = True
 
     def __init__(self, counter: TokenCounter | None = None, *, max_tokens: int = MAX_SUMMARY_TOKENS) -> None:
         self.counter = counter
@@ -138,7 +141,7 @@ class OfflineSummarizer:
         self.input_tokens = 0
         self._template_cache: dict[tuple[str, str], int] = {}
 
-    def __call__(self, messages: Sequence[BaseMessage], *, prompt_text: str = "") -> str:
+    def __call__(self, messages: Sequence[BaseMessage], *, prompt_text: Any = "") -> str:
         self.calls += 1
         counter = self.counter or get_counter("approximate")
         # What a model summarizer would read: the messages (counts are cached per message, so this
@@ -146,13 +149,18 @@ class OfflineSummarizer:
         self.input_tokens += counter(messages) + self._instruction_tokens(counter, prompt_text, messages)
         return self.summarize(messages)
 
-    def _instruction_tokens(self, counter: TokenCounter, prompt_text: str, messages: Sequence[BaseMessage]) -> int:
-        if not prompt_text:
-            return 0
+    def _instruction_tokens(self, counter: TokenCounter, prompt_text: Any, messages: Sequence[BaseMessage]) -> int:
         # the prompt is the template with the messages' XML inserted; its fixed part is the head
         # before the first message and the tail after the last one
-        head = prompt_text.split("<message", 1)[0]
-        tail = prompt_text.rsplit("</message>", 1)[-1] if "</message>" in prompt_text else ""
+        frame = getattr(prompt_text, "frame", None)
+        if frame is not None:  # an unrendered prompt knows its frame without rendering the messages
+            head, tail = frame()
+        else:
+            prompt_text = str(prompt_text)
+            if not prompt_text:
+                return 0
+            head = prompt_text.split("<message", 1)[0]
+            tail = prompt_text.rsplit("</message>", 1)[-1] if "</message>" in prompt_text else ""
         key = (head, tail)
         cached = self._template_cache.get(key)
         if cached is None:

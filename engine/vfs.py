@@ -6,6 +6,8 @@ import fnmatch
 import posixpath
 from typing import Any
 
+from engine.lazytext import LazyText
+
 
 class PathError(ValueError):
     """A path that is not an absolute path inside the virtual filesystem."""
@@ -27,14 +29,18 @@ def normalize_path(path: str) -> str:
 
 class FileEntry:
     """One file. Appends are kept as chunks and joined on first read, so a history file that
-    grows by one section per summarization costs linear time, not quadratic."""
+    grows by one section per summarization costs linear time, not quadratic.
+
+    A chunk may be a LazyText (engine.lazytext: a history section rendered from the messages the
+    run holds anyway); a file with one is rendered on every read instead of kept as a copy.
+    """
 
     __slots__ = ("path", "_chunks", "step", "layer", "source_id", "meta")
 
-    def __init__(self, path: str, content: str, step: int | None = None, layer: str | None = None,
+    def __init__(self, path: str, content: str | LazyText, step: int | None = None, layer: str | None = None,
                  source_id: str | None = None, meta: dict[str, Any] | None = None) -> None:
         self.path = path
-        self._chunks = [content]
+        self._chunks: list[str | LazyText] = [content]
         self.step = step
         self.layer = layer
         self.source_id = source_id
@@ -42,15 +48,18 @@ class FileEntry:
 
     @property
     def content(self) -> str:
-        if len(self._chunks) > 1:
-            self._chunks = ["".join(self._chunks)]
-        return self._chunks[0]
+        chunks = self._chunks
+        if any(isinstance(c, LazyText) for c in chunks):
+            return "".join(map(str, chunks))
+        if len(chunks) > 1:
+            self._chunks = chunks = ["".join(chunks)]  # type: ignore[arg-type]
+        return str(chunks[0])
 
     @content.setter
     def content(self, value: str) -> None:
         self._chunks = [value]
 
-    def append(self, text: str) -> None:
+    def append(self, text: str | LazyText) -> None:
         self._chunks.append(text)
 
     @property
@@ -84,7 +93,7 @@ class VirtualFilesystem:
     def write(
         self,
         path: str,
-        content: str,
+        content: str | LazyText,
         *,
         step: int | None = None,
         layer: str | None = None,
@@ -96,7 +105,7 @@ class VirtualFilesystem:
         self._files[p] = entry
         return entry
 
-    def append(self, path: str, content: str, *, step: int | None = None, layer: str | None = None) -> FileEntry:
+    def append(self, path: str, content: str | LazyText, *, step: int | None = None, layer: str | None = None) -> FileEntry:
         p = normalize_path(path)
         old = self._files.get(p)
         if old is None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal, NotRequired
+from typing import Annotated, Any, ClassVar, Literal, NotRequired, cast
 
 from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT
 from langchain.agents.middleware.types import (
@@ -28,7 +28,6 @@ from langchain.agents.middleware.types import (
 )
 from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
-from langchain_core.messages.utils import get_buffer_string
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command
 
@@ -47,10 +46,11 @@ from engine.layers.summary_rules import (
     VIEW_SUMMARY_TEMPLATE,
     IdCheck,
     apply_event,
-    format_prompt,
+    history_section,
     session_id,
     state_cutoff,
     summary_id,
+    summary_prompt,
     trim_for_summary,
 )
 from engine.layers.thresholds import (
@@ -60,6 +60,7 @@ from engine.layers.thresholds import (
     normalize_keep,
     normalize_trigger,
 )
+from engine.lazytext import LazyText
 from engine.summarizers import Summarizer, make_summarizer
 from engine.tokens import TokenCounter
 
@@ -101,7 +102,7 @@ class _Plan:
 @dataclass
 class _Written:
     text: str
-    prompt: str
+    prompt: str | LazyText
     empty: bool
 
 
@@ -250,8 +251,11 @@ class SummarizationLayer(ContextLayer):
         trimmed = trim_for_summary(to_summarize, self.trim_tokens_to_summarize, ScaledCounter(self.counter))
         if not trimmed:
             return _Written(TOO_LONG, "", True)
-        prompt = format_prompt(self.summary_prompt, trimmed)
-        text = self.summarizer(trimmed, prompt_text=prompt)
+        # kept lazily (references to the messages): a prompt per event was most of a Run's memory
+        prompt = summary_prompt(self.summary_prompt, trimmed)
+        # a summarizer that says it reads the prompt lazily (the offline one) gets it unrendered
+        lazy = getattr(self.summarizer, "lazy_prompt", False)
+        text = self.summarizer(trimmed, prompt_text=cast(str, prompt) if lazy else str(prompt))
         if not isinstance(text, str):
             raise TypeError(f"`summarizer` must return a str, got {type(text).__name__}.")
         return _Written(text.strip(), prompt, False)
@@ -365,7 +369,7 @@ class SummarizationLayer(ContextLayer):
     def _offload_history(self, to_summarize: Sequence[BaseMessage], step: int) -> str | None:
         # earlier summaries are already in the file as the messages they replaced
         originals = [m for m in to_summarize if message_kind(m) != "summary"]
-        section = f"## Summarized at step {step}\n\n{get_buffer_string(originals, format='xml')}\n\n"
+        section = history_section(step, originals)
         try:
             path = self._history_path()
             self.vfs.append(path, section, step=step, layer=self.layer)

@@ -14,10 +14,19 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    ChatMessage,
+    FunctionMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_core.messages.utils import get_buffer_string, trim_messages
 
 from engine.kinds import message_kind
+from engine.lazytext import LazyText
 from engine.thread import stable_id
 from engine.tokens import message_text
 
@@ -70,6 +79,57 @@ def trim_for_summary(messages: Sequence[BaseMessage], max_tokens: int | None,
 
 def format_prompt(template: str, messages: Sequence[BaseMessage]) -> str:
     return template.format(messages=get_buffer_string(list(messages), format="xml")).rstrip()
+
+
+# The message types get_buffer_string renders (langchain-core 1.8, messages/utils.py); any other
+# raises, so a prompt with one is rendered at once, where it always failed, not when it is read.
+_RENDERED = (HumanMessage, AIMessage, SystemMessage, ToolMessage, ChatMessage, FunctionMessage)
+_SLOT = "\x00ctxi-messages\x00"
+
+
+def renders_lazily(messages: Sequence[BaseMessage]) -> bool:
+    return bool(messages) and all(isinstance(m, _RENDERED) for m in messages)
+
+
+class SummaryPrompt(LazyText):
+    """`format_prompt(template, messages)`, rendered when read; the messages are the run's own objects."""
+
+    __slots__ = ()
+
+    def __init__(self, template: str, messages: Sequence[BaseMessage]) -> None:
+        super().__init__(format_prompt, template, tuple(messages))
+
+    def frame(self) -> tuple[str, str]:
+        """The prompt before its first `<message` and after its last `</message>`, without rendering it.
+
+        get_buffer_string renders every message as one `<message …>…</message>` element (content
+        escaped), so with one `{messages}` slot whose surroundings hold neither tag, the first tag
+        opens the first message and the last closes the last one; otherwise the prompt is rendered.
+        """
+        template, messages = self._args
+        marked = template.format(messages=_SLOT)
+        if messages and _SLOT not in template and marked.count(_SLOT) == 1:
+            head, tail = marked.split(_SLOT)
+            if "<message" not in head and "</message>" not in tail:
+                return head, tail.rstrip()
+        text = str(self)
+        return text.split("<message", 1)[0], (text.rsplit("</message>", 1)[-1] if "</message>" in text else "")
+
+
+def summary_prompt(template: str, messages: Sequence[BaseMessage]) -> str | SummaryPrompt:
+    """The summary prompt, lazily when its messages can be rendered later exactly as now."""
+    return SummaryPrompt(template, messages) if renders_lazily(messages) else format_prompt(template, messages)
+
+
+def _history_section(step: int, messages: tuple[BaseMessage, ...]) -> str:
+    return f"## Summarized at step {step}\n\n{get_buffer_string(list(messages), format='xml')}\n\n"
+
+
+def history_section(step: int, messages: Sequence[BaseMessage]) -> str | LazyText:
+    """A history file's section for one summarization (Deep Agents' offload), lazily when it can be."""
+    if renders_lazily(messages):
+        return LazyText(_history_section, step, tuple(messages))
+    return _history_section(step, tuple(messages))
 
 
 def apply_event(messages: Sequence[BaseMessage], event: Mapping[str, Any] | None) -> list[BaseMessage]:
@@ -139,11 +199,15 @@ __all__ = [
     "TOO_LONG",
     "VIEW_SUMMARY_TEMPLATE",
     "IdCheck",
+    "SummaryPrompt",
     "apply_event",
     "ensure_ids",
     "format_prompt",
+    "history_section",
+    "renders_lazily",
     "session_id",
     "state_cutoff",
     "summary_id",
+    "summary_prompt",
     "trim_for_summary",
 ]
