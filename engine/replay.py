@@ -35,6 +35,7 @@ from engine.config import DEFAULT_PRESET, EngineConfig, preset
 from engine.events import EventRecorder, emit, recording
 from engine.kinds import message_kind
 from engine.layers import LayerContext, build_layers
+from engine.layers.scan import unchanged_prefix
 from engine.layers.user import observe
 from engine.recorded import RecordedHistory, keeps_all_thinking, recorded_history
 from engine.run import Run, StepRecord
@@ -73,7 +74,10 @@ class Snapshot(Sequence[BaseMessage]):
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
-            return tuple(self.src[: self.n])[i]
+            start, stop, step = i.indices(self.n)
+            if step == 1:
+                return tuple(self.src[start:stop])
+            return tuple(self.src[j] for j in range(start, stop, step))
         if i < 0:
             i += self.n
         if not 0 <= i < self.n:
@@ -94,6 +98,28 @@ class Snapshot(Sequence[BaseMessage]):
 
     def __repr__(self) -> str:
         return f"Snapshot({self.n} messages)"
+
+
+class _ViewLog:
+    """Views as Snapshots of append-only lists: a view that extends the previous one shares its list.
+
+    A step's view is usually the previous view plus the new messages, but layers hand it over as a
+    new list each time; keeping those lists would hold O(view) references per step (gigabytes
+    over a long thread whose window holds thousands of small messages). The check is one list
+    comparison, identity first at C speed (`unchanged_prefix`).
+    """
+
+    def __init__(self) -> None:
+        self.src: list[BaseMessage] = []
+
+    def add(self, messages: Sequence[BaseMessage]) -> Snapshot:
+        src = self.src
+        n = len(src)
+        if n and unchanged_prefix(src, messages):
+            src.extend(messages[n:])
+        else:
+            src = self.src = list(messages)
+        return Snapshot(src, len(messages))
 
 
 class _PrefixSums:
@@ -120,9 +146,10 @@ class _PrefixSums:
         totals, start = (dict(self.prev_totals), n) if prefix else ({}, 0)
         bd = self.counter.breakdown
         tail = messages.src[start : messages.n] if isinstance(messages, Snapshot) else messages[start:]
+        get = totals.get
         for m in tail:
             for cat, k in bd(m).items():
-                totals[cat] = totals.get(cat, 0) + k
+                totals[cat] = get(cat, 0) + k
         self.prev, self.prev_totals = messages, totals
         return dict(totals)
 
@@ -152,10 +179,17 @@ class _Driver:
         self.after_agent = [m for m in reversed(self.layers) if _overrides(m, "after_agent")]
         self.wrap_model = [m for m in self.layers if _overrides(m, "wrap_model_call")]
         self.wrap_tool = [m for m in self.layers if _overrides(m, "wrap_tool_call")]
-        self._tools_cache: dict[tuple[int, ...], int] = {}
+        self._tools_cache: dict[tuple[int, ...], tuple[tuple[Any, ...], int, tuple[str, ...]]] = {}
         self._system_cache: dict[int, tuple[SystemMessage, dict[str, int]]] = {}
         self._state_sums = _PrefixSums(counter)
         self._view_sums = _PrefixSums(counter)
+        self._views = _ViewLog()
+        self._seen: list[ModelRequest[Any]] = []
+        self._recorded: AIMessage | None = None
+        chain: Callable[[ModelRequest[Any]], tuple[ModelResponse[Any], list[Command[Any]]]] = self._innermost
+        for mw in reversed(self.wrap_model):
+            chain = _compose_model(mw, chain)
+        self._model_chain = chain
 
         leading = list(itertools.takewhile(lambda m: isinstance(m, SystemMessage), thread.messages))
         self.body_start = len(leading)
@@ -171,6 +205,16 @@ class _Driver:
             self.state["todos"] = list(thread.todos)
 
     # -- state updates --------------------------------------------------------------------
+    def append(self, m: BaseMessage) -> None:
+        """`apply({"messages": [m]})` for one message (the common case: a tool result, a human turn)."""
+        index = self._index
+        if isinstance(m, RemoveMessage) or m.id is None or m.id in index:
+            self.apply({"messages": [m]})
+            return
+        current = self.state["messages"]
+        index[m.id] = len(current)
+        current.append(m)
+
     def apply(self, update: dict[str, Any] | None) -> None:
         if not update:
             return
@@ -210,27 +254,26 @@ class _Driver:
         for mw in hooks:
             self.apply(getattr(mw, name)(self.state, self.runtime))
 
+    def _innermost(self, request: ModelRequest[Any]) -> tuple[ModelResponse[Any], list[Command[Any]]]:
+        """The model: records the request it got and answers with the thread's recorded message."""
+        self._seen.append(request)
+        assert self._recorded is not None  # set by model_call before the chain runs
+        return ModelResponse(result=[self._recorded]), []
+
     def model_call(self, recorded: AIMessage) -> tuple[ModelRequest[Any], list[BaseMessage]]:
         """Run the wrap_model_call chain; apply the response, then layers' commands (inner first).
 
         Mirrors create_agent's composition: each layer's handler returns a plain ModelResponse,
         and commands from ExtendedModelResponse results accumulate inner-first, then outer.
         """
-        seen: list[ModelRequest[Any]] = []
-
-        def innermost(request: ModelRequest[Any]) -> tuple[ModelResponse[Any], list[Command[Any]]]:
-            seen.append(request)
-            return ModelResponse(result=[recorded]), []
-
-        handler: Callable[[ModelRequest[Any]], tuple[ModelResponse[Any], list[Command[Any]]]] = innermost
-        for mw in reversed(self.wrap_model):
-            handler = _compose_model(mw, handler)
+        seen = self._seen = []
+        self._recorded = recorded
         # like create_agent, the request carries the state's own list (layers override, never mutate)
         # the driver's state is a plain dict shaped like AgentState
         request = ModelRequest(model=self.model, messages=self.state["messages"], system_message=self.system,
                                tools=list(self.thread.tools), state=cast(AgentState[Any], self.state),
                                runtime=self.runtime)
-        response, commands = handler(request)
+        response, commands = self._model_chain(request)
         messages = list(response.result)
         self.apply({"messages": messages})
         for cmd in commands:
@@ -240,6 +283,10 @@ class _Driver:
         return seen[-1], messages
 
     def tool_call(self, ai: AIMessage, call: dict[str, Any], recorded: ToolMessage) -> None:
+        if not self.wrap_tool:  # no layer wraps tool calls: the recorded result is what the tool returns
+            self.append(recorded)
+            return
+
         def innermost(request: ToolCallRequest) -> ToolMessage | Command[Any]:
             return recorded
 
@@ -255,10 +302,24 @@ class _Driver:
 
     # -- tokens ---------------------------------------------------------------------------
     def tools_tokens(self, tools: Sequence[Any]) -> int:
-        key = tuple(id(t) for t in tools)
-        if key not in self._tools_cache:
-            self._tools_cache[key] = self.counter.count_tools(list(tools)) if tools else 0
-        return self._tools_cache[key]
+        return self._tools_entry(tools)[1]
+
+    def tool_names(self, tools: Sequence[Any]) -> tuple[str, ...]:
+        return self._tools_entry(tools)[2]
+
+    def _tools_entry(self, tools: Sequence[Any]) -> tuple[tuple[Any, ...], int, tuple[str, ...]]:
+        """(the tools, their tokens, their names), computed once per distinct set of tool objects.
+
+        The entry keeps the tools alive, so their ids cannot be reused by other objects.
+        """
+        key = tuple(map(id, tools))
+        hit = self._tools_cache.get(key)
+        if hit is None:
+            if len(self._tools_cache) >= 256:  # a layer making new tool objects every step
+                self._tools_cache.clear()
+            hit = self._tools_cache[key] = (tuple(tools), self.counter.count_tools(list(tools)) if tools else 0,
+                                            tuple(_tool_name(t) for t in tools))
+        return hit
 
     def system_breakdown(self, system: SystemMessage | None) -> dict[str, int]:
         if system is None:
@@ -295,7 +356,7 @@ class _Driver:
                 if cut:
                     totals[cat] -= cut
                     over -= cut
-        for cat, n in self._view_sums.breakdown(tuple(messages)).items():
+        for cat, n in self._view_sums.breakdown(messages).items():
             totals[cat] = totals.get(cat, 0) + n
         return totals
 
@@ -324,12 +385,12 @@ class _Driver:
                 state_msgs = Snapshot(self.state["messages"])
                 request, result = self.model_call(m)
                 # request.messages is list[AnyMessage]; Snapshot only reads it
-                view: Sequence[BaseMessage] = (Snapshot(cast(list[BaseMessage], request.messages), len(state_msgs))
-                                               if request.messages is state_msgs.src
-                                               else tuple(request.messages))
+                view: Snapshot = (Snapshot(cast(list[BaseMessage], request.messages), len(state_msgs))
+                                  if request.messages is state_msgs.src
+                                  else self._views.add(request.messages))
                 if self.provider is not None:
                     sent = self.provider.provider_view(view, keep_all=False)
-                    view = view if sent is view else tuple(sent)
+                    view = view if sent is view else self._views.add(sent)
                 ai = next((r for r in result if isinstance(r, AIMessage)), m)
                 self.run_hooks(self.after_model, "after_model")
                 # after_model may replace the AI message by id (e.g. the sub-agent clamp)
@@ -346,7 +407,7 @@ class _Driver:
                     state=state_msgs,
                     view=view,
                     system=request.system_message,
-                    tool_names=tuple(_tool_name(t) for t in request.tools),
+                    tool_names=self.tool_names(request.tools),
                     state_tokens=0,
                     view_tokens=0,
                     raw_tokens=base_raw + prefix,
@@ -370,12 +431,12 @@ class _Driver:
                 if match is not None:
                     self.tool_call(match[0], match[1], m)
                 elif not _was_dropped(m, steps):
-                    self.apply({"messages": [m]})  # an orphan result: kept, as the source recorded it
+                    self.append(m)  # an orphan result: kept, as the source recorded it
             else:
                 if isinstance(m, HumanMessage) and message_kind(m) == "original" and in_invocation and not pending:
                     self.run_hooks(self.after_agent, "after_agent")
                     in_invocation = False
-                self.apply({"messages": [m]})
+                self.append(m)
             prefix += count(m)
         if in_invocation:
             self.run_hooks(self.after_agent, "after_agent")

@@ -251,15 +251,15 @@ class TokenCounter(Protocol):
 
 
 class _CachedCounter:
-    """Shared caching: a message's breakdown is computed once per message object."""
+    """Shared caching: a message's breakdown (and its total) is computed once per message object."""
 
     name: str = "base"
 
     def __init__(self) -> None:
-        # id(message) -> (weak ref, content object, breakdown). The content object is kept so a
-        # message whose content was reassigned in place (LangChain's trim_messages does that to
+        # id(message) -> (weak ref, content object, breakdown, total). The content object is kept so
+        # a message whose content was reassigned in place (LangChain's trim_messages does that to
         # its copies while searching) is recounted instead of served a stale count.
-        self._cache: dict[int, tuple[weakref.ref[BaseMessage], Any, dict[str, int]]] = {}
+        self._cache: dict[int, tuple[weakref.ref[BaseMessage], Any, dict[str, int], int]] = {}
         self._lock = threading.Lock()
 
     # subclasses implement the raw breakdown
@@ -275,7 +275,7 @@ class _CachedCounter:
             return hit[2]
         return None
 
-    def _store(self, message: BaseMessage, result: dict[str, int]) -> dict[str, int]:
+    def _store(self, message: BaseMessage, result: dict[str, int]) -> tuple[Any, Any, dict[str, int], int]:
         key = id(message)
         cache = self._cache
 
@@ -284,29 +284,38 @@ class _CachedCounter:
             if entry is not None and entry[0] is _ref:
                 cache.pop(key, None)
 
+        entry = (weakref.ref(message, _drop), message.content, result, sum(result.values()))
         with self._lock:
-            cache[key] = (weakref.ref(message, _drop), message.content, result)
-        return result
+            cache[key] = entry
+        return entry
 
     def breakdown(self, message: BaseMessage) -> Mapping[str, int]:
-        hit = self._cached(message)
-        if hit is not None:
-            return hit
-        return self._store(message, self._compute(message))
+        hit = self._cache.get(id(message))
+        if hit is not None and hit[0]() is message and hit[1] is message.content:
+            return hit[2]
+        return self._store(message, self._compute(message))[2]
 
     def prime(self, messages: Iterable[BaseMessage]) -> None:
         """Pre-count many messages at once (a no-op unless the counter can batch)."""
 
     def count_message(self, message: BaseMessage) -> int:
-        return sum(self.breakdown(message).values())
+        hit = self._cache.get(id(message))
+        if hit is not None and hit[0]() is message and hit[1] is message.content:
+            return hit[3]
+        return self._store(message, self._compute(message))[3]
 
     def __call__(self, messages: Iterable[BaseMessage], **kwargs: Any) -> int:
+        seq: Sequence[BaseMessage] = messages if isinstance(messages, (list, tuple)) else list(messages)
+        if len(seq) > 64:
+            self.prime(seq)
+        get = self._cache.get
         total = 0
-        messages = list(messages)
-        if len(messages) > 64:
-            self.prime(messages)
-        for m in messages:
-            total += self.count_message(m)
+        for m in seq:
+            hit = get(id(m))
+            if hit is not None and hit[0]() is m and hit[1] is m.content:
+                total += hit[3]
+            else:
+                total += self._store(m, self._compute(m))[3]
         tools = kwargs.get("tools")
         if tools:
             total += self.count_tools(tools)
