@@ -1,0 +1,175 @@
+"""Replay memory (bench/harness.py conventions: >= 5 runs, median and range).
+
+    python bench/bench_memory.py [--runs 5] [--only run,scale] [--steps 1000] [--sizes 20000,40000,80000,100000]
+
+run     What a Run of synthetic_thread(1000) holds beyond the thread (tracemalloc, after a full
+        collection, the Run alive): the thread and its counts cached by an earlier run are the floor,
+        measured in the same process. Stress and deepagents presets. Target <= 10 MB. The largest
+        holders are listed by source line.
+scale   Peak RSS (the child's own VmHWM: a forked child's ru_maxrss would count the parent's pages) of
+        `ctxi replay FILE` (default preset, no JSON)
+        on threads of 20k, 40k, 80k and 100k small messages written as native JSON, next to a child
+        that only loads the same file (the floor: interpreter, libraries, the thread). Each size's
+        runs are interleaved with the others'. Target: peak RSS 80k / 40k <= 2.2x, and the replay's
+        own growth (replay peak minus load peak) as well; the children's CPU time is shown too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import subprocess
+import sys
+import tempfile
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+from harness import MB, ROOT, machine_line
+
+from engine.config import preset
+from engine.formats.native import dumps
+from engine.replay import replay
+from engine.synthetic import synthetic_thread
+from engine.thread import Thread
+from engine.tokens import TiktokenCounter, prime_thread
+
+SECTIONS = ("run", "scale")
+# Each child reports its own high-water mark and CPU time on its last stderr line.
+REPORT = ("import sys, time; hwm = next(l for l in open('/proc/self/status') if l.startswith('VmHWM'));"
+          "print('PROBE', int(hwm.split()[1]), time.process_time(), file=sys.stderr)")
+LOAD_ONLY = f"import sys; from engine.formats import load_thread; load_thread(sys.argv[1]); {REPORT}"
+REPLAY = f"import sys; from engine.cli import main; rc = main(['replay', sys.argv[1]]); {REPORT}; sys.exit(rc)"
+
+
+def small_thread(messages: int) -> Thread:
+    """`messages` messages: one request, then short tool calls and short results (a message-count stress)."""
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+    msgs: list[BaseMessage] = [HumanMessage("List the directory, one entry at a time.", id="h-0")]
+    k = 0
+    while len(msgs) < messages:
+        msgs.append(AIMessage(f"Looking at entry {k}.", id=f"a-{k}",
+                              tool_calls=[{"name": "ls", "args": {"path": f"/src/{k}"}, "id": f"c-{k}"}]))
+        msgs.append(ToolMessage(f"/src/{k}: file, {k % 97} lines", tool_call_id=f"c-{k}", name="ls", id=f"t-{k}"))
+        k += 1
+    return Thread(thread_id=f"small-{messages}", messages=msgs[:messages], source_format="synthetic",
+                  model="synthetic", max_input_tokens=200_000, title=f"{messages} small messages")
+
+
+# -- run ---------------------------------------------------------------------------------------
+def run_memory(steps: int, preset_name: str, runs: int) -> tuple[list[float], float, list[Any]]:
+    """MB a Run holds beyond the thread, per run; the thread's own MB; the top holders of the last run."""
+    tracemalloc.start(8)
+    gc.collect()
+    before = tracemalloc.get_traced_memory()[0]
+    thread = synthetic_thread(steps, seed=0)
+    thread_mb = (tracemalloc.get_traced_memory()[0] - before) / MB
+    counter = TiktokenCounter("o200k_base")
+    prime_thread(counter, thread)
+    config = preset(preset_name)
+    replay(thread, config, token_counter=counter)  # anything cached once per process is cached now
+    held: list[float] = []
+    top: list[Any] = []
+    for _ in range(runs):
+        gc.collect()
+        floor = tracemalloc.get_traced_memory()[0]
+        snap0 = tracemalloc.take_snapshot()
+        run = replay(thread, config, token_counter=counter)
+        gc.collect()
+        held.append((tracemalloc.get_traced_memory()[0] - floor) / MB)
+        top = tracemalloc.take_snapshot().compare_to(snap0, "lineno")[:6]
+        del run
+    tracemalloc.stop()
+    return held, thread_mb, top
+
+
+def bench_run(steps: int, runs: int) -> bool:
+    ok = True
+    for name in ("stress", "deepagents"):
+        held, thread_mb, top = run_memory(steps, name, runs)
+        met = statistics.median(held) <= 10
+        ok &= met
+        print(f"Run of synthetic_thread({steps}), {name} preset: holds {statistics.median(held):.2f} MB "
+              f"[{min(held):.2f}–{max(held):.2f}] beyond the thread ({thread_mb:.1f} MB) and its counts; "
+              f"{runs} runs; target <= 10 MB: {'met' if met else 'MISSED'}")
+        for stat in top:
+            frame = stat.traceback[0]
+            print(f"    {stat.size_diff / MB:7.2f} MB  {Path(frame.filename).name}:{frame.lineno}")
+    return ok
+
+
+# -- scale -------------------------------------------------------------------------------------
+def _child(code: str, path: Path) -> tuple[float, float]:
+    """Peak RSS (MB) and CPU seconds of one child process running `code` on `path`."""
+    done = subprocess.run([sys.executable, "-c", code, str(path)], cwd=ROOT, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    probe = [ln for ln in done.stderr.splitlines() if ln.startswith("PROBE ")]
+    if done.returncode != 0 or not probe:
+        raise RuntimeError(f"child on {path.name} failed ({done.returncode}): {done.stderr[-400:]}")
+    _, kb, cpu = probe[-1].split()
+    return int(kb) / 1024, float(cpu)
+
+
+def bench_scale(sizes: list[int], runs: int) -> bool:
+    rows: dict[int, dict[str, list[tuple[float, float]]]] = {n: {"load": [], "replay": []} for n in sizes}
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = {}
+        for n in sizes:
+            paths[n] = Path(tmp) / f"small-{n}.json"
+            paths[n].write_text(dumps(small_thread(n), indent=None), encoding="utf-8")
+        for r in range(runs):
+            for n in sizes:
+                rows[n]["load"].append(_child(LOAD_ONLY, paths[n]))
+                rows[n]["replay"].append(_child(REPLAY, paths[n]))
+                print(f"  run {r + 1}/{runs} {n:,} messages: replay {rows[n]['replay'][-1][0]:.0f} MB, "
+                      f"{rows[n]['replay'][-1][1]:.1f} s CPU", file=sys.stderr, flush=True)
+
+    def med(n: int, side: str, i: int) -> float:
+        return statistics.median(v[i] for v in rows[n][side])
+
+    def rng(n: int, side: str, i: int) -> str:
+        values = [v[i] for v in rows[n][side]]
+        return f"[{min(values):.0f}–{max(values):.0f}]"
+
+    print(f"`ctxi replay` (deepagents preset, no JSON) on small-message threads; {runs} runs a size")
+    print(f"{'messages':>10}{'load-only peak MB':>24}{'replay peak MB':>22}{'replay own MB':>15}"
+          f"{'replay CPU s':>14}{'load CPU s':>12}")
+    for n in sizes:
+        print(f"{n:>10,}{med(n, 'load', 0):>10.0f} {rng(n, 'load', 0):>13}{med(n, 'replay', 0):>9.0f} "
+              f"{rng(n, 'replay', 0):>12}{med(n, 'replay', 0) - med(n, 'load', 0):>15.0f}"
+              f"{med(n, 'replay', 1):>14.1f}{med(n, 'load', 1):>12.1f}")
+    ok = True
+    if 40_000 in rows and 80_000 in rows:
+        peak = med(80_000, "replay", 0) / med(40_000, "replay", 0)
+        own = ((med(80_000, "replay", 0) - med(80_000, "load", 0))
+               / (med(40_000, "replay", 0) - med(40_000, "load", 0)))
+        cpu = med(80_000, "replay", 1) / med(40_000, "replay", 1)
+        ok = peak <= 2.2 and own <= 2.2
+        print(f"80k / 40k messages: peak RSS {peak:.2f}x, replay's own growth {own:.2f}x, CPU {cpu:.2f}x; "
+              f"target <= 2.2x: {'met' if ok else 'MISSED'}")
+    return ok
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=1000)
+    ap.add_argument("--sizes", default="20000,40000,80000,100000")
+    ap.add_argument("--only", default=",".join(SECTIONS))
+    args = ap.parse_args()
+    only = [s.strip() for s in args.only.split(",") if s.strip()]
+    print(machine_line())
+    results: dict[str, bool] = {}
+    if "run" in only:
+        results["run"] = bench_run(args.steps, args.runs)
+        print()
+    if "scale" in only:
+        results["scale"] = bench_scale([int(s) for s in args.sizes.split(",")], args.runs)
+    print("\n" + ", ".join(f"{k}: {'met' if v else 'MISSED'}" for k, v in results.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
