@@ -1,41 +1,38 @@
-"""Load speed and memory figures (issue 2).
+"""Load speed and memory figures (issue 2; bench/harness.py conventions: interleaved runs, the same
+number on each side, median and range, CPU and wall time).
 
-    python bench/bench_load.py [--repeat 7] [--messages 10000]
+    python bench/bench_load.py [--runs 5] [--messages 10000]
 
-1. Loading and exact counting (o200k_base) of the two large Claude Code sessions in the shared
-   traces vs tiktoken alone encoding the same texts, in the same run: target <= 1.5x.
-   "The same texts" are exactly what the thread's counter encodes (content parts, and tool calls
-   and results as Claude's rendered markup: the framing `ctxi inspect` uses), of the session and its
-   sub-agents; the two token totals are
-   checked to agree. Each figure is the best of `--repeat` runs, in wall-clock and CPU time
-   (CPU time is steadier on a busy machine).
+1. Compares loading a large Claude Code session (the two in the shared traces) and counting it
+   exactly (o200k_base, a fresh counter, batched as `ctxi inspect` does) with tiktoken alone loading
+   the encoding and encoding exactly the texts that counter encodes (content parts, tool calls and
+   results as Claude's rendered markup, of the session and its sub-agents), in this process.
+   Target <= 1.5x. Agreement, computed independently: every message's count equals tiktoken's
+   lengths of its texts plus the framing's fixed tokens per message (a counter whose batch
+   assigned a length to the wrong text, or dropped one, disagrees).
 2. Peak memory of loading a generated 10,000-message native thread, in a fresh subprocess:
    `ru_maxrss` of the whole process (interpreter and libraries included) and the tracemalloc peak
-   of the load call alone: target < 500 MB.
+   of the load call alone: target < 500 MB (a single measurement of each, not a ratio).
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from harness import ROOT, interleaved, machine_line, report  # puts ROOT on sys.path
 
-
+from engine import tokens  # noqa: E402
 from engine.formats import load_thread  # noqa: E402
 from engine.formats.native import dumps  # noqa: E402
 from engine.thread import Thread  # noqa: E402
-from engine.tokens import TiktokenCounter, framing_for_thread, load_encoding, prime_thread  # noqa: E402
+from engine.tokens import TiktokenCounter, framing_for_thread, prime_thread  # noqa: E402
 
 TRACES = Path(os.environ.get("CTXI_TRACES", ROOT.parent / "shared" / "traces"))
 SESSIONS = ("4d5611e5-241a-462a-8d15-5122611a9569.jsonl", "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
@@ -57,43 +54,59 @@ def counted_texts(thread: Thread) -> list[str]:
     return texts
 
 
-def best(fn: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
-    """Best wall-clock and best CPU seconds over `repeat` runs, and the last result."""
-    walls, cpus, out = [], [], None
-    for _ in range(repeat):
-        gc.collect()
-        w0, c0 = time.perf_counter(), time.process_time()
-        out = fn()
-        walls.append(time.perf_counter() - w0)
-        cpus.append(time.process_time() - c0)
-    return min(walls), min(cpus), out
+def _forget_encodings() -> None:
+    """Nothing loaded: the next counter (or load_encoding) reads and parses the encoding file again."""
+    tokens._mergeable_ranks.cache_clear()
+    tokens.load_encoding.cache_clear()
+    tokens._shared_counter.cache_clear()
 
 
-def load_and_count(path: Path) -> int:
+def load_and_count(path: Path) -> tuple[int, Thread, TiktokenCounter]:
+    _forget_encodings()
     thread = load_thread(path)
     counter = TiktokenCounter("o200k_base", framing_for_thread(thread))  # fresh: nothing cached
     prime_thread(counter, thread)  # as `ctxi inspect` and replay do: one batch on all cores
-    return counter(thread.messages) + sum(counter(s.messages) for s in thread.subagents.values())
+    total = counter(thread.messages) + sum(counter(s.messages) for s in thread.subagents.values())
+    return total, thread, counter
 
 
-def speed_rows(repeat: int) -> list[tuple[str, float, float, float, float]]:
-    encoding = load_encoding("o200k_base")
-    rows = []
+def independent_total(thread: Thread, counter: TiktokenCounter) -> int:
+    """Per message: tiktoken's lengths of the texts the layout names, plus the layout's fixed tokens."""
+    encode = tokens.load_encoding("o200k_base").encode_ordinary
+    total = 0
+    for t in (thread, *thread.subagents.values()):
+        for m in t.messages:
+            pieces, fixed = counter._layout(m)
+            expected = sum(len(encode(text)) for _, text in pieces if text) + sum(fixed.values())
+            ours = counter.count_message(m)  # served from the batch that primed the counter
+            assert ours == expected, f"message {m.id}: counter {ours} != tiktoken + fixed {expected}"
+            total += expected
+    return total
+
+
+def speed(runs: int) -> bool:
+    ok = True
     for name in SESSIONS:
         path = TRACES / "claude-code" / name
         if not path.exists():
             print(f"skipped {name}: not found under {TRACES}")
             continue
         texts = counted_texts(load_thread(path))
-        tik_wall, tik_cpu, raw = best(
-            lambda texts=texts: sum(len(encoding.encode(t, disallowed_special=())) for t in texts), repeat)
-        ours_wall, ours_cpu, total = best(lambda p=path: load_and_count(p), repeat)
-        thread = load_thread(path)
-        fixed = sum(TiktokenCounter("o200k_base", framing_for_thread(thread))(t.messages)
-                    for t in (thread, *thread.subagents.values())) - raw
-        assert total == raw + fixed and fixed >= 0, "counter and baseline must encode the same texts"
-        rows.append((name[:8], tik_wall, ours_wall, tik_cpu, ours_cpu))
-    return rows
+
+        def tiktoken_alone(texts: list[str] = texts) -> int:
+            _forget_encodings()
+            encode = tokens.load_encoding("o200k_base").encode_ordinary
+            return sum(len(encode(t)) for t in texts)
+
+        res = interleaved({"tiktoken": tiktoken_alone, "load + count": lambda p=path: load_and_count(p)}, runs)
+        total, thread, counter = res["load + count"].result
+        expected = independent_total(thread, counter)
+        assert total == expected, f"{name}: total {total} != independent {expected}"
+        print(f"{name[:8]}: {len(texts):,} texts, {res['tiktoken'].result:,} tokens from tiktoken; our total "
+              f"{total:,} = tiktoken per message + fixed tokens, checked message by message")
+        ok &= report(f"load + exact count vs tiktoken alone on the same texts ({name[:8]}; encoding load on both sides)",
+                     res["tiktoken"], res["load + count"], target_line="target <= 1.5x", faster=False, limit=1.5)
+    return ok
 
 
 MEMORY_PROBE = """
@@ -140,19 +153,14 @@ def memory_figures(messages: int) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--runs", type=int, default=5, help="timed runs of each side (>= 5 for the figures)")
     ap.add_argument("--messages", type=int, default=10_000)
     args = ap.parse_args()
-
-    print("load + exact count (o200k_base) vs tiktoken alone on the same texts; best of", args.repeat)
-    print(f"{'session':<10}{'tiktoken s':>12}{'load+count s':>14}{'ratio':>7}{'cpu: tiktoken':>15}{'load+count':>12}{'ratio':>7}")
-    for name, tik_wall, ours_wall, tik_cpu, ours_cpu in speed_rows(args.repeat):
-        print(f"{name:<10}{tik_wall:>12.3f}{ours_wall:>14.3f}{ours_wall / tik_wall:>7.2f}"
-              f"{tik_cpu:>15.3f}{ours_cpu:>12.3f}{ours_cpu / tik_cpu:>7.2f}")
-    print("target: ratio <= 1.5")
+    print(machine_line())
+    speed(args.runs)
     mem = memory_figures(args.messages)
     print(f"\nload a generated native thread: {mem['messages']:,} messages, {mem['subagents']} sub-agents, "
-          f"{mem['file_bytes'] / MB:.1f} MB file")
+          f"{mem['file_bytes'] / MB:.1f} MB file (one run)")
     print(f"{'peak RSS of the process':<32}{mem['maxrss_kb'] / 1024:>8.1f} MB  (interpreter and libraries included)")
     print(f"{'tracemalloc peak of the load':<32}{mem['tracemalloc_peak'] / MB:>8.1f} MB")
     print("target: < 500 MB")
