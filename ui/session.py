@@ -24,6 +24,7 @@ from engine.links import sample_path
 from engine.redaction import describe_error, one_line
 from engine.replay import replay
 from engine.run import Run
+from engine.runcache import DEFAULT_BUDGET_MB, MB, RunCache
 from engine.summarizers import model_summarizers, with_offline_summaries
 from engine.thread import Thread
 from engine.views import RESERVED_PARAMS, config_from_params, url_params
@@ -206,12 +207,33 @@ def default_thread_key() -> str | None:
 
 
 # -- the cached replay ------------------------------------------------------------------------
-@st.cache_resource(max_entries=32, show_spinner="Replaying the thread through the layers…")
-def _replay_cached(thread_version: str, config: EngineConfig, offline_summaries: bool, _thread: Thread) -> Run:
-    # cache_resource, not cache_data: a Run holds LangChain messages and the shared token counter;
-    # pickling a copy per rerun would be slow and would lose the counter's per-message cache.
-    # Pages treat the Run as read-only.
-    return replay(_thread, config, summarizer="offline" if offline_summaries else None)
+RUN_CACHE_ENV = "CTXI_RUN_CACHE_MB"
+
+
+def _run_cache_budget() -> int:
+    """The run cache's budget in bytes: CTXI_RUN_CACHE_MB (default 512), read once per server."""
+    raw = os.environ.get(RUN_CACHE_ENV, "").strip()
+    try:
+        mb = float(raw) if raw else DEFAULT_BUDGET_MB
+    except ValueError:
+        mb = DEFAULT_BUDGET_MB
+    return int(max(mb, 0) * MB)
+
+
+# Runs by (thread version, config, offline summaries), bounded by the memory they hold (not a
+# count: a 16,000-step Run holds ~100x a 60-step one). Not st.cache_data: a Run holds LangChain
+# messages and the shared token counter; pickling a copy per rerun would be slow and would lose
+# the counter's per-message cache. Pages treat the Run as read-only.
+_RUNS = RunCache(_run_cache_budget())
+
+
+def _replay_cached(thread_version: str, config: EngineConfig, offline_summaries: bool, thread: Thread) -> Run:
+    key = (thread_version, config, offline_summaries)
+    hit = _RUNS.get(key)
+    if hit is not None:
+        return hit
+    with st.spinner("Replaying the thread through the layers…"):
+        return _RUNS.put(key, replay(thread, config, summarizer="offline" if offline_summaries else None))
 
 
 def run_for(thread_key: str, config: EngineConfig) -> Run:

@@ -1,0 +1,71 @@
+"""A cache of Runs bounded by the memory they hold, not by how many there are.
+
+The dashboard keeps the Runs of the configs a user tried so that going back to one is instant.
+A bound by count (it kept 32) lets a few long threads fill the machine: a 16,000-step Run holds
+about a hundred times what a 60-step one does. Here each Run is sized once when it is stored
+(engine.runsize.held_bytes: what it holds beyond its thread, counter and config) and the least
+recently used Runs are dropped until the rest fit the budget. The newest Run is always kept,
+even alone over the budget, since the page that asked for it is drawing it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from engine.runsize import held_bytes
+
+MB = 1024 * 1024
+DEFAULT_BUDGET_MB = 512
+
+
+class RunCache:
+    """Least-recently-used Runs whose `held_bytes` sum stays within `budget_bytes`."""
+
+    def __init__(self, budget_bytes: int, *, size: Callable[[Any], int] = held_bytes) -> None:
+        if budget_bytes < 0:
+            raise ValueError(f"budget_bytes must be >= 0, got {budget_bytes}")
+        self.budget_bytes = budget_bytes
+        self._size = size
+        self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> Any | None:
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is None:
+                return None
+            self._entries.move_to_end(key)
+            return hit[0]
+
+    def put(self, key: Hashable, run: Any) -> Any:
+        nbytes = self._size(run)  # outside the lock: a walk of the Run
+        with self._lock:
+            self._entries.pop(key, None)
+            self._entries[key] = (run, nbytes)
+            total = sum(n for _, n in self._entries.values())
+            while total > self.budget_bytes and len(self._entries) > 1:
+                _, (_, dropped) = self._entries.popitem(last=False)
+                total -= dropped
+        return run
+
+    def get_or_make(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        hit = self.get(key)
+        return hit if hit is not None else self.put(key, make())
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    @property
+    def held_bytes(self) -> int:
+        with self._lock:
+            return sum(n for _, n in self._entries.values())
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+__all__ = ["DEFAULT_BUDGET_MB", "MB", "RunCache"]

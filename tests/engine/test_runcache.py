@@ -1,0 +1,65 @@
+"""The dashboard's run cache is bounded by the bytes its Runs hold (engine.runcache, engine.runsize)."""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+
+import pytest
+
+from engine.config import preset
+from engine.replay import replay
+from engine.runcache import RunCache
+from engine.runsize import held_bytes
+from engine.synthetic import synthetic_thread
+from engine.tokens import TiktokenCounter, prime_thread
+
+
+def test_cache_drops_least_recently_used_runs_past_the_budget() -> None:
+    sizes = {"a": 40, "b": 30, "c": 50, "huge": 500}
+    cache = RunCache(100, size=lambda run: sizes[run])
+    cache.put(1, "a")
+    cache.put(2, "b")
+    assert (len(cache), cache.held_bytes) == (2, 70)
+    assert cache.get(1) == "a"  # 1 is now the most recently used
+    cache.put(3, "c")  # 120 > 100: the least recently used (2) goes
+    assert (cache.get(2), cache.get(1), cache.get(3), cache.held_bytes) == (None, "a", "c", 90)
+    cache.put(4, "huge")  # alone over the budget: kept, everything older dropped
+    assert (len(cache), cache.get(4), cache.held_bytes) == (1, "huge", 500)
+    made: list[str] = []
+    assert cache.get_or_make(5, lambda: made.append("b") or "b") == "b"
+    assert cache.get_or_make(5, lambda: made.append("again") or "x") == "b" and made == ["b"]
+    assert (len(cache), cache.held_bytes) == (1, 30)
+    cache.clear()
+    assert (len(cache), cache.held_bytes) == (0, 0)
+    with pytest.raises(ValueError):
+        RunCache(-1)
+
+
+def test_held_bytes_is_what_the_run_adds_beyond_its_thread() -> None:
+    thread = synthetic_thread(120, seed=0)
+    counter = TiktokenCounter("o200k_base")
+    prime_thread(counter, thread)
+    config = preset("stress")
+    replay(thread, config, token_counter=counter)  # counts of the run's own messages cached
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        run = replay(thread, config, token_counter=counter)
+        gc.collect()
+        traced = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    estimate = held_bytes(run)
+    # getsizeof misses allocator overhead and the few objects outside the gc's graph; the thread's
+    # messages and texts, the counter and the config are left out (they are not the Run's)
+    assert 0.5 * traced <= estimate <= 1.5 * traced, (estimate, traced)
+    # what `shared` names is left out as well
+    assert held_bytes(run, shared=[run.steps]) < estimate
+
+
+def test_a_bigger_run_weighs_more() -> None:
+    config = preset("stress")
+    small, big = (replay(synthetic_thread(n, seed=0), config) for n in (30, 300))
+    assert held_bytes(small) * 4 < held_bytes(big)
