@@ -14,11 +14,13 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from engine.errors import ConfigError
+from engine.files import RefusedFile, read_regular
 
 LayerName = Literal["recorded", "filesystem", "subagents", "summarization", "context_editing", "compaction", "todo",
                     "dangling", "memory"]
 DEFAULT_ORDER: tuple[str, ...] = ("filesystem", "subagents", "summarization", "todo", "dangling", "memory")
 DEFAULT_WINDOW_TOKENS = 200_000
+MAX_CONFIG_BYTES = 8 * 1024 * 1024  # a config YAML is a few kB; this only stops a device or a wrong file
 PRESETS: tuple[str, ...] = ("as-recorded", "claude-code", "deepagents", "langchain", "deerflow", "stress")
 # What a thread whose source recorded its usage or compactions opens on: what really happened.
 RECORDED_PRESET = "as-recorded"
@@ -739,11 +741,16 @@ def load_config(path: str | None = None, *, preset_name: str | None = None, over
     if path is not None and preset_name is not None:
         raise ConfigError("give --config or --preset, not both", key="--config")
     if path is not None:
-        try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-        except OSError as exc:
-            raise ConfigError(f"cannot read config file ({exc.strerror})", key=path) from None
+        try:  # a regular file of at most MAX_CONFIG_BYTES (engine.files: /dev/zero or a FIFO cannot hang it)
+            text = read_regular(path, MAX_CONFIG_BYTES).decode("utf-8")
+        except RefusedFile as exc:
+            why = (f"config file is above {MAX_CONFIG_BYTES:,} bytes" if exc.limit_bytes is not None
+                   else f"config file {exc.reason}")
+            raise ConfigError(why, key=path) from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"config file is not UTF-8 text (invalid byte at offset {exc.start})", key=path) from None
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"cannot read config file ({getattr(exc, 'strerror', None) or exc})", key=path) from None
         cfg = EngineConfig.from_yaml(text, source=path)
     else:
         cfg = preset(preset_name or default_preset_name(thread))

@@ -48,14 +48,16 @@ class UnknownFormatError(ThreadLoadError):
 
 
 class FileTooLargeError(ThreadLoadError):
-    """The file is above the configured size limit."""
+    """The file is above the configured size limit (`size_bytes` is None when it was found while reading)."""
 
-    def __init__(self, *, path: str | None, size_bytes: int, limit_bytes: int) -> None:
+    def __init__(self, *, path: str | None, size_bytes: int | None, limit_bytes: int) -> None:
         self.size_bytes = size_bytes
         self.limit_bytes = limit_bytes
+        size = f"is {size_bytes:,} bytes" if size_bytes is not None else "holds more than that"
         super().__init__(
-            f"file is {size_bytes:,} bytes, above the size limit of {limit_bytes:,} bytes "
-            "(raise it with --max-bytes or CTXI_MAX_BYTES)",
+            f"file {size}, above the size limit of {limit_bytes:,} bytes "
+            "(raise it with --max-bytes or CTXI_MAX_BYTES)" if size_bytes is not None else
+            f"file holds more than the size limit of {limit_bytes:,} bytes (raise it with --max-bytes or CTXI_MAX_BYTES)",
             path=path,
         )
 

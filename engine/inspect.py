@@ -8,10 +8,12 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
 from engine.calibration import Calibration, system_tokens, thread_calibration
+from engine.gcpause import paused_gc
 from engine.kinds import mark
 from engine.recorded import recorded_history
 from engine.thread import RecordedCompaction, Thread
 from engine.tokens import TokenCounter, breakdown_messages, counter_for_thread, prime_thread
+from engine.viewsums import RunningViewSum
 
 SCHEMA = "context-inspector/inspect"
 VERSION = 1
@@ -73,10 +75,12 @@ def _step_contexts(thread: Thread, counter: TokenCounter, calibration: Calibrati
     base = system_tokens(counter, thread, history)
     prompt = calibration.prompt_tokens if calibration is not None else 0
     steps: list[dict[str, Any]] = []
+    # running sums over each step's history (engine.viewsums): linear, where a sum per step was quadratic
+    counted = RunningViewSum(history, counter.count_message)
+    unrecorded = RunningViewSum(history, calibration.hidden_of) if calibration is not None else None
     for view in history.views():
-        messages = history.provider_view(view.messages)
-        context = base + sum(counter.count_message(m) for m in messages)
-        hidden = sum(calibration.hidden_of(m) for m in messages) if calibration is not None else 0
+        context = base + counted.total(view)
+        hidden = unrecorded.total(view) if unrecorded is not None else 0
         usage = thread.usage.get(view.response.id) if view.response.id else None
         steps.append({
             "step": view.step,
@@ -127,7 +131,13 @@ def inspect_thread(thread: Thread, counter: TokenCounter | None = None) -> dict[
     """The stable, JSON-ready description of a thread (documented in docs/inspect-json.md).
 
     Without a counter, the thread's own (`counter_for_thread`: Claude threads get Anthropic framing).
+    Linear in the thread's length: the cyclic GC is paused while it counts (engine.gcpause).
     """
+    with paused_gc():
+        return _inspect_thread(thread, counter)
+
+
+def _inspect_thread(thread: Thread, counter: TokenCounter | None) -> dict[str, Any]:
     counter = counter or counter_for_thread(thread)
     prime_thread(counter, thread)
     savings = cleared_savings(thread, counter)

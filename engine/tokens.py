@@ -31,6 +31,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 
 from engine.images import UNKNOWN_IMAGE_TOKENS, image_tokens
 from engine.kinds import text_category
+from engine.segments import SEGMENT_CHARS, text_segments
 
 ENCODINGS: dict[str, str] = {
     # tiktoken's own expected sha256 of the decompressed BPE files (tiktoken_ext/openai_public.py).
@@ -362,8 +363,10 @@ class TiktokenCounter(_CachedCounter):
     def count_text(self, text: str) -> int:
         if not text:
             return 0
-        # disallowed_special=() so a transcript that quotes "<|endoftext|>" counts as text.
-        return len(self._encoding.encode(text, disallowed_special=()))
+        if len(text) <= SEGMENT_CHARS:
+            # encode_ordinary: a transcript that quotes "<|endoftext|>" counts it as text
+            return len(self._encoding.encode_ordinary(text))
+        return self._token_lengths([text])[0]  # long: in bounded segments, on all cores (engine.segments)
 
     def prime(self, messages: Iterable[BaseMessage]) -> None:
         """Count every uncached message in one batch: tiktoken encodes the texts on all cores."""
@@ -392,13 +395,32 @@ class TiktokenCounter(_CachedCounter):
         def lengths(share: list[str]) -> list[int]:
             return [len(encode(t)) for t in share]
 
+        # A long text is counted in bounded segments (engine.segments: exact where tiktoken's pieces
+        # break, so one huge unbroken run cannot make the count quadratic); segments of all texts
+        # are shared out together, so one huge text also uses every core.
+        owners: list[int] | None = None
+        if any(len(t) > SEGMENT_CHARS for t in texts):
+            flat: list[str] = []
+            owners = []
+            for i, t in enumerate(texts):
+                parts = text_segments(t)
+                flat.extend(parts)
+                owners.extend([i] * len(parts))
+            texts = flat
         workers = min(_ENCODE_THREADS, max(1, len(texts) // 64))
         if workers <= 1:
-            return lengths(texts)
-        size = -(-len(texts) // workers)
-        shares = [texts[i : i + size] for i in range(0, len(texts), size)]
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            return [n for part in pool.map(lengths, shares) for n in part]
+            counts = lengths(texts)
+        else:
+            size = -(-len(texts) // workers)
+            shares = [texts[i : i + size] for i in range(0, len(texts), size)]
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                counts = [n for part in pool.map(lengths, shares) for n in part]
+        if owners is None:
+            return counts
+        totals = [0] * (owners[-1] + 1 if owners else 0)
+        for owner, n in zip(owners, counts, strict=True):
+            totals[owner] += n
+        return totals
 
     def _layout(self, message: BaseMessage) -> tuple[list[tuple[str, str]], dict[str, int]]:
         """The texts a message is counted as, each with its category, and fixed tokens per category.

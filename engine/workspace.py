@@ -17,8 +17,9 @@ import re
 from pathlib import Path
 
 from engine.errors import ContextInspectorError, ThreadLoadError, ThreadNotFoundError
+from engine.files import RefusedFile, read_regular
 from engine.formats.native import dumps, thread_from_dict
-from engine.formats.source import ThreadRef
+from engine.formats.source import DEFAULT_MAX_BYTES, ThreadRef
 from engine.thread import Thread
 from engine.vfs import PathError, VirtualFilesystem, normalize_path
 
@@ -26,6 +27,8 @@ MEMORIES_PREFIX = "/memories/"
 ENV_VAR = "CTXI_WORKSPACE"
 DEFAULT_ROOT = Path("~/.context-inspector")
 MAX_THREAD_NAME_CHARS = 100
+# Memory files are injected into prompts within a token budget: anything this big is not a memory.
+MAX_MEMORY_FILE_BYTES = 16 * 1024 * 1024
 
 
 class WorkspaceError(ContextInspectorError):
@@ -54,6 +57,19 @@ def _write_atomic(path: Path, text: str) -> None:
         tmp.replace(path)
     except OSError as exc:
         raise WorkspaceError(f"{path}: cannot write ({exc.strerror or exc})") from None
+
+
+def _read_memory_file(path: Path) -> str:
+    """A memory file's text: a regular UTF-8 file of at most MAX_MEMORY_FILE_BYTES (engine.files)."""
+    try:
+        return read_regular(path, MAX_MEMORY_FILE_BYTES).decode("utf-8")
+    except RefusedFile as exc:
+        why = exc.reason if exc.limit_bytes is None else f"memory file is above {exc.limit_bytes:,} bytes"
+        raise WorkspaceError(f"{path}: {why}") from None
+    except UnicodeDecodeError:
+        raise WorkspaceError(f"{path}: memory file is not UTF-8 text") from None
+    except OSError as exc:
+        raise WorkspaceError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
 class Workspace:
@@ -99,22 +115,14 @@ class Workspace:
             if not f.is_file() or f.name.endswith(".tmp") or not f.resolve().is_relative_to(resolved_base):
                 continue
             rel = f.relative_to(base).as_posix()
-            try:
-                out[MEMORIES_PREFIX + rel] = f.read_text(encoding="utf-8")
-            except UnicodeDecodeError:
-                raise WorkspaceError(f"{f}: memory file is not UTF-8 text") from None
-            except OSError as exc:
-                raise WorkspaceError(f"{f}: cannot read ({exc.strerror or exc})") from None
+            out[MEMORIES_PREFIX + rel] = _read_memory_file(f)
         return out
 
     def read_memory(self, vfs_path: str) -> str | None:
         path = self._disk_path(vfs_path)
         if not path.is_file():
             return None
-        try:
-            return path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise WorkspaceError(f"{path}: cannot read as UTF-8 text ({exc})") from None
+        return _read_memory_file(path)
 
     def write_memory(self, vfs_path: str, text: str) -> Path:
         path = self._disk_path(vfs_path)
@@ -176,9 +184,17 @@ class Workspace:
     @staticmethod
     def _read_json(path: Path) -> dict[str, object]:
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ThreadLoadError(f"cannot read ({exc})", path=str(path), format="native") from None
+            doc = json.loads(read_regular(path, DEFAULT_MAX_BYTES).decode("utf-8"))
+        except RefusedFile as exc:
+            raise ThreadLoadError(exc.reason if exc.limit_bytes is None else f"above {exc.limit_bytes:,} bytes",
+                                  path=str(path), format="native") from None
+        except UnicodeDecodeError as exc:
+            raise ThreadLoadError(f"not UTF-8 text (invalid byte at offset {exc.start})", path=str(path),
+                                  format="native") from None
+        except OSError as exc:
+            raise ThreadLoadError(f"cannot read ({exc.strerror or exc})", path=str(path), format="native") from None
+        except RecursionError:
+            raise ThreadLoadError("JSON is nested too deeply to read", path=str(path), format="native") from None
         except json.JSONDecodeError as exc:
             raise ThreadLoadError(f"invalid JSON: {exc.msg}", path=str(path), format="native",
                                   location=f"line {exc.lineno}, column {exc.colno}") from None

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from engine.errors import ThreadLoadError, ThreadNotFoundError, UnknownFormatError
 from engine.formats.source import DEFAULT_MAX_BYTES, Importer, Source, ThreadRef
+from engine.gcpause import paused_gc
 from engine.models import model_window
 
 if TYPE_CHECKING:  # a type only: `ctxi inspect --help` lists FORMATS without importing LangChain's messages
@@ -151,7 +152,8 @@ def load_thread(
     """Load one thread from a file or bytes, auto-detecting the format unless `format` is given."""
     source = open_source(path, data=data, name=name, max_bytes=max_bytes)
     fmt, imp = _importer(source, format)
-    thread = _guarded(lambda: imp.load(source, thread_id), source, fmt)
+    with paused_gc():  # building many message objects: see engine.gcpause
+        thread = _guarded(lambda: imp.load(source, thread_id), source, fmt)
     if not thread.source_format:
         thread.source_format = fmt
     if fmt != "native":  # our own JSON holds the thread exactly as it was imported

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import ThreadLoadError
+from engine.files import RefusedFile, open_regular
 from engine.formats.claude_code_records import Record, read_records
 from engine.formats.claude_code_session import Session, records_to_thread, text_of
 from engine.formats.source import Source
@@ -46,9 +47,9 @@ def find_subagent_files(source: Source, rows: list[tuple[int, Record]]) -> dict[
 def _first_session_id(path: Path) -> str | None:
     """The sessionId on a file's first line (a 2.0.x sub-agent file beside its session names it there)."""
     try:
-        with path.open("rb") as f:
+        with open_regular(path) as f:  # a FIFO named agent-*.jsonl must not block the listing
             record = json.loads(f.readline(1 << 20))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RefusedFile):
         return None
     value = record.get("sessionId") if isinstance(record, dict) else None
     return value if isinstance(value, str) else None

@@ -37,6 +37,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.messages.tool import tool_call
 
 from engine.errors import FileTooLargeError, ThreadLoadError
+from engine.files import RefusedFile, read_regular
 from engine.formats.anthropic import MessageReader
 from engine.formats.cline_context import (
     Request,
@@ -151,11 +152,13 @@ def _sibling(folder: Path | None, names: tuple[str, ...], source: Source) -> tup
     for name in names:
         path = folder / name
         if path.is_file():
-            size = path.stat().st_size
-            if size > DEFAULT_MAX_BYTES:
-                raise FileTooLargeError(path=str(path), size_bytes=size, limit_bytes=DEFAULT_MAX_BYTES)
-            try:
-                return json.loads(path.read_text(encoding="utf-8-sig")), str(path)
+            try:  # a regular file read up to the limit (engine.files), even if it grows or is swapped
+                return json.loads(read_regular(path, DEFAULT_MAX_BYTES).decode("utf-8-sig")), str(path)
+            except RefusedFile as exc:
+                if exc.limit_bytes is not None:
+                    raise FileTooLargeError(path=str(path), size_bytes=exc.size_bytes,
+                                            limit_bytes=DEFAULT_MAX_BYTES) from None
+                raise ThreadLoadError(exc.reason, path=str(path), format=FORMAT) from None
             except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
                 raise ThreadLoadError(f"cannot read this Cline task file ({type(exc).__name__})", path=str(path),
                                       format=FORMAT) from None

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.errors import FileTooLargeError, ThreadLoadError
+from engine.files import RefusedFile, read_regular
 from engine.formats.dburl import is_postgres_url, redact
 
 if TYPE_CHECKING:
@@ -16,6 +17,24 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def read_thread_file(path: Path, max_bytes: int) -> bytes:
+    """A thread file's bytes: a regular file only, read up to the limit (engine.files), errors in one line."""
+    try:
+        return read_regular(path, max_bytes)
+    except RefusedFile as exc:
+        if exc.limit_bytes is not None:
+            raise FileTooLargeError(path=str(path), size_bytes=exc.size_bytes, limit_bytes=exc.limit_bytes) from None
+        if exc.reason.startswith("is a directory"):
+            raise ThreadLoadError("is a directory, not a thread file", path=str(path)) from None
+        raise ThreadLoadError(f"{exc.reason}; only regular files are read", path=str(path)) from None
+    except FileNotFoundError:
+        raise ThreadLoadError("file not found", path=str(path)) from None
+    except OSError as exc:
+        raise ThreadLoadError(f"cannot read file ({exc.strerror or exc})", path=str(path)) from None
+    except ValueError as exc:  # a NUL byte in the path
+        raise ThreadLoadError(f"cannot open this path ({exc})", path=repr(str(path))) from None
 
 
 @dataclass(frozen=True)
@@ -75,18 +94,7 @@ class Source:
                 assert isinstance(path, str)
                 return cls(label=redact(path), data=b"", url=path)
             p = Path(path)
-            if not p.exists():
-                raise ThreadLoadError("file not found", path=str(p))
-            if p.is_dir():
-                raise ThreadLoadError("is a directory, not a thread file", path=str(p))
-            size = p.stat().st_size
-            if size > max_bytes:
-                raise FileTooLargeError(path=str(p), size_bytes=size, limit_bytes=max_bytes)
-            try:
-                raw = p.read_bytes()
-            except OSError as exc:
-                raise ThreadLoadError(f"cannot read file ({exc.strerror})", path=str(p)) from None
-            return cls(label=name or str(p), data=raw, path=p)
+            return cls(label=name or str(p), data=read_thread_file(p, max_bytes), path=p)
         if len(data) > max_bytes:
             raise FileTooLargeError(path=name or "<upload>", size_bytes=len(data), limit_bytes=max_bytes)
         return cls(label=name or "<upload>", data=data, path=Path(path) if path is not None else None)
