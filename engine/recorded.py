@@ -55,12 +55,17 @@ def starts_turn(message: BaseMessage) -> bool:
 
 def has_thinking(message: BaseMessage) -> bool:
     return isinstance(message, AIMessage) and isinstance(message.content, list) and any(
-        isinstance(b, dict) and b.get("type") in THINKING_BLOCKS for b in message.content)
+        isinstance(b, dict) and _is_thinking(b) for b in message.content)
+
+
+def _is_thinking(block: dict[str, Any]) -> bool:
+    kind = block.get("type")
+    return isinstance(kind, str) and kind in THINKING_BLOCKS  # a list-valued type is not hashable
 
 
 def without_thinking(message: AIMessage) -> AIMessage:
     """A copy of an AI message without its thinking blocks (same id)."""
-    kept = [b for b in message.content if not (isinstance(b, dict) and b.get("type") in THINKING_BLOCKS)]
+    kept = [b for b in message.content if not (isinstance(b, dict) and _is_thinking(b))]
     content: Any = kept
     if all(isinstance(b, dict) and b.get("type") == "text" for b in kept):
         content = "".join(str(b.get("text", "")) for b in kept if isinstance(b, dict))

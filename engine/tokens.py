@@ -123,6 +123,8 @@ def content_parts(content: Any) -> tuple[list[str], list[dict[str, Any]]]:
                 texts.append(block)
             elif isinstance(block, dict):
                 btype = block.get("type")
+                if not isinstance(btype, str):  # a wrong type from a hand-edited file: counted as its JSON
+                    btype = None
                 if btype in ("text", "input_text", "output_text"):
                     texts.append(str(block.get("text", "")))
                 elif btype == "thinking":
@@ -231,7 +233,8 @@ def _content_without_call_blocks(message: BaseMessage) -> Any:
         return content
     ids = {tc.get("id") for tc in message.tool_calls}
     return [b for b in content
-            if not (isinstance(b, dict) and b.get("type") in ("tool_use", "tool_call") and b.get("id") in ids)]
+            if not (isinstance(b, dict) and b.get("type") in ("tool_use", "tool_call")
+                    and isinstance(b.get("id"), str) and b.get("id") in ids)]
 
 
 @runtime_checkable

@@ -128,7 +128,21 @@ class Where:
                 self.fail(f"{location}[{j}].type", f"content part needs a string 'type', got {json_type(block.get('type'))}")
             if block["type"] in ("text", "input_text", "output_text") and not isinstance(block.get("text"), str):
                 self.fail(f"{location}[{j}].text", f"expected a string, got {json_type(block.get('text'))}")
+            for key in ("id", "name"):  # ids pair blocks with tool calls and results: strings or nothing
+                if block.get(key) is not None and not isinstance(block.get(key), str):
+                    self.fail(f"{location}[{j}].{key}", f"expected a string or null, got {json_type(block.get(key))}")
         return value
+
+    def want_metadata(self, fields: dict[str, Any], location: str) -> None:
+        """A LangChain message's metadata dicts, and the names LangChain looks up by value
+        (`response_metadata.model_provider` picks a translator: a list there is unhashable)."""
+        for key in ("additional_kwargs", "response_metadata"):
+            if fields.get(key) is not None:
+                self.want_dict(fields[key], f"{location}.{key}")
+        meta = fields.get("response_metadata") or {}
+        for key in ("model_provider", "model_name", "model", "finish_reason", "stop_reason"):
+            if meta.get(key) is not None and not isinstance(meta[key], str):
+                self.fail(f"{location}.response_metadata.{key}", f"expected a string or null, got {json_type(meta[key])}")
 
     def unparseable(self, exc: ThreadLoadError) -> ThreadLoadError:
         """The source's own parse error, re-stamped with this format (used when a format is forced)."""

@@ -34,6 +34,7 @@ from engine.formats.jsonshape import (
     upgrade_function_calls,
     usage_pairs,
 )
+from engine.formats.pydantic_text import error_detail
 from engine.formats.source import Source
 from engine.thread import Thread, stable_id
 
@@ -101,17 +102,24 @@ def message_from_entry(entry: Any, where: Where, location: str, position: int) -
     else:  # the flat model_dump() form
         data_at, data = location, {k: v for k, v in entry.items() if k != "type"}
     where.want_content(data.get("content"), f"{data_at}.content")
+    where.want_metadata(data, data_at)
     for key in ("tool_calls", "invalid_tool_calls"):
         if key in data and data[key] is not None:
             calls = where.want_list(data[key], f"{data_at}.{key}")
             for k, call in enumerate(calls):
-                where.want_dict(call, f"{data_at}.{key}[{k}]", "a tool call object")
+                at = f"{data_at}.{key}[{k}]"
+                where.want_dict(call, at, "a tool call object")
+                if key == "tool_calls":  # LangChain's ToolCall: name, args (an object) and id are required
+                    where.want_str(call.get("name"), f"{at}.name")
+                    where.want_dict(call.get("args"), f"{at}.args")
+                    where.want_str(call.get("id"), f"{at}.id", optional=True)
     if mtype == "remove" and not isinstance(data.get("id"), str):
         where.fail(f"{data_at}.id", f"a remove entry needs the string id of the message it removes, got {json_type(data.get('id'))}")
     try:
         message = messages_from_dict([{"type": mtype, "data": data}])[0]
-    except Exception as exc:  # pydantic validation of the fields
-        where.fail(data_at, f"invalid {mtype} message ({type(exc).__name__}: {str(exc)[:200]})")
+    except Exception as exc:  # pydantic validation of the fields: one line (engine.formats.pydantic_text)
+        suffix, detail = error_detail(exc)
+        where.fail(data_at + suffix, f"invalid {mtype} message: {detail}")
     if not message.id:
         message.id = stable_id(FORMAT, position, data)
     return message

@@ -45,6 +45,7 @@ from engine.formats.jsonshape import (
     parsed_if,
 )
 from engine.formats.langchain_dict import document_thread_id, langchain_thread
+from engine.formats.pydantic_text import error_detail
 from engine.formats.source import Source
 from engine.thread import Thread, stable_id
 
@@ -132,12 +133,14 @@ def message_from_envelope(item: Any, where: Where, location: str, position: int)
         )
     kwargs = where.want_dict(item.get("kwargs", {}), f"{location}.kwargs")
     where.want_content(kwargs.get("content"), f"{location}.kwargs.content")
+    where.want_metadata(kwargs, f"{location}.kwargs")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # `load` is marked beta
             message = load({**item, "kwargs": inline_unserializable(kwargs)}, allowed_objects=list(MESSAGE_CLASSES))
     except Exception as exc:  # the allowlist refusal, pydantic validation, a not_implemented field
-        where.fail(location, f"cannot load {class_path[-1]} ({type(exc).__name__}: {str(exc)[:200]})")
+        suffix, detail = error_detail(exc)  # pydantic's text in one line (engine.formats.pydantic_text)
+        where.fail(f"{location}.kwargs{suffix}" if suffix else location, f"cannot load {class_path[-1]}: {detail}")
     if not isinstance(message, BaseMessage):
         where.fail(location, f"expected a message, got {type(message).__name__}")
     if not message.id:
