@@ -7,6 +7,7 @@ world and tools), so that neither imports the other.
 from __future__ import annotations
 
 import threading
+from datetime import UTC, datetime
 from typing import Any
 
 from engine.config import EngineConfig, preset
@@ -54,7 +55,10 @@ def run_live(target: str, *, task: str | None = None, config: EngineConfig | Non
     files = AgentFiles(VirtualFilesystem(), VirtualFilesystem())
     load_project(files.world)
     chat = model if model is not None else init_real_model(target)
-    thread_id = stable_id("live", target, task)
+    # every live run its own id (the same model and task twice are two runs; a later, even failed,
+    # run must not overwrite an earlier saved one): the target and task's stable id plus the start time
+    started = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    thread_id = f"{stable_id('live', target, task)}-{started}"
     toolbox = Toolbox(vfs=files, config=config, seed=seed, cancel=cancel, on_step=on_step,
                       subagent_model=lambda call_id, prompt: chat, subagent_max_steps=max_steps)
     session = AgentSession(model=chat, tools=toolbox.tools(), system_prompt=LIVE_SYSTEM_PROMPT, config=config,

@@ -14,6 +14,8 @@ import hashlib
 import json
 import os
 import re
+import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.errors import ContextInspectorError, ThreadLoadError, ThreadNotFoundError
@@ -29,6 +31,8 @@ DEFAULT_ROOT = Path("~/.context-inspector")
 MAX_THREAD_NAME_CHARS = 100
 # Memory files are injected into prompts within a token budget: anything this big is not a memory.
 MAX_MEMORY_FILE_BYTES = 16 * 1024 * 1024
+# The longest file name most file systems take (ext4, APFS, NTFS: 255 bytes or characters).
+MAX_NAME_BYTES = 255
 
 
 class WorkspaceError(ContextInspectorError):
@@ -49,14 +53,48 @@ def thread_file_name(thread_id: str) -> str:
     return safe + ".json"
 
 
+def _blocking_file(folder: Path) -> Path | None:
+    """The first existing ancestor of `folder` (itself included) that is not a directory."""
+    for p in (folder, *folder.parents):
+        if p.exists() or p.is_symlink():
+            return None if p.is_dir() else p
+    return None
+
+
 def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    """Write `text` to `path` atomically: a temporary file with a unique name beside it, then `os.replace`.
+
+    A unique temporary name (`tempfile.mkstemp`) so two saves at once never write the same temporary
+    file (a fixed `<name>.tmp` made 208 of 400 concurrent saves fail); the temporary file is removed
+    on any failure, so nothing is left behind. Every failure is one WorkspaceError naming the file.
+    """
     try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate (JSON "\ud800" decodes to one): not Unicode text
+        raise WorkspaceError(f"{path}: cannot write: the text holds a lone surrogate (U+{ord(exc.object[exc.start]):04X} "
+                             f"at character {exc.start}), which is not valid Unicode") from None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        blocker = _blocking_file(path.parent)
+        why = f"{blocker} is a file, not a folder" if blocker is not None else (exc.strerror or str(exc))
+        raise WorkspaceError(f"{path}: cannot write: {why}") from None
+    if path.is_dir():
+        raise WorkspaceError(f"{path}: cannot write: it is a folder")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:60]}.", suffix=".tmp")
     except OSError as exc:
         raise WorkspaceError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise WorkspaceError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _read_memory_file(path: Path) -> str:
@@ -72,11 +110,33 @@ def _read_memory_file(path: Path) -> str:
         raise WorkspaceError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
+def _same_bytes(path: Path, text: str) -> bool:
+    try:
+        return path.read_bytes() == text.encode("utf-8")
+    except OSError:
+        return False
+
+
+@dataclass
+class SavedThreads:
+    """What `Workspace.scan_threads` found: the readable saved threads and a line per skipped file."""
+
+    refs: list[ThreadRef] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
 class Workspace:
     """Memories and saved threads under one root directory."""
 
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
         self.root = Path(root).expanduser() if root is not None else default_root()
+        # thread id -> the file it was listed from (a file whose thread_id differs from its name)
+        self._listed: dict[str, Path] = {}
+
+    def check_root(self) -> None:
+        """WorkspaceError when the root (e.g. `$CTXI_WORKSPACE`) exists but is not a folder."""
+        if self.root.exists() and not self.root.is_dir():
+            raise WorkspaceError(f"{self.root}: the workspace is a file, not a folder (set {ENV_VAR} to a folder)")
 
     @property
     def memories_dir(self) -> Path:
@@ -98,6 +158,12 @@ class Workspace:
             raise WorkspaceError(f"{vfs_path!r}: {exc}") from None
         if not p.startswith(MEMORIES_PREFIX):
             raise WorkspaceError(f"{p}: memory paths live under {MEMORIES_PREFIX}")
+        for name in p[len(MEMORIES_PREFIX):].split("/"):
+            if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+                raise WorkspaceError(f"{p[:120]}…: a name is longer than {MAX_NAME_BYTES} bytes, the file system's limit")
+            if any(0xD800 <= ord(c) <= 0xDFFF for c in name):
+                raise WorkspaceError(f"{p!r}: a name holds a lone surrogate, which is not valid Unicode")
+        self.check_root()
         target = self.memories_dir.joinpath(*p[len(MEMORIES_PREFIX):].split("/"))
         base = self.memories_dir.resolve()
         if not target.resolve().is_relative_to(base):  # a symlink pointing out of the workspace
@@ -141,15 +207,24 @@ class Workspace:
                 loaded.append(path)
         return loaded
 
-    def save_memories(self, vfs: VirtualFilesystem) -> list[Path]:
-        """Write every `/memories/` file of `vfs` that differs from disk; returns the files written."""
+    def save_memories(self, vfs: VirtualFilesystem, problems: list[str] | None = None) -> list[Path]:
+        """Write every `/memories/` file of `vfs` that differs from disk; returns the files written.
+
+        With `problems`, a file that cannot be written (a name too long, a file where a folder is
+        needed, a lone surrogate) is skipped and its one-line reason appended there; else it raises.
+        """
         written = []
         for path in vfs.paths():
             if not path.startswith(MEMORIES_PREFIX):
                 continue
             text = vfs.read(path)
-            if self.read_memory(path) != text:
-                written.append(self.write_memory(path, text))
+            try:
+                if self.read_memory(path) != text:
+                    written.append(self.write_memory(path, text))
+            except WorkspaceError as exc:
+                if problems is None:
+                    raise
+                problems.append(str(exc))
         return written
 
     # -- threads --------------------------------------------------------------------------------
@@ -157,29 +232,69 @@ class Workspace:
         return self.threads_dir / thread_file_name(thread_id)
 
     def save_thread(self, thread: Thread) -> Path:
-        """Save a thread (native JSON); the same thread always gives the same bytes."""
+        """Save a thread (native JSON); the same thread always gives the same bytes.
+
+        A different thread already saved under the same id is never overwritten: this one is saved
+        as `<id>-2`, `<id>-3`, … (its `thread_id` changed to match), so no earlier run is lost.
+        """
+        self.check_root()
+        text = dumps(thread)
         path = self.thread_path(thread.thread_id)
-        _write_atomic(path, dumps(thread))
+        base, n = thread.thread_id, 1
+        while path.exists() and not _same_bytes(path, text):
+            n += 1
+            thread.thread_id = f"{base}-{n}"
+            text = dumps(thread)
+            path = self.thread_path(thread.thread_id)
+        _write_atomic(path, text)
         return path
 
-    def list_threads(self) -> list[ThreadRef]:
-        """The saved threads, sorted by id."""
+    def scan_threads(self) -> SavedThreads:
+        """The saved threads sorted by id, and the files that could not be read (each named, with why)."""
+        self.check_root()
+        out = SavedThreads()
         if not self.threads_dir.is_dir():
-            return []
-        refs = []
+            return out
+        listed: dict[str, Path] = {}
         for f in sorted(self.threads_dir.glob("*.json")):
-            doc = self._read_json(f)
+            try:
+                doc = self._read_json(f)
+            except ThreadLoadError as exc:  # one unreadable file must not hide every saved run
+                out.skipped.append(str(exc))
+                continue
             title, messages = doc.get("title"), doc.get("messages")
-            refs.append(ThreadRef(str(doc.get("thread_id") or f.stem), title if isinstance(title, str) else None,
-                                  len(messages) if isinstance(messages, list) else 0))
-        return sorted(refs, key=lambda r: r.thread_id)
+            raw_id = doc.get("thread_id")
+            thread_id = raw_id if isinstance(raw_id, str) and raw_id else f.stem
+            if thread_id in listed:  # two files claim one id: the second is listed by its file name
+                thread_id = f.stem
+            listed[thread_id] = f
+            out.refs.append(ThreadRef(thread_id, title if isinstance(title, str) else None,
+                                      len(messages) if isinstance(messages, list) else 0))
+        out.refs.sort(key=lambda r: r.thread_id)
+        self._listed = listed
+        return out
+
+    def list_threads(self) -> list[ThreadRef]:
+        """The saved threads, sorted by id (unreadable files skipped: `scan_threads` names them)."""
+        return self.scan_threads().refs
+
+    def saved_path(self, thread_id: str) -> Path:
+        """The file a saved thread id lives in (as listed, even when its name does not match the id)."""
+        hit = self._listed.get(thread_id)
+        if hit is None or not hit.is_file():
+            self.scan_threads()
+            hit = self._listed.get(thread_id)
+        return hit if hit is not None else self.thread_path(thread_id)
 
     def load(self, thread_id: str) -> Thread:
-        """A saved thread by id."""
-        path = self.thread_path(thread_id)
+        """A saved thread by id (its file found by name, or by the listing when its id differs from it)."""
+        path = self.saved_path(thread_id)
         if not path.is_file():
             raise ThreadNotFoundError(f"no saved thread {thread_id!r} in workspace {self.root}", path=str(path), format="native")
-        return thread_from_dict(self._read_json(path), label=str(path))
+        thread = thread_from_dict(self._read_json(path), label=str(path))
+        if thread.thread_id != thread_id:
+            thread.thread_id = thread_id  # opened under the id it was listed with
+        return thread
 
     @staticmethod
     def _read_json(path: Path) -> dict[str, object]:
@@ -203,4 +318,4 @@ class Workspace:
         return doc
 
 
-__all__ = ["ENV_VAR", "MEMORIES_PREFIX", "Workspace", "WorkspaceError", "default_root", "thread_file_name"]
+__all__ = ["ENV_VAR", "MEMORIES_PREFIX", "SavedThreads", "Workspace", "WorkspaceError", "default_root", "thread_file_name"]

@@ -13,9 +13,11 @@ from typing import Any
 import streamlit as st
 
 from engine.config import PRESETS, EngineConfig, preset
+from engine.errors import ContextInspectorError
 from engine.formats.native import dumps
 from engine.live import save_thread
 from engine.live_run import LiveRunHandle, start_live
+from engine.redaction import one_line
 from engine.scenarios import get_scenario, scenario_names
 from engine.workspace import Workspace
 from ui.text import escape_md
@@ -47,16 +49,30 @@ def _open_thread_bytes(name: str, data: bytes) -> None:
     session.select_thread(key)
 
 
+def _failed(handle: LiveRunHandle) -> bool:
+    """A run that ended on an error (a 401, a provider error mid-run): its thread is partial."""
+    return handle.result is not None and (handle.result.outcome == "error" or handle.result.error is not None)
+
+
 def _finish(handle: LiveRunHandle) -> None:
-    """Save the result (and any earlier thread of the same run) once, then open it."""
-    if handle.saved or handle.result is None:
+    """Save the result (and any earlier thread of the same run) once; open it unless the run failed.
+
+    A failed run is saved as partial (its thread records the outcome and the redacted error) and
+    never replaces the thread the user has open; a save that fails is said, not raised.
+    """
+    if handle.saved or handle.result is None or st.session_state.get("run_save_error"):
         return
     ws = _workspace()
-    for earlier in handle.result.related:
-        handle.saved.append(save_thread(earlier, ws))
-    thread = handle.result.thread
-    handle.saved.append(save_thread(thread, ws))
-    _open_thread_bytes(f"{thread.thread_id}.json", dumps(thread).encode("utf-8"))
+    try:
+        for earlier in handle.result.related:
+            handle.saved.append(save_thread(earlier, ws))
+        thread = handle.result.thread
+        handle.saved.append(save_thread(thread, ws))
+    except ContextInspectorError as exc:
+        st.session_state["run_save_error"] = one_line(str(exc))
+        return
+    if not _failed(handle):
+        _open_thread_bytes(f"{thread.thread_id}.json", dumps(thread).encode("utf-8"))
 
 
 def _progress(handle: LiveRunHandle, total: int) -> None:
@@ -82,10 +98,13 @@ def _progress(handle: LiveRunHandle, total: int) -> None:
 def _saved_runs() -> None:
     ws = _workspace()
     try:
-        refs = ws.list_threads()
-    except Exception as exc:  # a broken file in the workspace must not break the page
-        st.caption(f"Saved runs unavailable: {escape_md(str(exc), limit=200)}")
+        scan = ws.scan_threads()
+    except Exception as exc:  # the workspace itself is unusable (e.g. CTXI_WORKSPACE is a file)
+        st.caption(f"Saved runs unavailable: {escape_md(one_line(str(exc)), limit=200)}")
         return
+    for problem in scan.skipped:  # one unreadable file is skipped and named; the others are listed
+        st.caption(f"Skipped an unreadable saved run: {escape_md(one_line(problem), limit=300)}")
+    refs = scan.refs
     if not refs:
         return
     with st.expander(f"Saved runs in {escape_md(str(ws.root))} ({len(refs)})"):
@@ -95,8 +114,14 @@ def _saved_runs() -> None:
 
 
 def _open_saved(ws: Workspace, thread_id: str) -> None:
-    path = ws.thread_path(thread_id)
-    _open_thread_bytes(path.name, path.read_bytes())
+    # the file it was listed from: its name may differ from its thread_id (renamed, or saved by hand)
+    path = ws.saved_path(thread_id)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        st.session_state["run_error"] = f"Cannot open the saved run {path}: {exc.strerror or exc}"
+        return
+    _open_thread_bytes(path.name, data)
 
 
 def _start(kind: str, target: str, choice: str, kwargs: dict[str, Any]) -> None:
@@ -104,6 +129,7 @@ def _start(kind: str, target: str, choice: str, kwargs: dict[str, Any]) -> None:
     from ui import session
 
     st.session_state.pop("run_error", None)
+    st.session_state.pop("run_save_error", None)
     if kind == "Real model" and (":" not in target or not kwargs.get("task")):
         st.session_state["run_error"] = "Give a model as provider:model and a task."
         return
@@ -165,9 +191,20 @@ def render_run_panel() -> None:
         _progress(handle, steps)
         if handle.error:
             st.error(f"The run failed: {escape_md(handle.error, limit=300)}")
+        elif handle.result is not None and _failed(handle):
+            _finish(handle)
+            result = handle.result
+            where = (f"What ran so far is saved as a partial run to {escape_md(handle.saved[-1])}" if handle.saved
+                     else f"It could not be saved: {escape_md(st.session_state.get('run_save_error', ''), limit=300)}")
+            st.error(f"The run failed after {result.steps} step{'' if result.steps == 1 else 's'}: {escape_md(result.error or 'unknown error', limit=300)}. "
+                     f"{where}; the open thread is unchanged.")
+        elif handle.result is not None and st.session_state.get("run_save_error"):
+            st.error(f"The run finished but could not be saved: {escape_md(st.session_state['run_save_error'], limit=300)}")
         elif handle.result is not None:
             first = not handle.saved
             _finish(handle)
+            if not handle.saved:  # the save failed just now: said on the rerun
+                st.rerun()
             result = handle.result
             verb = "Cancelled" if result.cancelled else "Finished"
             st.success(f"{verb} after {result.steps} steps: {len(result.thread.messages)} messages, "

@@ -38,3 +38,29 @@ def add_config_arguments(p: argparse.ArgumentParser, *, default: str | None = No
 def add_json_argument(p: argparse.ArgumentParser, what: str) -> None:
     """--json: the same meaning on every command (engine/cli.py)."""
     p.add_argument("--json", action="store_true", help=JSON_HELP.format(what=what))
+
+
+def check_output_path(option: str, path: str | None) -> None:
+    """Refuse an output path that cannot be a file before any work is done (`-` is stdout)."""
+    import os
+
+    from engine.errors import ContextInspectorError
+
+    if not path or path == "-":
+        return
+    if os.path.isdir(path):
+        raise ContextInspectorError(f"{option} {path}: is a folder; give a file name")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise ContextInspectorError(f"{option} {path}: the folder {parent} does not exist")
+
+
+def write_output(option: str, path: str, text: str) -> None:
+    """Write `text` to the file `path`; any failure (a full disk, /dev/full, permissions) is one line naming it."""
+    from engine.errors import ContextInspectorError
+
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:  # raised by write or by close (a buffered write to /dev/full fails there)
+        raise ContextInspectorError(f"{option} {path}: cannot write ({exc.strerror or exc})") from None

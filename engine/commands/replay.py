@@ -7,8 +7,13 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from engine.commands import add_config_arguments, add_json_argument, add_thread_arguments
-from engine.errors import ContextInspectorError
+from engine.commands import (
+    add_config_arguments,
+    add_json_argument,
+    add_thread_arguments,
+    check_output_path,
+    write_output,
+)
 from engine.wording import plural
 
 if TYPE_CHECKING:
@@ -65,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
     from engine.replay import replay
     from engine.whatif import against_baseline, has_recorded_baseline
 
+    check_output_path("--out", args.out)  # a folder or a missing folder: said before the replay runs
     thread = load_thread(args.file, format=args.format, thread_id=args.thread_id, max_bytes=args.max_bytes)
     # A thread that recorded what its agent sent opens on the as-recorded run unless told otherwise.
     config = load_config(args.config, preset_name=args.preset, overrides=args.overrides, thread=thread)
@@ -89,9 +95,5 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             sys.stdout.write(text + "\n")
         if args.out:
-            try:
-                with open(args.out, "w", encoding="utf-8") as fh:
-                    fh.write(text + "\n")
-            except OSError as exc:
-                raise ContextInspectorError(f"{args.out}: cannot write ({exc.strerror or exc})") from None
+            write_output("--out", args.out, text + "\n")
     return 0

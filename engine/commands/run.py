@@ -7,6 +7,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, TextIO
 
+from engine.commands import check_output_path, write_output
 from engine.errors import ContextInspectorError
 from engine.wording import plural
 
@@ -97,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.out and not args.save:
         raise ContextInspectorError("--out: give a file to write the thread to (or - for stdout), or --save")
+    check_output_path("--out", args.out)  # before the run: a run's work is not lost to a bad path
     model_target = is_model_target(args.target)
     if model_target and not args.task:
         raise ContextInspectorError(f"--task: a real model ({args.target}) needs a task")
@@ -122,11 +124,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out == "-":
         sys.stdout.write(dumps(thread) + "\n")
     elif args.out:
-        try:
-            with open(args.out, "w", encoding="utf-8") as fh:
-                fh.write(dumps(thread))
-        except OSError as exc:
-            raise ContextInspectorError(f"{args.out}: cannot write ({exc.strerror or exc})") from None
+        write_output("--out", args.out, dumps(thread))
     if args.save:
         for earlier in result.related:
             save_thread(earlier)

@@ -40,7 +40,7 @@ from engine.layers.scan import result_text
 from engine.replay import PARTS_KEY
 from engine.tokens import TokenCounter
 from engine.vfs import PathError, normalize_path
-from engine.workspace import MEMORIES_PREFIX, Workspace
+from engine.workspace import MEMORIES_PREFIX, Workspace, WorkspaceError
 
 CONTENTS_KEY = "memory_contents"
 WRITE_TOOLS: tuple[str, ...] = ("write_file", "Write")
@@ -211,7 +211,10 @@ class MemoryLayer(RequestLayer):
         if CONTENTS_KEY in state:  # loaded once per thread, like Deep Agents
             return None
         if self.workspace is not None:
-            self.workspace.load_memories(self.vfs)
+            try:
+                self.workspace.load_memories(self.vfs)
+            except WorkspaceError as exc:  # an unreadable memory file or workspace: said, and the run goes on
+                self.emit("load", severity="warning", message=f"memories not loaded: {exc}")
         else:
             self._seed_recorded_memories()
         return {CONTENTS_KEY: self.load_contents()}
@@ -305,7 +308,13 @@ class MemoryLayer(RequestLayer):
     def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         if self.workspace is None:
             return None
-        written = self.workspace.save_memories(self.vfs)
+        problems: list[str] = []  # one file that cannot be saved must not lose the others, nor the run
+        try:
+            written = self.workspace.save_memories(self.vfs, problems)
+        except WorkspaceError as exc:  # the workspace itself (e.g. CTXI_WORKSPACE is a file)
+            written, problems = [], [str(exc)]
+        for problem in problems:
+            self.emit("persist", severity="warning", message=f"memory not saved: {problem}")
         if written:
             self.emit("persist", paths=[str(p) for p in written],
                       message=f"{len(written)} memory file(s) saved to {self.workspace.memories_dir}")

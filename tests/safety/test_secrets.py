@@ -217,6 +217,10 @@ def test_a_real_model_run_needs_the_user_to_allow_it(start, provider_session: Fa
     at.run()
     assert provider_session.requests
     assert not at.exception
+    # the 401 is a failed run (issue 11, nothing lost): shown as failed, saved as partial, not opened
+    errors = [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]
+    assert errors and errors[-1].startswith("The run failed after 0 steps: ") and not at.success
+    assert "saved as a partial run" in errors[-1] and errors[-1].endswith("the open thread is unchanged.")
     assert_no_key(page_text(at), files_text(tmp_path / "workspace") if (tmp_path / "workspace").exists() else "")
 
 
