@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -99,5 +100,9 @@ def test_a_corrupt_saved_thread_is_reported_with_its_place(tmp_path: Path) -> No
     ws = Workspace(tmp_path)
     ws.threads_dir.mkdir(parents=True)
     (ws.threads_dir / "bad.json").write_text('{"thread_id": ', encoding="utf-8")
+    # listed: skipped and named (issue 11: one unreadable file must not hide every saved run)
+    assert ws.list_threads() == []
+    [problem] = ws.scan_threads().skipped
+    assert re.search(r"bad\.json, format native, at line 1, column 15: invalid JSON", problem)
     with pytest.raises(ThreadLoadError, match=r"bad\.json, format native, at line 1, column 15: invalid JSON"):
-        ws.list_threads()
+        ws.load("bad")
