@@ -21,7 +21,10 @@ LayerName = Literal["recorded", "filesystem", "subagents", "summarization", "con
 DEFAULT_ORDER: tuple[str, ...] = ("filesystem", "subagents", "summarization", "todo", "dangling", "memory")
 DEFAULT_WINDOW_TOKENS = 200_000
 MAX_CONFIG_BYTES = 8 * 1024 * 1024  # a config YAML is a few kB; this only stops a device or a wrong file
-PRESETS: tuple[str, ...] = ("as-recorded", "claude-code", "deepagents", "langchain", "deerflow", "stress")
+# The coding agents' and providers' own compaction, each a policy in engine/policies/ (docs/config.md).
+AGENT_PRESETS: tuple[str, ...] = ("claude-code", "codex", "gemini-cli", "cline", "openhands", "anthropic-compaction",
+                                  "openai-compaction")
+PRESETS: tuple[str, ...] = ("as-recorded", *AGENT_PRESETS, "deepagents", "langchain", "deerflow", "stress")
 # What a thread whose source recorded its usage or compactions opens on: what really happened.
 RECORDED_PRESET = "as-recorded"
 DEFAULT_PRESET = "deepagents"
@@ -165,10 +168,19 @@ class CompactionConfig(_Frozen):
     """Whole-history compaction as a coding agent runs it; `policy` names the agent (docs/config.md)."""
 
     enabled: bool = True
-    policy: Literal["claude-code"] = "claude-code"
-    # None: the policy's own trigger. Claude Code's CLAUDE_AUTOCOMPACT_PCT_OVERRIDE can only lower
-    # its threshold, so a trigger above the policy's is ignored there (documented per policy).
+    policy: Literal["claude-code", "codex", "gemini-cli", "cline", "openhands", "anthropic-compaction",
+                    "openai-compaction"] = "claude-code"
+    # None: the policy's own trigger. Claude Code's CLAUDE_AUTOCOMPACT_PCT_OVERRIDE and Codex's
+    # model_auto_compact_token_limit can only lower their threshold, so a trigger above the policy's
+    # is ignored there; OpenHands takes messages:N (events, its max_size) (documented per policy).
     trigger: ContextSize | None = None
+    # None: the policy's own. Codex: tokens of recent user messages re-sent (20,000); Gemini CLI: the
+    # fraction of the history kept, by characters (0.3).
+    keep: ContextSize | None = None
+    # OpenHands: events always kept at the start (keep_first, 4).
+    keep_first: int | None = Field(default=None, ge=0)
+    # Codex: the tool-output truncation limit in tokens (truncation_policy, 10,000); None = the policy's.
+    tool_output_tokens: int | None = Field(default=None, gt=0)
     summarizer: str = "offline"
     # Claude Code: files re-read into context after a compaction (compact.ts POST_COMPACT_*).
     restore_files: int = Field(default=5, ge=0)
@@ -665,6 +677,11 @@ def preset(name: str) -> EngineConfig:
         return EngineConfig(preset="claude-code", order=("context_editing", "compaction"),
                             recorded=RecordedConfig(enabled=False),
                             **{**_ALL_OFF, "context_editing": ContextEditingConfig(enabled=False, style="claude-code")})
+    if name in AGENT_PRESETS:
+        # One agent's (or provider's) compaction policy alone: its recorded compactions are what the
+        # policy replaces, so they are not replayed.
+        return EngineConfig(preset=name, order=("compaction",), recorded=RecordedConfig(enabled=False),
+                            compaction=CompactionConfig.model_validate({"policy": name}), **_ALL_OFF)
     if name == "langchain":
         # LangChain 1.5.2's SummarizationMiddleware alone: default trigger None (never fires), keep 20
         # messages, trim 4000, count_tokens_approximately with usage scaling, no overflow fallback.

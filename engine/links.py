@@ -44,7 +44,8 @@ LINK_SETTINGS: frozenset[str] = frozenset({
     # the as-recorded baseline and the coding-agent compaction policies
     "tokens.calibrate", "tokens.layer_counter", "recorded.enabled", "recorded.compactions", "recorded.edits",
     "compaction.enabled", "compaction.policy", "compaction.trigger", "compaction.restore_files",
-    "compaction.restore_file_tokens", "compaction.restore_budget_tokens",
+    "compaction.restore_file_tokens", "compaction.restore_budget_tokens", "compaction.keep", "compaction.keep_first",
+    "compaction.tool_output_tokens",
     # the cost model (a model name here is only looked up in the price table, never called)
     "cost.cache", "cost.cache_ttl", "cost.model",
     # clearing old tool results (numbers, tool names and placeholder text counted as text)

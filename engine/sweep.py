@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.config import AllOf, ContextSize, EngineConfig
+from engine.config import PRESETS, AllOf, ContextSize, EngineConfig, preset
 from engine.errors import ConfigError
 from engine.thread import Thread
 
@@ -88,7 +88,31 @@ class SweepPoint:
         return " · ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in self.values) or "base"
 
     def config(self, base: EngineConfig) -> EngineConfig:
-        return base.with_overrides(list(self.overrides))
+        return point_config(base, self.overrides)
+
+
+# Settings a `preset=` grid value brings with it, which the base config's own changes do not replace.
+_PRESET_OWNED = frozenset({"preset", "order"})
+
+
+def point_config(base: EngineConfig, overrides: Sequence[str]) -> EngineConfig:
+    """The config of one grid point: `base` with `overrides`; a `preset=NAME` override starts from that
+    preset instead (`--grid preset=claude-code,codex` compares agents' policies on the same threads),
+    keeping what the base config changed from its own preset (`--set` values) and the other grid values."""
+    chosen = [o for o in overrides if o.partition("=")[0].strip() == "preset"]
+    if not chosen:
+        return base.with_overrides(list(overrides))
+    name = chosen[-1].partition("=")[2].strip()
+    from engine.views import setting_text
+
+    own = base_preset(base).diff(base)
+    kept = [f"{k}={setting_text(k, b)}" for k, (_, b) in own.items() if k.split(".", 1)[0] not in _PRESET_OWNED]
+    rest = [o for o in overrides if o not in chosen]
+    return preset(name).with_overrides([*kept, *rest])
+
+
+def base_preset(config: EngineConfig) -> EngineConfig:
+    return preset(config.preset) if config.preset in PRESETS else EngineConfig()
 
 
 def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[SweepPoint]:
@@ -287,7 +311,7 @@ def _evaluate_in(state: Mapping[str, Any], task: Task) -> Outcome:
 
     started = time.process_time()
     point, ti, overrides = task
-    config = state["base"].with_overrides(list(overrides))
+    config = point_config(state["base"], overrides)
     run = replay(state["threads"][ti], config)
     metrics = run_metrics(run, state["needles"][ti])
     return point, ti, metrics, time.process_time() - started

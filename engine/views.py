@@ -111,20 +111,25 @@ def _line(role: str, size: ContextSize, window_tokens: int, prefix: str = "") ->
     return ThresholdLine(role, label, tokens)
 
 
-def compaction_line(config: EngineConfig, window_tokens: int, model: str | None) -> ThresholdLine | None:
+def compaction_line(config: EngineConfig, window_tokens: int, model: str | None,
+                    thread: Thread | None = None) -> ThresholdLine | None:
     """A coding-agent policy's compaction threshold as a token level (None when that layer is off)."""
     if not layer_enabled(config, "compaction"):
         return None
     policy = get_policy(config.compaction.policy)
-    tokens = policy.threshold_tokens(window_tokens, max_output_tokens(config, model), config.compaction)
-    own = "" if config.compaction.trigger is None else f", lowered by {config.compaction.trigger}"
+    tokens = policy.threshold_tokens(window_tokens, max_output_tokens(config, model), config.compaction, thread=thread)
+    if tokens is None:
+        note = getattr(policy, "trigger_note", lambda c: "")(config.compaction)
+        return ThresholdLine("trigger", f"{policy.name}: {note}", None, note)
+    own = "" if config.compaction.trigger is None else f", set by {config.compaction.trigger}"
     return ThresholdLine("trigger", f"{policy.name} compacts at {tokens:,} tokens{own}", tokens)
 
 
-def threshold_lines(config: EngineConfig, window_tokens: int, model: str | None = None) -> list[ThresholdLine]:
+def threshold_lines(config: EngineConfig, window_tokens: int, model: str | None = None,
+                    thread: Thread | None = None) -> list[ThresholdLine]:
     """Window, summarization trigger clause(s) and keep, from the live settings."""
     lines = [ThresholdLine("window", f"window {window_tokens:,} tokens", window_tokens)]
-    compaction = compaction_line(config, window_tokens, model)
+    compaction = compaction_line(config, window_tokens, model, thread)
     if compaction is not None:
         lines.append(compaction)
     if not layer_enabled(config, "summarization"):

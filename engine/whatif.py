@@ -18,6 +18,7 @@ from engine.thread import Thread
 COMPACTION_EVENTS: frozenset[tuple[str, str]] = frozenset({
     ("summarization", "summarize"),
     ("compaction", "compact"),
+    ("compaction", "trim"),
     ("recorded", "compaction"),
 })
 

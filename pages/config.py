@@ -7,8 +7,10 @@ import streamlit as st
 from engine.config import PRESETS, EngineConfig, preset
 from engine.errors import ConfigError
 from engine.layers.user import check_middleware
+from engine.policy_compare import COMPARABLE, DEFAULT_COMPARE, compare_policies
 from engine.setting_warnings import setting_warnings
 from engine.views import base_config, compare_runs, setting_text
+from engine.whatif import has_recorded_baseline
 from ui import session
 from ui.config_form import (
     SECTIONS,
@@ -20,7 +22,7 @@ from ui.config_form import (
     widget_value,
 )
 from ui.cost_panel import compare_cost
-from ui.figures import compare_figure
+from ui.figures import compare_figure, policies_figure
 from ui.frame import require_frame
 from ui.text import error_text, escape_md
 from ui.widgets import no_run_message, table
@@ -37,7 +39,8 @@ SECTION_TITLES = {
     "todo": "L3 todo reminder", "dangling": "L4 dangling tool calls", "memory": "L5 memory",
     "input_context": "Input context (prompt assembly)", "model": "Model and window", "tokens": "Token counter",
     "general": "Layer order and your own middleware",
-    "compaction": "Coding-agent compaction (claude-code)", "recorded": "As recorded (the source's own compactions)",
+    "compaction": "Coding-agent compaction (Claude Code, Codex, Gemini CLI, Cline, OpenHands, server-side)",
+    "recorded": "As recorded (the source's own compactions)",
     "context_editing": "Context editing (clear old tool results)", "cost": "Cost (prices and prompt cache)",
 }
 
@@ -177,7 +180,37 @@ with yaml_tab:
             st.caption("nothing — the preset as is")
 
 # -- compare -----------------------------------------------------------------------------------
+def _policies_section() -> None:
+    """Several agents' policies replayed on the current thread, side by side (engine.policy_compare)."""
+    st.subheader("Agents' policies on this thread")
+    key = st.session_state.get("thread_key")
+    thread = session.current_thread()
+    if not key or thread is None:
+        no_run_message()
+        return
+    names = st.multiselect("Policies", COMPARABLE, default=list(DEFAULT_COMPARE), key="cmp_policies",
+                           help="Each one replays this thread with that preset's own settings.")
+    if not names:
+        st.caption("Pick at least one policy.")
+        return
+    try:
+        runs = {name: session.run_for(key, preset(name)) for name in names}
+        baseline = session.run_for(key, preset("as-recorded")) if has_recorded_baseline(thread) else None
+    except Exception as exc:  # a policy's ConfigError or an engine failure: one line, the page stays up
+        st.error(f"Not compared: {escape_md(str(exc))}")
+        return
+    st.plotly_chart(policies_figure(runs, baseline), key="cmp_policies_chart")
+    rows = compare_policies(runs, baseline)
+    table(rows, height=38 + 35 * len(rows))
+    st.caption("Needle retention: facts picked from the thread, tracked in each view. Summarizer input tokens: what "
+               "the summaries would cost a model (the offline summarizer writes them here). "
+               "`ctxi sweep FILE --grid preset=claude-code,codex,gemini-cli,deepagents` prints the same.")
+
+
 with compare_tab:
+    _policies_section()
+    st.divider()
+    st.subheader("Run A vs run B")
     st.caption("Pin the current run as A, change settings (sidebar, form or YAML), and the current run is B.")
     pinned = st.session_state.get("pinned")
     cols = st.columns([2, 1, 4])

@@ -46,7 +46,7 @@ if not run.steps:
     st.stop()
 
 step = run.steps[k]
-lines = threshold_lines(run.config, run.window_tokens, run.thread.model)
+lines = threshold_lines(run.config, run.window_tokens, run.thread.model, run.thread)
 left, right = st.columns([2, 3])
 with left:
     st.plotly_chart(gauge_figure(step, run.window_tokens, lines), key="gauge", config={"displayModeBar": False})

@@ -30,7 +30,7 @@ if picked:
     session.consume_timeline_click()
     st.switch_page("pages/step.py")
 
-notes = [li.note for li in threshold_lines(run.config, run.window_tokens, run.thread.model) if li.note]
+notes = [li.note for li in threshold_lines(run.config, run.window_tokens, run.thread.model, run.thread) if li.note]
 caption = ("Stacked areas: what the model saw at each step, by category. Dotted: the raw thread with no layers. "
            "Lines: window, trigger and keep from the live settings. Markers: events, coloured by layer "
            "(× = warning). Click a step to open it.")

@@ -20,6 +20,7 @@ from engine.views import (
     threshold_lines,
     timeline_series,
 )
+from engine.whatif import COMPACTION_EVENTS
 
 CATEGORY_COLORS: dict[str, str] = {
     "system": "#6b7280",
@@ -141,7 +142,7 @@ def timeline_figure(run: Run, *, height: int = 620) -> go.Figure:
             line={"color": "#0f766e", "width": 1, "dash": "dashdot"}, connectgaps=False,
             hovertemplate="recorded input: %{y:,}<extra>step %{x}</extra>"), row=1, col=1)
 
-    lines = threshold_lines(run.config, run.window_tokens, run.thread.model)
+    lines = threshold_lines(run.config, run.window_tokens, run.thread.model, run.thread)
     shapes = [_hline(li) for li in lines if li.tokens is not None]
     for li in lines:
         if li.tokens is None:  # a message count: listed in the legend, not drawn as a level
@@ -279,21 +280,53 @@ def compare_figure(a: Run, b: Run, *, height: int = 420) -> go.Figure:
                              line={"color": "#ea580c", "width": 2}))
     # only the compactions: per-step layers (offloads, patches) would bury the lines; the delta table counts them
     for label, run, symbol, color in (("A", a, "circle", "#2563eb"), ("B", b, "diamond", "#ea580c")):
-        markers = [m for m in event_markers(run) if m.layer == "summarization"]
+        markers = [m for m in event_markers(run) if m.layer == "summarization"
+                   or (m.layer, m.kind) in COMPACTION_EVENTS]
         if markers:
             fig.add_trace(go.Scatter(
                 x=np.array([m.step for m in markers]), y=np.array([m.tokens for m in markers]),
-                mode="markers", name=f"{label}: summarizations ({len(markers)})",
+                mode="markers", name=f"{label}: summarizations and compactions ({len(markers)})",
                 marker={"symbol": symbol, "size": 10, "color": color, "line": {"width": 1, "color": "white"}},
                 hovertext=np.array([esc(m.text) for m in markers], dtype=object),
                 hovertemplate="step %{x}<br>%{hovertext}<extra></extra>"))
     shapes = []
     for label, run, dash in (("A", a, "solid"), ("B", b, "dash")):
-        for li in threshold_lines(run.config, run.window_tokens, run.thread.model):
+        for li in threshold_lines(run.config, run.window_tokens, run.thread.model, run.thread):
             if li.tokens is not None:
                 line = {**_hline(li), "name": esc(f"{label}: {li.label}")}
                 line["line"] = {**LINE_STYLES.get(li.role, {}), "dash": dash, "width": 1}
                 shapes.append(line)
+    fig.update_layout(shapes=shapes, height=height, hovermode="x unified",
+                      margin={"l": 60, "r": 20, "t": 30, "b": 50},
+                      xaxis={"title": {"text": "step"}}, yaxis={"title": {"text": "tokens in the view"}, "tickformat": ",d"})
+    return fig
+
+
+POLICY_COLORS: tuple[str, ...] = ("#2563eb", "#ea580c", "#16a34a", "#9333ea", "#dc2626", "#0891b2", "#ca8a04", "#db2777")
+
+
+def policies_figure(runs: dict[str, Run], baseline: Run | None = None, *, height: int = 440) -> go.Figure:
+    """Several policies on one thread: each run's view tokens per step, its compactions marked."""
+    fig = go.Figure()
+    if baseline is not None:
+        sb = timeline_series(baseline)
+        fig.add_trace(go.Scatter(x=sb.steps, y=sb.view_tokens, name="as recorded", mode="lines",
+                                 line={"color": "#111827", "width": 2, "dash": "dot"}))
+    for k, (name, run) in enumerate(runs.items()):
+        color = POLICY_COLORS[k % len(POLICY_COLORS)]
+        s = timeline_series(run)
+        fig.add_trace(go.Scatter(x=s.steps, y=s.view_tokens, name=esc(name), mode="lines",
+                                 line={"color": color, "width": 2}, legendgroup=esc(name)))
+        marks = [m for m in event_markers(run) if m.layer == "summarization" or (m.layer, m.kind) in COMPACTION_EVENTS]
+        if marks:
+            fig.add_trace(go.Scatter(
+                x=np.array([m.step for m in marks]), y=np.array([m.tokens for m in marks]), mode="markers",
+                name=esc(f"{name}: compactions ({len(marks)})"), legendgroup=esc(name), showlegend=False,
+                marker={"size": 10, "color": color, "line": {"width": 1, "color": "white"}},
+                hovertext=np.array([esc(m.text) for m in marks], dtype=object),
+                hovertemplate="step %{x}<br>%{hovertext}<extra></extra>"))
+    window = next(iter(runs.values())).window_tokens if runs else (baseline.window_tokens if baseline else 0)
+    shapes = [_hline(ThresholdLine("window", f"window {window:,} tokens", window))] if window else []
     fig.update_layout(shapes=shapes, height=height, hovermode="x unified",
                       margin={"l": 60, "r": 20, "t": 30, "b": 50},
                       xaxis={"title": {"text": "step"}}, yaxis={"title": {"text": "tokens in the view"}, "tickformat": ",d"})

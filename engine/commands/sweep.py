@@ -24,7 +24,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2",
                    help="a config key and its values (repeatable; the points are the cartesian product). "
                         "Values are comma-separated; if any ';' is present, ';' separates them instead, so "
-                        "summarization.trigger='tokens:30000,messages:50;tokens:60000' is two points")
+                        "summarization.trigger='tokens:30000,messages:50;tokens:60000' is two points. "
+                        "preset=claude-code,codex,gemini-cli,deepagents puts agents' policies side by side: each "
+                        "point starts from that preset, with the base's --set values on top")
     add_config_arguments(p, default="deepagents")
     p.add_argument("--needle", dest="needles", action="append", default=[], metavar="TEXT",
                    help="a fact to track for retention (repeatable); default: picked from each thread")
@@ -40,16 +42,16 @@ def table(result: SweepResult) -> list[str]:
     lines = [f"{plural(len(result.points), 'point')} x {plural(len(result.thread_ids), 'thread')} = "
              f"{plural(result.replays, 'replay')} "
              f"({result.executor}, {plural(result.workers, 'worker')}, {result.elapsed_s:.1f} s); * = Pareto front",
-             f"  {'point':46} {'peak view':>10} {'retention':>9} {'drift':>6} {'calls':>6} {'summ. tokens':>13} "
-             f"{'dollars':>10} {'hit rate':>8}"]
+             f"  {'point':40} {'peak view':>10} {'compactions':>11} {'saved':>11} {'retention':>9} {'drift':>6} "
+             f"{'calls':>6} {'summ. tokens':>13} {'dollars':>10} {'hit rate':>8}"]
     for p in result.points:
         m = p.metrics
         ret = "n/a" if m["retention"] is None else f"{m['retention']:.3f}"
         drift = "n/a" if m["drift"] is None else f"{m['drift']:.3f}"
         hit = "n/a" if m["hit_rate"] is None else f"{100 * m['hit_rate']:.1f}%"
-        lines.append(f"{'*' if p.pareto else ' '} {p.point.label[:46]:46} {m['peak_view_tokens']:>10,} {ret:>9} "
-                     f"{drift:>6} {m['summarizer_calls']:>6} {m['summarizer_input_tokens']:>13,} "
-                     f"{'$' + format(m['dollars'], ',.4f'):>10} {hit:>8}")
+        lines.append(f"{'*' if p.pareto else ' '} {p.point.label[:40]:40} {m['peak_view_tokens']:>10,} "
+                     f"{m['compactions']:>11,} {m['tokens_saved']:>11,} {ret:>9} {drift:>6} {m['summarizer_calls']:>6} "
+                     f"{m['summarizer_input_tokens']:>13,} {'$' + format(m['dollars'], ',.4f'):>10} {hit:>8}")
     return lines
 
 

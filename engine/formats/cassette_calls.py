@@ -80,6 +80,9 @@ class Call:
     model: str | None = None
     tools: list[dict[str, Any]] = field(default_factory=list)
     previous_response_id: str | None = None
+    # The server-compaction threshold the request asked for (Anthropic `compact_*` edit trigger,
+    # OpenAI `compaction.compact_threshold`), so a replay can use the agent's own setting.
+    compaction_threshold: int | None = None
 
 
 def provider_of(interaction: Interaction) -> str | None:
@@ -94,6 +97,10 @@ def provider_of(interaction: Interaction) -> str | None:
             and str(response.get("object", "")).startswith("response")):
         return OPENAI
     return None
+
+
+def _positive_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def _digest(text: str) -> str:
@@ -136,6 +143,10 @@ def anthropic_call(interaction: Interaction, label: str) -> Call:
     config = request.get("context_management")
     if isinstance(config, dict) and isinstance(config.get("edits"), list):
         call.edit_config = [e for e in config["edits"] if isinstance(e, dict)]
+        for edit in call.edit_config:
+            trigger = edit.get("trigger")
+            if str(edit.get("type", "")).startswith("compact_") and isinstance(trigger, dict):
+                call.compaction_threshold = _positive_int(trigger.get("value"))
     response = interaction.response
     if not isinstance(response, dict) or response.get("type") != "message":
         return call
@@ -218,6 +229,10 @@ def responses_call(interaction: Interaction, label: str) -> Call:
     call.compact_endpoint = interaction.uri.split("?", 1)[0].rstrip("/").endswith("/responses/compact")
     previous = request.get("previous_response_id")
     call.previous_response_id = previous if isinstance(previous, str) and previous else None
+    managed = request.get("context_management")
+    for entry in managed if isinstance(managed, list) else []:
+        if isinstance(entry, dict) and entry.get("type") == "compaction":
+            call.compaction_threshold = _positive_int(entry.get("compact_threshold"))
     instructions = request.get("instructions")
     if isinstance(instructions, str) and instructions:
         call.system = SystemMessage(content=instructions, id=stable_id(FORMAT, "instructions", instructions))

@@ -79,6 +79,7 @@ class _Chain:
     model: str | None = None
     tools: list[dict[str, Any]] = field(default_factory=list)
     ids: set[str] = field(default_factory=set)
+    compaction_threshold: tuple[str, int] | None = None  # (provider, tokens)
 
     def view(self) -> list[BaseMessage]:
         return [*self.view_prefix, *self.body[self.view_start:]]
@@ -203,6 +204,8 @@ def _record_call(chain: _Chain, call: Call, seen: list[BaseMessage]) -> None:
     chain.interactions.append(call.interaction.position)
     chain.model = call.model or chain.model
     chain.tools = call.tools or chain.tools
+    if call.compaction_threshold is not None:
+        chain.compaction_threshold = (call.provider, call.compaction_threshold)
     if call.system is not None:
         chain.system = call.system
     for produced in (p for p in call.produced if p.before_reply):
@@ -264,6 +267,10 @@ def _thread(chain: _Chain, thread_id: str, skipped: dict[str, int]) -> Thread:
     extra: dict[str, Any] = {"calls": len(chain.interactions), "interactions": chain.interactions}
     if skipped:
         extra["skipped_interactions"] = dict(sorted(skipped.items()))
+    if chain.compaction_threshold is not None:
+        # e.g. "anthropic_compaction_threshold": 50000 (the compact edit's trigger, or compact_threshold)
+        provider, tokens = chain.compaction_threshold
+        extra[f"{provider}_compaction_threshold"] = tokens
     return Thread(
         thread_id=thread_id, messages=[*head, *chain.body], source_format=FORMAT, model=chain.model,
         system_prompt=_text(chain.system) if chain.system is not None else None, tools=chain.tools,

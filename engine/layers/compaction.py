@@ -2,23 +2,30 @@
 
 Before each model call it measures the request (the prompt — recorded, or measured as the
 unrecorded prompt — the tool schemas and the history, with calibrated counts) and, when the
-policy says so (`engine.policies`: `threshold_tokens`), replaces the history by what the policy
-rebuilds from it (`rebuild`: a summary in the agent's own shape, plus what the agent re-attaches).
-One `compact` event per compaction, with the threshold, tokens before and after and the summary.
+policy says so (`engine.policies`: `should_compact`, by default "the request reaches
+`threshold_tokens`"), replaces the history by what the policy rebuilds from it (`rebuild`: a summary
+in the agent's own shape plus what the agent keeps or re-attaches, or a trim without a summary).
+A policy may also rewrite each tool result as its agent records it (`tool_result`: Codex's output
+truncation). Events: `compact` (a summary, or a provider's server-side compaction), `trim` (old
+messages dropped, no summary) and `compact_rejected` (the policy kept the history, e.g. Gemini CLI's
+summary would have grown the context), each with the threshold, the request size and the tokens
+before and after.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage, RemoveMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, SystemMessage, ToolMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from engine.config import EngineConfig
 from engine.layers.base import ContextLayer, LayerContext
 from engine.models import max_output_tokens
 from engine.policies import CompactionPolicy, PolicyContext, get_policy
+from engine.policies.base import Compaction
 from engine.summarizers import Summarizer, make_summarizer
 from engine.tokens import message_text
 
@@ -38,6 +45,8 @@ class CompactionLayer(ContextLayer):
         thread = self.context.thread
         self.max_output_tokens = max_output_tokens(config or EngineConfig(), thread.model if thread else None)
         self._prompt_tokens = self._fixed_tokens()
+        self._memory: dict[str, Any] = {}
+        self._previous_request: int | None = None
 
     @classmethod
     def from_config(cls, config: EngineConfig, context: LayerContext) -> CompactionLayer:
@@ -58,10 +67,15 @@ class CompactionLayer(ContextLayer):
                 total += self.counter.count_tools(thread.tools)
         return total
 
-    def policy_context(self) -> PolicyContext:
+    def policy_context(self, request_tokens: int = 0, previous_output: int | None = None) -> PolicyContext:
+        thread = self.context.thread
         return PolicyContext(window_tokens=self.window_tokens() or 0, max_output_tokens=self.max_output_tokens,
                              counter=self.counter, config=self.config, step=self.current_step() or 0,
-                             summarize=self._summarize)
+                             summarize=self._summarize, request_tokens=request_tokens,
+                             previous_request_tokens=self._previous_request, previous_output_tokens=previous_output,
+                             prompt_tokens=self._prompt_tokens, offline=getattr(self.summarizer, "name", "") == "offline",
+                             memory=self._memory, source_format=thread.source_format if thread else None,
+                             thread_extra=thread.extra if thread else {})
 
     def _summarize(self, messages: Sequence[BaseMessage], prompt: str) -> str:
         text = self.summarizer(list(messages), prompt_text=prompt)
@@ -69,21 +83,72 @@ class CompactionLayer(ContextLayer):
             raise TypeError(f"`summarizer` must return a str, got {type(text).__name__}.")
         return text
 
+    def _previous_output(self, messages: Sequence[BaseMessage]) -> int | None:
+        """What the previous call answered: its recorded output tokens, else our count of its message."""
+        last = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+        if last is None:
+            return None
+        thread = self.context.thread
+        usage = thread.usage.get(last.id or "") if thread is not None else None
+        if usage is not None and usage.output_tokens is not None:
+            return usage.output_tokens
+        return self.counter.count_message(last)
+
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         messages: list[BaseMessage] = [m for m in state["messages"] if not isinstance(m, SystemMessage)]
         if not messages:
             return None
-        ctx = self.policy_context()
-        threshold = self.policy.threshold_tokens(ctx.window_tokens, ctx.max_output_tokens, self.config)
         history_tokens = self.counter(messages)
         request = self._prompt_tokens + history_tokens
-        if request < threshold:
+        ctx = self.policy_context(request, self._previous_output(messages))
+        threshold = self.policy.threshold_tokens(ctx.window_tokens, ctx.max_output_tokens, self.config,
+                                                 thread=self.context.thread)
+        decide = getattr(self.policy, "should_compact", None)
+        fires = decide(messages, ctx) if decide is not None else threshold is not None and request >= threshold
+        self._previous_request = request
+        if not fires:
             return None
-        rebuilt = self.policy.rebuild(messages, ctx)
+        result = self.policy.rebuild(messages, ctx)
+        done = result if isinstance(result, Compaction) else Compaction(messages=list(result))
+        common = {"policy": self.policy.name, "threshold_tokens": threshold, "request_tokens": request,
+                  "previous_request_tokens": ctx.previous_request_tokens, **done.detail}
+        if done.messages is None:
+            if done.rejected is None:
+                return None  # the policy's no-op (nothing to compact), not a decision worth an event
+            self.emit("compact_rejected", tokens_before=history_tokens, tokens_after=history_tokens,
+                      message=f"{self.policy.name} kept the history: {done.rejected}", rejected=done.rejected, **common)
+            return None
+        rebuilt = done.messages
         after = self.counter(rebuilt)
-        summary = next((message_text(m) for m in rebuilt if m.additional_kwargs.get("ctxi_kind") == "summary"), "")
-        self.emit("compact", tokens_before=history_tokens, tokens_after=after,
-                  message=f"{self.policy.name} compacted at {request:,} tokens (threshold {threshold:,})",
-                  policy=self.policy.name, threshold_tokens=threshold, request_tokens=request,
-                  removed_ids=[m.id for m in messages], inserted_ids=[m.id for m in rebuilt], summary=summary)
+        self._previous_request = self._prompt_tokens + after
+        summary = done.summary or next((message_text(m) for m in rebuilt
+                                        if m.additional_kwargs.get("ctxi_kind") == "summary"), "")
+        kept = {id(m) for m in messages}
+        survivors = {id(m) for m in rebuilt}
+        what = "trimmed" if done.kind == "trim" else "compacted"
+        self.emit("trim" if done.kind == "trim" else "compact", tokens_before=history_tokens, tokens_after=after,
+                  message=f"{self.policy.name} {what} at {request:,} tokens"
+                          + (f" (threshold {threshold:,})" if threshold is not None else ""),
+                  compaction_kind=done.kind, removed_ids=[m.id for m in messages if id(m) not in survivors],
+                  inserted_ids=[m.id for m in rebuilt if id(m) not in kept], kept_ids=[m.id for m in rebuilt if id(m) in kept],
+                  summary=summary, **common)
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *rebuilt]}
+
+    # -- tool results as the agent records them --------------------------------------------------------
+    def _record(self, result: Any) -> Any:
+        rewrite = getattr(self.policy, "tool_result", None)
+        if rewrite is None or not isinstance(result, ToolMessage):
+            return result
+        recorded = rewrite(result, self.policy_context())
+        if recorded is not result:
+            self.emit("truncate_result", tokens_before=self.counter.count_message(result),
+                      tokens_after=self.counter.count_message(recorded),
+                      message=f"{self.policy.name} truncated a tool result as it records it",
+                      policy=self.policy.name, tool_call_id=result.tool_call_id, message_id=result.id)
+        return recorded
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Any]) -> Any:
+        return self._record(handler(request))
+
+    async def awrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]) -> Any:
+        return self._record(await handler(request))

@@ -15,6 +15,12 @@ from engine.policies.base import CompactionPolicy, PolicyContext
 # policy name -> module defining POLICY
 POLICY_MODULES: dict[str, str] = {
     "claude-code": "engine.policies.claude_code",
+    "codex": "engine.policies.codex",
+    "gemini-cli": "engine.policies.gemini_cli",
+    "cline": "engine.policies.cline",
+    "openhands": "engine.policies.openhands",
+    "anthropic-compaction": "engine.policies.server_compaction",
+    "openai-compaction": "engine.policies.server_compaction",
 }
 
 
@@ -23,7 +29,9 @@ def get_policy(name: str) -> CompactionPolicy:
     if module is None:
         raise ConfigError(f"unknown compaction policy {name!r}; known: {', '.join(POLICY_MODULES)}",
                           key="compaction.policy")
-    policy: CompactionPolicy = importlib.import_module(module).POLICY
+    mod = importlib.import_module(module)
+    policies = getattr(mod, "POLICIES", None)
+    policy: CompactionPolicy = policies[name] if policies is not None else mod.POLICY
     return policy
 
 

@@ -138,7 +138,8 @@ class ClaudeCodePolicy:
     name = "claude-code"
     summary_prompt = SUMMARY_PROMPT
 
-    def threshold_tokens(self, window_tokens: int, max_output_tokens: int | None, config: CompactionConfig) -> int:
+    def threshold_tokens(self, window_tokens: int, max_output_tokens: int | None, config: CompactionConfig,
+                         *, thread: Any = None) -> int:
         return autocompact_threshold(window_tokens, max_output_tokens, config.trigger)
 
     def rebuild(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> list[BaseMessage]:

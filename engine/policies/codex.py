@@ -1,0 +1,223 @@
+"""Codex CLI's auto-compaction: when it fires, what the session continues from, how it records tool output.
+
+From openai/codex (`codex-rs/`), read in the versions the search index holds:
+
+- **When** (`protocol/src/openai_models.rs`, `ModelInfo::auto_compact_token_limit`): at
+  `context_window * 9 / 10` (integer division) of the model's window; a configured
+  `model_auto_compact_token_limit` only lowers it (`min`). A rollout's `model_context_window` is the
+  *usable* window, `effective_context_window_percent` = 95 % of the model's (258,400 = 272,000 × 0.95),
+  so for a Codex thread the model's window is recovered as `usable × 100 / 95`. Compaction runs when
+  the session's total usage reaches the limit (`total_usage_tokens >= auto_compact_limit`, core/src/
+  codex.rs); here that is the request about to be sent.
+- **What follows** (`core/src/compact.rs`): `build_compacted_history` = the initial context (what
+  precedes the first user turn: developer and AGENTS.md instructions, the environment context) + the
+  newest user messages (not injected context, not earlier summaries) up to
+  `COMPACT_USER_MESSAGE_MAX_TOKENS` = 20,000 tokens (`approx_token_count`: bytes / 4, rounded up; the
+  message that does not fit is cut with `truncate_text`) + one user message `SUMMARY_PREFIX + "\\n" +
+  summary` (`templates/compact/summary_prefix.md`); "(no summary available)" when empty.
+- **Trim and retry** (`run_compact_task_inner`): when the compaction request itself overflows the
+  window (`ContextWindowExceeded`), the oldest history item (with its call or output) is removed
+  and the request retried, "Trimmed N older conversation item(s) before compacting so the prompt fits
+  the model context window."; only the summarizer's input is trimmed.
+- **Tool output** (`core/src/context_manager/history.rs` `process_item`, `core/src/truncate.rs`): every
+  function output is recorded through `truncate_text` with the model's `truncation_policy`
+  (`{mode: tokens, limit: 10000}` for the Codex models) times 1.2: head and tail within
+  4 × 12,000 bytes around `…N tokens truncated…`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from engine.config import CompactionConfig
+from engine.errors import ConfigError
+from engine.kinds import mark
+from engine.policies.base import Compaction, PolicyContext
+from engine.thread import stable_id
+from engine.tokens import message_text
+
+SUMMARY_PREFIX = (
+    "Another language model started to solve this problem and produced a summary of its thinking process. "
+    "You also have access to the state of the tools that were used by that language model. Use this to build "
+    "on the work that has already been done and avoid duplicating work. Here is the summary produced by the "
+    "other language model, use the information in this summary to  assist with your own analysis:"
+)
+NO_SUMMARY = "(no summary available)"
+COMPACT_USER_MESSAGE_MAX_TOKENS = 20_000
+USABLE_WINDOW_PERCENT = 95  # default_effective_context_window_percent
+TOOL_OUTPUT_TOKENS = 10_000  # truncation_policy {mode: tokens, limit: 10000}
+SERIALIZATION_BUDGET = 1.2  # process_item: policy * 1.2
+APPROX_BYTES_PER_TOKEN = 4
+# User messages Codex injects as context, not typed by the user (contextual_user_message.rs).
+CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# agents.md instructions for", "<instructions>",
+                    "<skill>", "<skills_instructions>", "<user_shell_command>", "<turn_aborted>",
+                    "<subagent_notification>")
+# templates/compact/prompt.md (abridged): the handoff summary the compaction turn asks for.
+SUMMARY_PROMPT = (
+    "You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary for another LLM that will "
+    "resume the task. Include: current progress and key decisions made, important context, constraints, or user "
+    "preferences, what remains to be done (clear next steps), any critical data, examples, or references needed "
+    "to continue."
+)
+
+
+# -- pure rules ---------------------------------------------------------------------------------------
+def approx_token_count(text: str) -> int:
+    """`approx_token_count`: UTF-8 bytes / 4, rounded up."""
+    return -(-len(text.encode("utf-8")) // APPROX_BYTES_PER_TOKEN)
+
+
+def truncate_text(text: str, max_tokens: int) -> str:
+    """`truncate_text(text, TruncationPolicy::Tokens(max_tokens))`, byte for byte (truncate.rs)."""
+    if not text:
+        return text
+    data = text.encode("utf-8")
+    max_bytes = max_tokens * APPROX_BYTES_PER_TOKEN
+    if max_tokens > 0 and len(data) <= max_bytes:
+        return text
+    if max_bytes == 0:
+        return f"…{-(-len(data) // APPROX_BYTES_PER_TOKEN)} tokens truncated…"
+    left = max_bytes // 2
+    right = max_bytes - left
+    tail_start = len(data) - right
+    prefix_end, suffix_start, started, offset = 0, len(data), False, 0
+    for ch in text:
+        size = len(ch.encode("utf-8"))
+        if offset + size <= left:
+            prefix_end = offset + size
+        elif offset >= tail_start and not started:
+            suffix_start, started = offset, True
+        offset += size
+    suffix_start = max(suffix_start, prefix_end)
+    removed = -(-(len(data) - max_bytes) // APPROX_BYTES_PER_TOKEN)
+    return (data[:prefix_end].decode("utf-8") + f"…{removed} tokens truncated…" + data[suffix_start:].decode("utf-8"))
+
+
+def model_window(window_tokens: int, source_format: str | None, extra: dict[str, Any]) -> int:
+    """The model's own window: a Codex rollout records the usable 95 % of it (see the module docstring)."""
+    if source_format == "codex" and "window_source" not in extra:
+        return window_tokens * 100 // USABLE_WINDOW_PERCENT
+    return window_tokens
+
+
+def auto_compact_limit(model_window_tokens: int, trigger: Any = None) -> int:
+    """`auto_compact_token_limit`: 90 % of the model's window, lowered (never raised) by the trigger."""
+    limit = model_window_tokens * 9 // 10
+    if trigger is None:
+        return limit
+    if trigger.type == "tokens":
+        return min(limit, int(trigger.value))
+    if trigger.type == "fraction":
+        return min(limit, int(model_window_tokens * float(trigger.value)))
+    raise ConfigError("Codex compacts on tokens: use tokens:N or fraction:F", key="compaction.trigger")
+
+
+def is_contextual(message: BaseMessage) -> bool:
+    return isinstance(message, HumanMessage) and (
+        bool(message.additional_kwargs.get("codex_context"))
+        or message_text(message).lstrip().lower().startswith(CONTEXT_PREFIXES))
+
+
+def is_user_turn(message: BaseMessage) -> bool:
+    """A prompt the user typed: not injected context, not a reminder or summary of ours."""
+    return isinstance(message, HumanMessage) and not is_contextual(message) \
+        and message.additional_kwargs.get("ctxi_kind") in (None, "original") \
+        and not message.additional_kwargs.get("codex_agent_message")
+
+
+def is_summary(message: BaseMessage) -> bool:
+    return isinstance(message, HumanMessage) and message_text(message).startswith(SUMMARY_PREFIX + "\n")
+
+
+def selected_user_messages(history: Sequence[BaseMessage], budget: int, step: int) -> list[HumanMessage]:
+    """The newest user messages within `budget` tokens, oldest first (`build_compacted_history_with_limit`)."""
+    users = [m for m in history if is_user_turn(m) and not is_summary(m)]
+    out: list[HumanMessage] = []
+    remaining = budget
+    for m in reversed(users):
+        if remaining == 0:
+            break
+        text = message_text(m)
+        tokens = approx_token_count(text)
+        if tokens <= remaining:
+            # Codex rebuilds the item from its text; a text-only message is the same message
+            out.append(m if isinstance(m, HumanMessage) and m.content == text
+                       else HumanMessage(content=text, id=stable_id("codex-user", step, text)))
+            remaining -= tokens
+        else:
+            cut = truncate_text(text, remaining)
+            out.append(HumanMessage(content=cut, id=stable_id("codex-user", step, cut)))
+            break
+    out.reverse()
+    return out
+
+
+def initial_context(history: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """What precedes the first user turn (instructions, environment): Codex builds it again."""
+    for i, m in enumerate(history):
+        if is_user_turn(m):
+            return list(history[:i])
+    return [m for m in history if not isinstance(m, (AIMessage, ToolMessage))]
+
+
+def trim_to_fit(history: Sequence[BaseMessage], limit_tokens: int, count: Any) -> tuple[list[BaseMessage], int]:
+    """Drop the oldest item (and its call or outputs) until `count(history) <= limit_tokens`."""
+    items = list(history)
+    trimmed = 0
+    while len(items) > 1 and count(items) > limit_tokens:
+        first = items.pop(0)
+        trimmed += 1
+        if isinstance(first, AIMessage) and first.tool_calls:
+            ids = {tc.get("id") for tc in first.tool_calls}
+            items = [m for m in items if not (isinstance(m, ToolMessage) and m.tool_call_id in ids)]
+    return items, trimmed
+
+
+def summary_message(summary: str, step: int) -> HumanMessage:
+    text = f"{SUMMARY_PREFIX}\n{summary}" if summary else NO_SUMMARY
+    return mark(HumanMessage(content=text, id=stable_id("codex-summary", step, text)), "summary")  # type: ignore[return-value]
+
+
+# -- the policy ---------------------------------------------------------------------------------------
+class CodexPolicy:
+    name = "codex"
+    summary_prompt = SUMMARY_PROMPT
+
+    def threshold_tokens(self, window_tokens: int, max_output_tokens: int | None, config: CompactionConfig,
+                         *, thread: Any = None) -> int:
+        window = model_window(window_tokens, getattr(thread, "source_format", None), getattr(thread, "extra", {}))
+        return auto_compact_limit(window, config.trigger)
+
+    def should_compact(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> bool:
+        window = model_window(ctx.window_tokens, ctx.source_format, ctx.thread_extra)
+        return ctx.request_tokens >= auto_compact_limit(window, ctx.config.trigger)
+
+    def rebuild(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Compaction:
+        window = model_window(ctx.window_tokens, ctx.source_format, ctx.thread_extra)
+        prompt_cost = ctx.counter.count_text(self.summary_prompt)
+        for_summary, trimmed = trim_to_fit(history, window - ctx.prompt_tokens - prompt_cost, ctx.counter)
+        summary = ctx.summarize(for_summary, self.summary_prompt)
+        budget = COMPACT_USER_MESSAGE_MAX_TOKENS
+        if ctx.config.keep is not None:
+            if ctx.config.keep.type != "tokens":
+                raise ConfigError("Codex keeps recent user messages by tokens: use tokens:N", key="compaction.keep")
+            budget = int(ctx.config.keep.value)
+        rebuilt = [*initial_context(history), *selected_user_messages(history, budget, ctx.step),
+                   summary_message(summary, ctx.step)]
+        return Compaction(rebuilt, summary=summary, detail={
+            "trimmed_items": trimmed,
+            **({"notice": f"Trimmed {trimmed} older conversation item(s) before compacting so the prompt fits "
+                          "the model context window."} if trimmed else {})})
+
+    def tool_result(self, message: ToolMessage, ctx: PolicyContext) -> ToolMessage:
+        limit = int((ctx.config.tool_output_tokens or TOOL_OUTPUT_TOKENS) * SERIALIZATION_BUDGET)
+        if not isinstance(message.content, str):
+            return message
+        cut = truncate_text(message.content, limit)
+        return message if cut == message.content else message.model_copy(update={"content": cut})
+
+
+POLICY = CodexPolicy()

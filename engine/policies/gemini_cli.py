@@ -1,0 +1,258 @@
+"""Gemini CLI's chat compression: when it fires, what it keeps, and when it gives up.
+
+From google-gemini/gemini-cli `packages/core/src/services/chatCompressionService.ts` (and
+`core/client.ts`, `utils/fileUtils.ts`, `utils/tokenCalculation.ts`, `config/config.ts`):
+
+- **When**: before every model call (`processTurn` calls `tryCompressChat`), if the *previous*
+  request's prompt token count (`lastPromptTokenCount`) is at least `threshold × tokenLimit(model)`,
+  `DEFAULT_COMPRESSION_TOKEN_THRESHOLD` = 0.5 (`model.compressionThreshold` replaces it:
+  `compaction.trigger=fraction:F`, or `tokens:N`).
+- **Reverse token budget** (`truncateHistoryToBudget`): walking from the newest message back, tool
+  responses are counted (`estimateTokenCountSync`: 0.25 token per ASCII character, 1.3 per other
+  character); once they pass `COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET` = 50,000, every older
+  response is saved to a file and replaced by `formatTruncatedToolOutput`: when longer than
+  `DEFAULT_TRUNCATE_TOOL_OUTPUT_THRESHOLD` = 40,000 characters, its first 20 % and last 80 % of that
+  many characters around "... [N characters omitted] ...".
+- **Split** (`findCompressSplitPoint(contents, 1 - 0.3)`): the oldest index at which 70 % of the
+  history's characters (`JSON.stringify` of each Gemini content) lie before it and which is a plain
+  user turn (not function responses); all of it when the history ends with a model answer and no such
+  point comes after. The newest ~30 % is kept (`COMPRESSION_PRESERVE_THRESHOLD`), from the truncated
+  history; the summarizer reads the untruncated part unless it exceeds the model's limit − 20,000.
+- **Summary**: a `<state_snapshot>` (the compression prompt's XML: overall_goal, key_knowledge,
+  file_system_state, recent_actions, current_plan), checked by a second "probe" call; the history
+  becomes `[user: snapshot, model: "Got it. Thanks for the additional context!", ...kept]`.
+- **Rejection**: when the new history counts more tokens than the previous prompt
+  (`COMPRESSION_FAILED_INFLATED_TOKEN_COUNT`) nothing changes, and afterwards (`hasFailedCompressionAttempt`)
+  Gemini CLI only truncates: the truncated history replaces the old one if it is smaller
+  (`CONTENT_TRUNCATED`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from engine.config import CompactionConfig
+from engine.errors import ConfigError
+from engine.kinds import mark, message_kind
+from engine.policies.base import Compaction, PolicyContext
+from engine.summarizers import prior_sections
+from engine.thread import stable_id
+from engine.tokens import message_text
+
+DEFAULT_COMPRESSION_TOKEN_THRESHOLD = 0.5
+COMPRESSION_PRESERVE_THRESHOLD = 0.3
+COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET = 50_000
+DEFAULT_TRUNCATE_TOOL_OUTPUT_THRESHOLD = 40_000
+SAFE_BUFFER_TOKENS = 20_000
+ACKNOWLEDGEMENT = "Got it. Thanks for the additional context!"
+SUMMARY_PROMPT = (
+    "You are the component that summarizes internal chat history into a given structure. When the conversation "
+    "history grows too large, you will be invoked to distill the entire history into a concise, structured XML "
+    "snapshot. [...] generate the final <state_snapshot> XML object: <overall_goal>, <key_knowledge>, "
+    "<file_system_state>, <recent_actions>, <current_plan>."
+)
+PROBE_PROMPT = (
+    "Critically evaluate the <state_snapshot> you just generated. Did you omit any specific technical details, "
+    "file paths, tool results, or user constraints mentioned in the history? If anything is missing or could be "
+    "more precise, generate a FINAL, improved <state_snapshot>. Otherwise, repeat the exact same <state_snapshot> "
+    "again."
+)
+FAILED = "gemini_failed_compression"
+
+
+# -- pure rules ---------------------------------------------------------------------------------------
+def estimate_tokens(text: str) -> int:
+    """`estimateTokenCountSync` for text: 0.25 per ASCII character, 1.3 per other character, floored."""
+    ascii_chars = len(text.encode("ascii", "ignore"))  # the code points <= 127 (a per-character loop is 40x slower)
+    return math.floor(ascii_chars * 0.25 + (len(text) - ascii_chars) * 1.3)
+
+
+def compression_threshold(window_tokens: int, trigger: Any = None) -> int:
+    if trigger is None:
+        return int(DEFAULT_COMPRESSION_TOKEN_THRESHOLD * window_tokens)
+    if trigger.type == "fraction":
+        return int(float(trigger.value) * window_tokens)
+    if trigger.type == "tokens":
+        return int(trigger.value)
+    raise ConfigError("Gemini CLI compresses on tokens: use fraction:F or tokens:N", key="compaction.trigger")
+
+
+def contents(messages: Sequence[BaseMessage]) -> list[tuple[dict[str, Any], list[int]]]:
+    """The history as Gemini `Content`s (consecutive tool results are one user content), with the
+    message positions each one comes from."""
+    out: list[tuple[dict[str, Any], list[int]]] = []
+    for i, m in enumerate(messages):
+        if isinstance(m, ToolMessage):
+            part = {"functionResponse": {"id": m.tool_call_id, "name": m.name or "",
+                                         "response": {"output": message_text(m)}}}
+            if out and out[-1][0]["role"] == "user" and out[-1][0]["parts"] \
+                    and "functionResponse" in out[-1][0]["parts"][0]:
+                out[-1][0]["parts"].append(part)
+                out[-1][1].append(i)
+            else:
+                out.append(({"role": "user", "parts": [part]}, [i]))
+        elif isinstance(m, AIMessage):
+            parts: list[dict[str, Any]] = [{"text": message_text(m)}] if message_text(m) else []
+            parts += [{"functionCall": {"name": tc.get("name"), "args": tc.get("args") or {}}} for tc in m.tool_calls]
+            out.append(({"role": "model", "parts": parts}, [i]))
+        else:
+            out.append(({"role": "user", "parts": [{"text": message_text(m)}]}, [i]))
+    return out
+
+
+def find_compress_split_point(items: Sequence[dict[str, Any]], fraction: float) -> int:
+    """`findCompressSplitPoint`, line for line (an index into `items`; len(items) = everything)."""
+    if fraction <= 0 or fraction >= 1:
+        raise ValueError("Fraction must be between 0 and 1")
+    char_counts = [len(json.dumps(c, ensure_ascii=False, separators=(",", ":"))) for c in items]
+    target = sum(char_counts) * fraction
+    last_split = 0
+    cumulative = 0
+    for i, c in enumerate(items):
+        if c["role"] == "user" and not any("functionResponse" in p for p in c.get("parts", [])):
+            if cumulative >= target:
+                return i
+            last_split = i
+        cumulative += char_counts[i]
+    last = items[-1] if items else None
+    if last is not None and last["role"] == "model" and not any("functionCall" in p for p in last.get("parts", [])):
+        return len(items)
+    return last_split
+
+
+def truncated_output(text: str, output_file: str, max_chars: int = DEFAULT_TRUNCATE_TOOL_OUTPUT_THRESHOLD) -> str:
+    """`formatTruncatedToolOutput`: the first 20 % and last 80 % of `max_chars`."""
+    if len(text) <= max_chars:
+        return text
+    head_chars = math.floor(max_chars * 0.2)
+    tail_chars = max_chars - head_chars
+    omitted = len(text) - head_chars - tail_chars
+    return (f"Output too large. Showing first {head_chars:,} and last {tail_chars:,} characters. "
+            f"For full output see: {output_file}\n{text[:head_chars]}\n\n... [{omitted:,} characters omitted] ..."
+            f"\n\n{text[-tail_chars:]}")
+
+
+def truncate_to_budget(messages: Sequence[BaseMessage], budget: int = COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET,
+                       max_chars: int = DEFAULT_TRUNCATE_TOOL_OUTPUT_THRESHOLD) -> list[BaseMessage]:
+    """`truncateHistoryToBudget`: older tool responses beyond the reverse budget are truncated."""
+    out = list(messages)
+    used = 0
+    for i in range(len(out) - 1, -1, -1):
+        m = out[i]
+        if not isinstance(m, ToolMessage):
+            continue
+        text = message_text(m)
+        tokens = estimate_tokens(text)
+        if used + tokens > budget:
+            short = truncated_output(text, f"tool-outputs/{m.name or 'unknown_tool'}_{m.tool_call_id}.txt", max_chars)
+            if short != text:
+                out[i] = m.model_copy(update={"content": short})
+            used += estimate_tokens(short)
+        else:
+            used += tokens
+    return out
+
+
+def state_snapshot(summary: str) -> str:
+    """The offline summary's sections in the `<state_snapshot>` the compression prompt asks for."""
+    if "<state_snapshot>" in summary:
+        return summary
+    sections = prior_sections(summary)
+
+    def block(tag: str, lines: list[str]) -> str:
+        body = "\n".join(f"        {ln}" for ln in lines) if lines else "        None"
+        return f"    <{tag}>\n{body}\n    </{tag}>"
+
+    facts = sections.get("SUMMARY", [])
+    return "\n".join(["<state_snapshot>",
+                      block("overall_goal", sections.get("SESSION INTENT", [])),
+                      block("key_knowledge", facts[:-5] if len(facts) > 5 else []),
+                      block("file_system_state", sections.get("ARTIFACTS", [])),
+                      block("recent_actions", facts[-5:]),
+                      block("current_plan", sections.get("NEXT STEPS", [])),
+                      "</state_snapshot>"])
+
+
+_TAG_SECTIONS = (("overall_goal", "SESSION INTENT"), ("key_knowledge", "SUMMARY"), ("recent_actions", "SUMMARY"),
+                 ("file_system_state", "ARTIFACTS"), ("current_plan", "NEXT STEPS"))
+
+
+def snapshot_sections(snapshot: str) -> str:
+    """An offline `<state_snapshot>` back in the offline summarizer's sections, so the next snapshot keeps
+    what this one held (the compression prompt tells the model to integrate a previous snapshot)."""
+    merged: dict[str, list[str]] = {}
+    for tag, section in _TAG_SECTIONS:
+        start, end = snapshot.find(f"<{tag}>"), snapshot.find(f"</{tag}>")
+        lines = [ln.strip() for ln in snapshot[start:end].splitlines()] if 0 <= start < end else []
+        merged.setdefault(section, []).extend(ln for ln in lines if ln.startswith("- "))
+    return "\n\n".join(f"## {section}\n" + ("\n".join(lines) or "None") for section, lines in merged.items())
+
+
+def for_offline_summary(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """Earlier snapshots as the offline summarizer reads earlier summaries (see `snapshot_sections`)."""
+    return [m.model_copy(update={"content": snapshot_sections(message_text(m))})
+            if message_kind(m) == "summary" and message_text(m).startswith("<state_snapshot>") else m
+            for m in messages]
+
+
+# -- the policy ---------------------------------------------------------------------------------------
+class GeminiCliPolicy:
+    name = "gemini-cli"
+    summary_prompt = SUMMARY_PROMPT
+
+    def threshold_tokens(self, window_tokens: int, max_output_tokens: int | None, config: CompactionConfig,
+                         *, thread: Any = None) -> int:
+        return compression_threshold(window_tokens, config.trigger)
+
+    def should_compact(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> bool:
+        last = ctx.previous_request_tokens
+        return last is not None and last >= compression_threshold(ctx.window_tokens, ctx.config.trigger)
+
+    def rebuild(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Compaction:
+        original_tokens = ctx.previous_request_tokens or 0
+        truncated = truncate_to_budget(history)
+        if ctx.memory.get(FAILED):
+            smaller = ctx.counter(truncated) < original_tokens
+            if smaller and truncated != list(history):
+                return Compaction(truncated, kind="trim", detail={"status": "CONTENT_TRUNCATED"})
+            return Compaction(None, detail={"status": "NOOP"})
+        keep = COMPRESSION_PRESERVE_THRESHOLD
+        if ctx.config.keep is not None:
+            if ctx.config.keep.type != "fraction":
+                raise ConfigError("Gemini CLI keeps a fraction of the history: use fraction:F", key="compaction.keep")
+            keep = float(ctx.config.keep.value)
+        items = contents(truncated)
+        split = find_compress_split_point([c for c, _ in items], 1 - keep)
+        if split == 0:
+            return Compaction(None, detail={"status": "NOOP"})  # nothing before the split point
+        cut = items[split][1][0] if split < len(items) else len(history)
+        originals = list(history[:cut])
+        for_summary = originals if ctx.counter(originals) < ctx.window_tokens - SAFE_BUFFER_TOKENS else truncated[:cut]
+        if ctx.offline:
+            for_summary = for_offline_summary(for_summary)
+        draft = ctx.summarize(for_summary, self.summary_prompt)
+        probe = ctx.summarize([*for_summary, AIMessage(draft, id="gemini-draft")], PROBE_PROMPT)
+        # the probe call is made (and costs what it costs); the offline summarizer would only repeat itself
+        final = draft if ctx.offline else (probe.strip() or draft)
+        snapshot = state_snapshot(final) if ctx.offline else final
+        rebuilt: list[BaseMessage] = [
+            mark(HumanMessage(content=snapshot, id=stable_id("gemini-snapshot", ctx.step, snapshot)), "summary"),
+            AIMessage(content=ACKNOWLEDGEMENT, id=stable_id("gemini-ack", ctx.step, ACKNOWLEDGEMENT)),
+            *[m for m in truncated[cut:] if not isinstance(m, SystemMessage)],
+        ]
+        new_tokens = ctx.counter(rebuilt)
+        if new_tokens > original_tokens:
+            ctx.memory[FAILED] = True
+            return Compaction(None, rejected=f"the compressed history ({new_tokens:,} tokens) would be larger than the "
+                                             f"previous prompt ({original_tokens:,})",
+                              detail={"status": "COMPRESSION_FAILED_INFLATED_TOKEN_COUNT", "new_tokens": new_tokens})
+        return Compaction(rebuilt, summary=snapshot, detail={"status": "COMPRESSED", "split_message_index": cut,
+                                                              "kept_from": cut})
+
+
+POLICY = GeminiCliPolicy()

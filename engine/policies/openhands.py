@@ -1,0 +1,177 @@
+"""OpenHands' `LLMSummarizingCondenser`: condense when the view has more than 120 events.
+
+From OpenHands/software-agent-sdk `openhands-sdk/openhands/sdk/context/condenser/llm_summarizing_condenser.py`
+and `context/view.py`:
+
+- **When** (`should_condense`): the view holds more than `max_size` = 120 events (or, when
+  `max_tokens` is set, more tokens than that). Events: the system prompt, each user or agent message,
+  each tool call (an LLM response with three calls is three `ActionEvent`s) and each observation; a
+  summary the condenser inserted is one event too.
+- **What follows** (`get_condensation`): the first `keep_first` = 4 events and the newest
+  `max_size // 2 - keep_first - 1` = 55 are kept; the events between are forgotten and summarized
+  (with the previous summary, `summarizing_prompt.j2`), and the summary goes in as a user message at
+  `summary_offset = keep_first`. The view keeps an LLM response's calls together
+  (`_enforce_batch_atomicity`) and drops a call without its observation or an observation without its
+  call (`filter_unmatched_tool_calls`).
+- **Summary shape**: the prompt's sections USER_CONTEXT, TASK_TRACKING, COMPLETED, PENDING,
+  CURRENT_STATE, CODE_STATE, TESTS, CHANGES, DEPS, VERSION_CONTROL_STATUS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from engine.config import CompactionConfig
+from engine.errors import ConfigError
+from engine.kinds import mark, message_kind
+from engine.policies.base import Compaction, PolicyContext
+from engine.summarizers import prior_sections
+from engine.thread import stable_id
+
+MAX_SIZE = 120
+KEEP_FIRST = 4
+SUMMARY_PROMPT = (
+    "You are maintaining a context-aware state summary for an interactive agent. You will be given a list of "
+    "events corresponding to actions taken by the agent, and the most recent previous summary if one exists. "
+    "Track: USER_CONTEXT, TASK_TRACKING, COMPLETED, PENDING, CURRENT_STATE; for code-specific tasks also "
+    "CODE_STATE, TESTS, CHANGES, DEPS, VERSION_CONTROL_STATUS."
+)
+
+
+# -- pure rules ---------------------------------------------------------------------------------------
+def events_of(message: BaseMessage) -> int:
+    """How many SDK events a message is: one per tool call of an LLM response, else one."""
+    if isinstance(message, AIMessage) and message.tool_calls:
+        return len(message.tool_calls)
+    return 1
+
+
+def view_size(history: Sequence[BaseMessage]) -> int:
+    """`len(view)`: the system prompt event plus the history's events."""
+    return 1 + sum(events_of(m) for m in history)
+
+
+def limits(config: CompactionConfig) -> tuple[int, int | None, int]:
+    """(max_size, max_tokens, keep_first) from the config (the SDK's defaults where it says null)."""
+    max_size, max_tokens = MAX_SIZE, None
+    if config.trigger is not None:
+        if config.trigger.type == "messages":
+            max_size = int(config.trigger.value)
+        elif config.trigger.type == "tokens":
+            max_tokens = int(config.trigger.value)
+        else:
+            raise ConfigError("OpenHands condenses on events (messages:N) or tokens (tokens:N)", key="compaction.trigger")
+    keep_first = KEEP_FIRST if config.keep_first is None else config.keep_first
+    if max_size // 2 - keep_first - 1 <= 0:
+        raise ConfigError("keep_first must be less than max_size // 2 to leave room for condensation",
+                          key="compaction.keep_first")
+    return max_size, max_tokens, keep_first
+
+
+def forgotten(history: Sequence[BaseMessage], max_size: int, keep_first: int) -> set[int]:
+    """Positions of the history's messages the condensation forgets (see the module docstring)."""
+    starts: list[int] = []  # event index at which each message starts (the system prompt is event 0)
+    at = 1
+    for m in history:
+        starts.append(at)
+        at += events_of(m)
+    total = at
+    tail = max_size // 2 - keep_first - 1
+    lo, hi = keep_first, total - tail  # forgotten events: [lo, hi)
+    gone = {i for i, m in enumerate(history) if starts[i] < hi and starts[i] + events_of(m) > lo}
+    # a call and its observation go together, in both directions, until nothing changes
+    calls = {str(tc["id"]): i for i, m in enumerate(history) if isinstance(m, AIMessage) for tc in m.tool_calls
+             if tc.get("id")}
+    results = {m.tool_call_id: i for i, m in enumerate(history) if isinstance(m, ToolMessage)}
+    changed = True
+    while changed:
+        changed = False
+        for cid, ai in calls.items():
+            res = results.get(cid)
+            if res is not None and (ai in gone) != (res in gone):
+                for pos in (ai, res):
+                    if pos is not None and pos not in gone:
+                        gone.add(pos)
+                        changed = True
+    return gone
+
+
+def openhands_summary(summary: str) -> str:
+    """The offline summary's sections in the condenser prompt's section names."""
+    if "USER_CONTEXT:" in summary:
+        return summary
+    s = prior_sections(summary)
+
+    def lines(name: str) -> str:
+        return "\n".join(s.get(name, [])) or "None"
+
+    return (f"USER_CONTEXT: {lines('SESSION INTENT')}\n\nTASK_TRACKING: None\n\nCOMPLETED:\n{lines('SUMMARY')}\n\n"
+            f"PENDING:\n{lines('NEXT STEPS')}\n\nCURRENT_STATE: None\n\nCODE_STATE:\n{lines('ARTIFACTS')}\n\n"
+            "TESTS: None\n\nCHANGES: None\n\nDEPS: None\n\nVERSION_CONTROL_STATUS: None")
+
+
+_SECTIONS = (("USER_CONTEXT", "SESSION INTENT"), ("COMPLETED", "SUMMARY"), ("PENDING", "NEXT STEPS"),
+             ("CODE_STATE", "ARTIFACTS"))
+
+
+def summary_sections(text: str) -> str:
+    """An offline OpenHands summary back in the offline summarizer's sections, so the next condensation
+    keeps it (the condenser prompt hands the model the previous summary to update)."""
+    blocks: dict[str, list[str]] = {}
+    current: str | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        name, sep, rest = line.partition(":")
+        if sep and name.isupper() and name.replace("_", "").isalpha():
+            current, line = name, rest.strip()
+        if current and line.startswith("- "):
+            blocks.setdefault(current, []).append(line)
+    return "\n\n".join(f"## {section}\n" + ("\n".join(blocks.get(name, [])) or "None") for name, section in _SECTIONS)
+
+
+def for_offline_summary(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    return [m.model_copy(update={"content": summary_sections(str(m.content))})
+            if message_kind(m) == "summary" and str(m.content).startswith("USER_CONTEXT:") else m for m in messages]
+
+
+# -- the policy ---------------------------------------------------------------------------------------
+class OpenHandsPolicy:
+    name = "openhands"
+    summary_prompt = SUMMARY_PROMPT
+
+    def threshold_tokens(self, window_tokens: int, max_output_tokens: int | None, config: CompactionConfig,
+                         *, thread: Any = None) -> int | None:
+        return limits(config)[1]
+
+    def trigger_note(self, config: CompactionConfig) -> str:
+        max_size, max_tokens, keep_first = limits(config)
+        extra = f" or more than {max_tokens:,} tokens" if max_tokens else ""
+        return (f"condenses when the view holds more than {max_size} events{extra}; keeps the first {keep_first} "
+                f"and the newest {max_size // 2 - keep_first - 1}")
+
+    def should_compact(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> bool:
+        max_size, max_tokens, _ = limits(ctx.config)
+        if max_tokens is not None and ctx.request_tokens > max_tokens:
+            return True
+        return view_size(history) > max_size
+
+    def rebuild(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Compaction:
+        max_size, _, keep_first = limits(ctx.config)
+        gone = forgotten(history, max_size, keep_first)
+        if not gone:
+            return Compaction(None, rejected="no event between the kept head and tail")
+        chosen = [m for i, m in enumerate(history) if i in gone]
+        summary = ctx.summarize(for_offline_summary(chosen) if ctx.offline else chosen, self.summary_prompt)
+        text = openhands_summary(summary) if ctx.offline else summary
+        message = mark(HumanMessage(content=text, id=stable_id("openhands-summary", ctx.step, text)), "summary")
+        head = [m for i, m in enumerate(history) if i not in gone and i < min(gone)]
+        tail = [m for i, m in enumerate(history) if i not in gone and i > min(gone)]
+        return Compaction([*head, message, *tail], summary=text,
+                          detail={"forgotten_events": sum(events_of(history[i]) for i in gone),
+                                  "events_before": view_size(history)})
+
+
+POLICY = OpenHandsPolicy()
