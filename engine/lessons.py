@@ -16,6 +16,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from engine.config import EngineConfig, preset
 from engine.errors import ConfigError
+from engine.lesson_sessions import coding_session_thread
 from engine.replay import replay
 from engine.run import Run
 from engine.synthetic import TOOLS, synthetic_thread
@@ -90,6 +91,7 @@ def _interrupted_thread() -> Thread:
 THREADS: dict[str, str] = {
     "agent-80": "80-step coding agent (generated): large results, parallel sub-agents, todos, big file writes",
     "interrupted": "A short run the user interrupted mid tool call, then resumed",
+    "coding-session": "A six-request coding session (hand-made): file reads that come back, test runs, a 64k window",
 }
 
 
@@ -99,6 +101,8 @@ def lesson_thread_by_key(key: str) -> Thread:
         return synthetic_thread(80, seed=0, tokens_per_step=800, max_input_tokens=40_000)
     if key == "interrupted":
         return _interrupted_thread()
+    if key == "coding-session":
+        return coding_session_thread()
     raise ConfigError(f"unknown lesson thread {key!r}; known: {', '.join(THREADS)}", key="lesson.thread")
 
 
@@ -247,6 +251,65 @@ LESSONS: tuple[Lesson, ...] = (
                     ("Yes, it is in the system prompt", "No, it was summarized", "Only in the history file"), 0,
                     "Memory is injected into every request's system prompt."),
         needles=("ORCHID-5521", "pytest over unittest"),
+    ),
+    Lesson(
+        id="context-editing", title="Context editing vs summarization", layer="context_editing",
+        summary="Clearing old tool results in place keeps the conversation; a summary replaces it.",
+        points=(
+            "**Context editing** (LangChain's `ContextEditingMiddleware`, Anthropic's `clear_tool_uses`, Claude "
+            "Code's microcompact, OpenCode's prune) replaces old tool *results* by a placeholder such as "
+            "`[cleared]`, in place. The user's words, the model's reasoning and every call stay; the agent can "
+            "run a tool again if it needs the output back.",
+            "**Summarization** replaces the older history as a whole by a summary a model writes: one more model "
+            "call each time, and whatever the summary leaves out is gone.",
+            "Tool results are most of a coding agent's context, so clearing them first often keeps the view "
+            "under the summarization trigger: fewer summaries, or none.",
+            "Here clearing starts at half the window and keeps the newest `keep` results; summarization (Deep "
+            "Agents' 85 % trigger) runs after it. Turn clearing off and watch the summaries come back.",
+        ),
+        thread="agent-80", preset="deepagents",
+        base=("order=[context_editing, summarization]", "context_editing.trigger=fraction:0.5"),
+        try_this=(
+            TryThis("context_editing.enabled", "Clear old tool results first", ("true", "false"), "true",
+                    labels=("on", "off")),
+            TryThis("context_editing.keep", "Tool results kept (newest)", ("1", "3", "20"), "3",
+                    "LangChain's ClearToolUsesEdit keeps 3."),
+        ),
+        watch="summarization.summarize",
+        check=Check("What does context editing keep that a summary does not?",
+                    ("The messages themselves: only old tool results become a placeholder",
+                     "Nothing: it deletes old messages", "The tool results, word for word"), 0,
+                    "An edit clears the content of old results in place; the history's structure and the user's "
+                    "words stay as they were."),
+        needles=("BLUE-HERON-7",),
+    ),
+    Lesson(
+        id="coding-agents", title="Coding agents' compaction policies side by side", layer="compaction",
+        summary="Claude Code, Codex, Gemini CLI, Cline and OpenHands compact the same session differently.",
+        points=(
+            "**Claude Code** summarizes everything at the effective window − 13k and re-attaches recent files. "
+            "**Codex** at 90 % of the window: it re-sends your own newest messages (up to 20k tokens) and the "
+            "summary.",
+            "**Gemini CLI** looks at the *previous* prompt: past half the window it summarizes the oldest 70 % "
+            "into a `<state_snapshot>`, split only at a plain user turn (a long run on one request cannot "
+            "split), and gives up if the summary would be larger.",
+            "**Cline** writes no summary: it removes duplicate file reads, else drops half (or three quarters) "
+            "of the middle of the conversation in pairs, keeping the first exchange. **OpenHands** counts *events*, not tokens: past "
+            "120 it keeps the first 4 and the newest 55 around a summary.",
+            "Pick each policy and watch where the compaction markers fall, and how high the curve gets first. "
+            "The Config page's *Compare runs* tab puts them all on one chart.",
+        ),
+        thread="coding-session", preset="claude-code", base=(),
+        try_this=(TryThis("compaction.policy", "Whose policy",
+                          ("claude-code", "codex", "gemini-cli", "cline", "openhands"), "claude-code",
+                          "Each agent's own defaults (docs/config.md, Coding-agent policies).",
+                          ("Claude Code", "Codex CLI", "Gemini CLI", "Cline", "OpenHands")),),
+        watch="compaction",
+        check=Check("Which of these agents shortens the history without writing a summary?",
+                    ("Claude Code", "Cline", "Codex"), 1,
+                    "Cline drops messages (pairs from the middle) and de-duplicates file reads; the others "
+                    "summarize."),
+        needles=("KESTREL-41",),
     ),
 )
 

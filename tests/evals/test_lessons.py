@@ -16,12 +16,17 @@ EFFECTS = {
     "todo": ({"todo.enabled": "false"}, 6, 0),
     "dangling": ({"dangling.enabled": "false"}, 2, 0),
     "memory": ({"memory.enabled": "false"}, 1, 0),
+    # clearing old results keeps agent-80 under the 85 % trigger; without it Deep Agents summarizes 4 times
+    "context-editing": ({"context_editing.enabled": "false"}, 0, 4),
+    # Claude Code compacts the coding session twice, Cline trims it twice, OpenHands condenses it once
+    "coding-agents": ({"compaction.policy": "openhands"}, 2, 1),
 }
 
 
 def test_an_overview_and_one_lesson_per_layer() -> None:
     assert [x.id for x in LESSONS] == list(EFFECTS)
-    assert {x.layer for x in LESSONS} == {None, "filesystem", "subagents", "summarization", "todo", "dangling", "memory"}
+    assert {x.layer for x in LESSONS} == {None, "filesystem", "subagents", "summarization", "todo", "dangling", "memory",
+                                          "context_editing", "compaction"}
     for item in LESSONS:
         assert item.points and item.try_this and 0 <= item.check.answer < len(item.check.options)
         for control in item.try_this:
@@ -53,3 +58,27 @@ def test_unknown_lesson_and_unoffered_settings() -> None:
         lesson_config(lesson("todo"), {"summarization.keep": "messages:3"})
     with pytest.raises(ConfigError, match="is not offered"):
         lesson_config(lesson("todo"), {"todo.enabled": "maybe"})
+
+
+def test_context_editing_lesson_clears_instead_of_summarizing() -> None:
+    outcome = run_lesson("context-editing")
+    events = {(e.layer, e.kind) for e in outcome.baseline.events}
+    assert ("context_editing", "clear") in events and ("summarization", "summarize") not in events
+    off = run_lesson("context-editing", {"context_editing.enabled": "false"}).tried
+    assert [e.step for e in off.events if e.kind == "summarize"] == [20, 37, 54, 69]
+    # keeping 20 results instead of 3 lets the view reach the trigger again
+    assert run_lesson("context-editing", {"context_editing.keep": "20"}).watched == (0, 3)
+
+
+def test_coding_agents_lesson_compacts_where_each_policy_says() -> None:
+    where = {}
+    for name in ("claude-code", "codex", "gemini-cli", "cline", "openhands"):
+        run = run_lesson("coding-agents", {"compaction.policy": name}).tried
+        where[name] = [(e.step, e.kind) for e in run.events if e.layer == "compaction"]
+    assert where == {
+        "claude-code": [(29, "compact"), (52, "compact")],  # 64,000 - 20,000 - 13,000 = 31,000
+        "codex": [(55, "compact")],  # 90 % of 64,000
+        "gemini-cli": [(32, "compact"), (56, "compact")],  # the previous prompt past 32,000
+        "cline": [(36, "trim"), (59, "trim")],  # maxAllowedSize 64k - 27k = 37,000; no summary
+        "openhands": [(60, "compact")],  # more than 120 events
+    }

@@ -95,7 +95,7 @@ def test_sweep_grid_error_is_shown(start) -> None:  # noqa: ANN001
 def test_workshop_overview_lists_every_lesson(start) -> None:  # noqa: ANN001
     at = start(WORKSHOP)
     assert [t.value for t in at.title] == ["Overview: what the model actually sees"]
-    assert len(at.dataframe[0].value) == 7
+    assert len(at.dataframe[0].value) == 9  # the overview, one per layer, context editing, coding agents
     assert chart(at, "ws_chart_overview")["data"][1]["name"] == "A: view tokens"
     assert any(d.proto.label == "Figure as HTML" for d in at.get("download_button"))
 
@@ -113,6 +113,16 @@ def test_a_new_user_runs_the_summarization_lesson_end_to_end(start) -> None:  # 
     assert at.warning and "Not quite" in at.warning[0].value
     at.radio(key="ws_check_summarization").set_value(1).run()
     assert at.success and at.success[0].value.startswith("Right.")
+
+
+def test_the_coding_agents_lesson_switches_policies(start) -> None:  # noqa: ANN001
+    at = start(WORKSHOP)
+    at.selectbox(key="ws_lesson").set_value("coding-agents").run()
+    assert [t.value for t in at.title] == ["Coding agents' compaction policies side by side"]
+    assert metrics(at)["compaction events"] == "2"  # Claude Code compacts at steps 29 and 52
+    at.radio(key="ws_try_coding-agents_compaction.policy").set_value("openhands").run()
+    assert not at.exception
+    assert metrics(at)["compaction events"] == "1"  # OpenHands condenses once, past 120 events
 
 
 def test_presenter_mode_reveals_step_by_step_and_navigates(start) -> None:  # noqa: ANN001
