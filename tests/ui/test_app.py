@@ -233,14 +233,14 @@ def test_compare_pins_a_and_shows_deltas(start) -> None:  # noqa: ANN001
     assert not at.exception
     frames = at.dataframe
     rows = [json.dumps(f.value.to_dict(orient="records")) for f in frames]
-    delta = next(r for r in rows if "peak view tokens" in r)
+    delta = next(r for r in rows if '"metric"' in r)  # the A/B table; the agents' policies table comes first
     table = json.loads(delta)
     summ = next(r for r in table if r["metric"] == "events: summarization")
     assert (summ["A"], summ["B"], summ["B − A"]) == (7, 3, -4)
     assert any("summarization.trigger" in r for r in rows)
-    # the overlaid timelines, then the cost curves (tests/ui/test_cost_pages.py)
+    # the agents' policies side by side, the overlaid timelines, then the cost curves (tests/ui/test_cost_pages.py)
     assert [c.key for c in at.get("plotly_chart")] == [
-        "compare_chart", "compare_cost_chart"]
+        "cmp_policies_chart", "compare_chart", "compare_cost_chart"]
 
 
 # -- threads, upload, deep links ---------------------------------------------------------------

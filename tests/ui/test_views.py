@@ -217,7 +217,8 @@ def test_bad_url_params_are_reported_and_skipped() -> None:
                                          "thread": "sample:a", "step": "3"})
     assert config == preset("deepagents")
     assert errors == [
-        "preset: unknown preset 'nope'; choose one of as-recorded, claude-code, deepagents, langchain, deerflow, stress",
+        "preset: unknown preset 'nope'; choose one of as-recorded, claude-code, codex, gemini-cli, cline, openhands, "
+        "anthropic-compaction, openai-compaction, deepagents, langchain, deerflow, stress",
         "summarization.keep: expected TYPE:VALUE like tokens:30000, got 'bogus' (got 'bogus')",
         "x.y: not taken from a link (links may only carry the sidebar's and the Config form's replay settings); "
         "set it on the Config page if you want it",
