@@ -22,6 +22,7 @@ PAGES = {
         st.Page("pages/timeline.py", title="Timeline", icon=":material/stacked_line_chart:", url_path="timeline", default=True),
         st.Page("pages/step.py", title="Step", icon=":material/search:", url_path="step"),
         st.Page("pages/layers.py", title="Layers", icon=":material/layers:", url_path="layers"),
+        st.Page("pages/compare.py", title="Compare sessions", icon=":material/compare:", url_path="compare"),
     ],
     "Configure": [
         st.Page("pages/config.py", title="Config", icon=":material/tune:", url_path="config"),
@@ -35,6 +36,8 @@ PAGES = {
 }
 
 page = st.navigation(PAGES)
+if (target := session.pending_page()) is not None:  # a callback asked for another page (ui.session.go_to)
+    st.switch_page(target)
 session.sync_url()
 with frame():
     page.run()

@@ -16,8 +16,10 @@ import re
 from pathlib import Path
 
 # Query parameters that are not config keys: the view itself (the Workshop's lesson, presenter mode
-# and slide included: they only choose what is shown), and Streamlit's own embed flags.
-VIEW_PARAMS = frozenset({"thread", "step", "preset", "tab", "lesson", "presenter", "slide", "embed", "embed_options"})
+# and slide, and Compare sessions' second thread `vs`, under the same rules as `thread`: they only
+# choose what is shown), and Streamlit's own embed flags.
+VIEW_PARAMS = frozenset({"thread", "step", "preset", "tab", "lesson", "presenter", "slide", "vs", "embed",
+                         "embed_options"})
 
 # The settings a link may carry: exactly the sidebar's controls and the Config form's fields that
 # only change how the replay computes (thresholds, switches, limits, prompt text counted as text).
@@ -70,6 +72,45 @@ REFUSED_SETTINGS: dict[str, str] = {
 _SAMPLE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,199}")
 
 
+# Thread keys a link may carry besides `sample:NAME`: a library entry by its content address (see
+# engine/library.py), and a sub-agent transcript of a thread a link may open, by the id of the Task
+# call that spawned it. Neither names a path: an entry id is hex digits only, and a sub-agent is
+# looked up in its parent's `subagents` dict, never on disk.
+LIBRARY_PREFIX = "library:"
+SUBAGENT_PREFIX = "sub:"
+LIBRARY_ID_LENGTH = 24
+MAX_THREAD_KEY_CHARS = 1000
+_LIBRARY_ID = re.compile(rf"[0-9a-f]{{{LIBRARY_ID_LENGTH}}}")
+_TOOL_CALL_ID = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
+
+
+def valid_library_id(entry_id: str) -> bool:
+    """Exactly 24 lowercase hex digits: no separator, no dot, nothing a path could hide in."""
+    return bool(_LIBRARY_ID.fullmatch(entry_id))
+
+
+def library_id(key: str) -> str | None:
+    """The entry id a `library:<id>` key names, or None when the key is anything else."""
+    if not key.startswith(LIBRARY_PREFIX):
+        return None
+    entry_id = key[len(LIBRARY_PREFIX):]
+    return entry_id if valid_library_id(entry_id) else None
+
+
+def subagent_key(tool_call_id: str, parent_key: str) -> str:
+    return f"{SUBAGENT_PREFIX}{tool_call_id}@{parent_key}"
+
+
+def split_subagent_key(key: str) -> tuple[str, str] | None:
+    """(Task call id, parent thread key) of a `sub:<call id>@<parent key>` key, or None."""
+    if not key.startswith(SUBAGENT_PREFIX) or len(key) > MAX_THREAD_KEY_CHARS:
+        return None
+    call_id, sep, parent = key[len(SUBAGENT_PREFIX):].partition("@")
+    if not sep or not parent or not _TOOL_CALL_ID.fullmatch(call_id):
+        return None
+    return call_id, parent
+
+
 def link_setting_allowed(key: str) -> bool:
     return key in LINK_SETTINGS
 
@@ -99,4 +140,6 @@ def sample_path(folder: Path, name: str) -> Path | None:
     return candidate
 
 
-__all__ = ["LINK_SETTINGS", "REFUSED_SETTINGS", "VIEW_PARAMS", "link_setting_allowed", "refusal", "sample_path"]
+__all__ = ["LIBRARY_ID_LENGTH", "LIBRARY_PREFIX", "LINK_SETTINGS", "MAX_THREAD_KEY_CHARS", "REFUSED_SETTINGS",
+           "SUBAGENT_PREFIX", "VIEW_PARAMS", "library_id", "link_setting_allowed", "refusal", "sample_path",
+           "split_subagent_key", "subagent_key", "valid_library_id"]

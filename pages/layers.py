@@ -25,6 +25,7 @@ from engine.whatif import COMPACTION_EVENTS
 from ui import session
 from ui.cost_panel import compactions_table, cost_of, payback_line
 from ui.frame import require_frame
+from ui.library import all_subagent_buttons
 from ui.text import escape_md, show_text
 from ui.widgets import badge, no_run_message, table
 
@@ -227,6 +228,7 @@ with tabs[4]:
     if rows:
         st.markdown("**Task calls: tokens spent inside the sub-agent vs tokens returned to the parent**")
         table(rows)
+    all_subagent_buttons(run)
     if events:
         st.markdown("**Sub-agent layer events** (e.g. calls dropped above the concurrency limit)")
         event_table(events)

@@ -9,6 +9,7 @@ from ui import session
 from ui.cost_panel import step_bill
 from ui.figures import category_bar_figure, category_label, gauge_figure
 from ui.frame import require_frame
+from ui.library import subagent_buttons
 from ui.widgets import no_run_message, table, view_message
 
 require_frame()
@@ -72,6 +73,7 @@ if step.events:
             st.text(e.message)
 
 step_bill(run, k)
+subagent_buttons(run, k)  # a Task call's sub-agent transcript opens as its own thread
 
 view_tab, diff_tab = st.tabs(["View (what the model received)", "State vs view"])
 entries = view_entries(step, run.counter)

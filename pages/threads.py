@@ -11,8 +11,10 @@ from engine.errors import ContextInspectorError
 from engine.formats import list_threads, load_thread
 from engine.formats.dburl import is_postgres_url, redact
 from engine.views import thread_facts
+from engine.workspace import WorkspaceError
 from ui import session
 from ui.frame import require_frame
+from ui.library import render_library
 from ui.text import error_text, escape_md
 
 require_frame()
@@ -22,6 +24,30 @@ st.title("Threads")
 
 def _open(key: str) -> None:
     session.select_thread(key)
+
+
+def _save_and_open(upload: session.Upload, marker: str) -> str | None:
+    """Save the upload in the library and return its `library:` key; if the workspace cannot be written,
+    keep it in this session only (an `upload:` key) and say so; None (with the error shown) if it does
+    not load."""
+    try:
+        entry = session.save_upload(upload)
+    except WorkspaceError as exc:
+        session.add_upload(upload)
+        if session.thread_for(marker) is None:
+            st.session_state["uploads"].pop(marker, None)
+            st.error(f"Could not load {escape_md(upload.name)}: {escape_md(session.load_error(marker) or '')}")
+            return None
+        session.notify(f"Not saved in the library ({error_text(exc)}); it lasts only for this session.")
+        return marker
+    except Exception as exc:
+        st.error(f"Could not load {escape_md(upload.name)}: {escape_md(_explain(exc))}")
+        return None
+    key = "library:" + entry.id
+    if session.thread_for(key) is None:
+        st.error(f"Could not load {escape_md(upload.name)}: {escape_md(session.load_error(key) or '')}")
+        return None
+    return key
 
 
 def _explain(exc: Exception) -> str:
@@ -117,17 +143,18 @@ with upload_col:
                 chosen = pick
         if chosen is not None:
             upload = session.Upload(uploaded.name, data, chosen, companions)
-            key = session.upload_key(data, chosen, companions)
+            marker = session.upload_key(data, chosen, companions)
             # a single-thread file opens once on upload; later reruns keep whatever the user opened since
-            if len(refs) > 1 or st.session_state.get("opened_upload") != key:
-                session.add_upload(upload)
-                if session.thread_for(key) is None:
-                    st.session_state["uploads"].pop(key, None)
-                    st.error(f"Could not load {escape_md(uploaded.name)}: {escape_md(session.load_error(key) or '')}")
-                else:
-                    st.session_state["opened_upload"] = key
+            if len(refs) > 1 or st.session_state.get("opened_upload") != marker:
+                key = _save_and_open(upload, marker)
+                if key is not None:
+                    st.session_state["opened_upload"] = marker
                     session.select_thread(key)
                     st.rerun()
+
+# -- the library: uploads saved in the workspace ------------------------------------------------
+with samples_col:
+    render_library()
 
 # -- LangGraph on PostgreSQL --------------------------------------------------------------------
 with upload_col:

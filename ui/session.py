@@ -20,7 +20,8 @@ import streamlit as st
 from engine.config import RECORDED_PRESET, EngineConfig, default_preset_name, preset
 from engine.errors import ContextInspectorError, ThreadLoadError
 from engine.formats import load_thread
-from engine.links import sample_path
+from engine.library import Library, LibraryEntry
+from engine.links import LIBRARY_PREFIX, library_id, sample_path, split_subagent_key
 from engine.redaction import describe_error, one_line
 from engine.replay import replay
 from engine.run import Run
@@ -105,6 +106,55 @@ def _load_upload(key: str, _upload: Upload) -> Thread:
         return load_thread(main, thread_id=_upload.thread_id)
 
 
+# -- the library: uploads saved in the workspace (engine/library.py) ------------------------------
+def library() -> Library:
+    """The library of the workspace (`$CTXI_WORKSPACE`, else ~/.context-inspector), read afresh each time."""
+    return Library()
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _load_library(folder: str, entry_id: str) -> Thread:
+    # an entry never changes (its id is its content), so one load serves every session and rerun
+    return Library(Path(folder).parent.parent).load(entry_id)
+
+
+def save_upload(upload: Upload) -> LibraryEntry:
+    """Save an upload in the library (raises ThreadLoadError if it does not load, WorkspaceError if the
+    workspace cannot be written); returns its entry, whose key `library:<id>` opens it from a link."""
+    return library().add(upload.name, upload.data, upload.thread_id, upload.companions)
+
+
+def spawning_step(key: str) -> int | None:
+    """For a sub-agent key: the parent's step whose model call made the Task call that spawned it."""
+    split = split_subagent_key(key)
+    parent = thread_for(split[1]) if split else None
+    if split is None or parent is None:
+        return None
+    for step, index in enumerate(parent.ai_indices()):
+        message = parent.messages[index]
+        if any(call.get("id") == split[0] for call in getattr(message, "tool_calls", None) or ()):
+            return step
+    return None
+
+
+def known_threads() -> dict[str, str]:
+    """Every thread this session can open, key -> label: samples, library entries, uploads, databases."""
+    out: dict[str, str] = {}
+    for path in sample_files():
+        out[sample_key(path)] = f"sample · {path.stem}"
+    try:
+        entries = library().entries()
+    except ContextInspectorError:
+        entries = []
+    for entry in entries:
+        out[LIBRARY_PREFIX + entry.id] = f"library · {entry.title[:70]} ({entry.source_format}, {entry.steps} steps)"
+    for key, upload in st.session_state.get("uploads", {}).items():
+        out.setdefault(key, f"upload · {upload.name}")
+    for key, thread in st.session_state.get("database_threads", {}).items():
+        out.setdefault(key, f"PostgreSQL · {thread.title or thread.thread_id}")
+    return out
+
+
 def synthetic_available() -> bool:
     try:
         return importlib.util.find_spec("engine.synthetic") is not None
@@ -176,6 +226,18 @@ def _thread_for(key: str) -> Thread | None:
     if key.startswith("pg:"):
         # read when the user opened it on the Threads page; a key in a URL never makes the server connect
         return st.session_state.get("database_threads", {}).get(key)
+    if key.startswith(LIBRARY_PREFIX):
+        # only `library:<24 hex digits>` naming a folder directly in the workspace's library (engine.links)
+        entry_id = library_id(key)
+        folder = library().entry_dir(entry_id) if entry_id else None
+        if entry_id is None or folder is None:
+            return None
+        return _load_library(str(folder), entry_id)
+    if key.startswith("sub:"):
+        # a sub-agent transcript of a thread this session may open, by the Task call id: never a file
+        split = split_subagent_key(key)
+        parent = thread_for(split[1]) if split else None
+        return parent.subagents.get(split[0]) if split and parent is not None else None
     if key.startswith("sample:"):
         path = sample_file(key)
         if path is None:
@@ -188,6 +250,9 @@ def _thread_for(key: str) -> Thread | None:
 
 
 def _thread_version(key: str) -> str:
+    split = split_subagent_key(key)
+    if split is not None:  # a sub-agent changes when its parent's file does
+        return f"{_thread_version(split[1])}>{split[0]}"
     if key.startswith(("sample:", "file:")):
         path = sample_file(key) if key.startswith("sample:") else Path(key.removeprefix("file:"))
         return f"{key}@{path.stat().st_mtime if path is not None and path.is_file() else 0}"
@@ -337,6 +402,15 @@ def add_upload(upload: Upload) -> str:
     return key
 
 
+def go_to(page: str) -> None:
+    """Switch to `page` on this run (a callback cannot switch pages itself; app.py does it, `pending_page`)."""
+    st.session_state["go_to_page"] = page
+
+
+def pending_page() -> str | None:
+    return st.session_state.pop("go_to_page", None)
+
+
 def notify(message: str) -> None:
     st.session_state.setdefault("notices", []).append(message)
 
@@ -364,6 +438,8 @@ def init() -> None:
         shown = key if len(key) <= 80 else key[:79] + "…"
         notify(f"The thread {shown!r} from the link is not available here"
                + (" (uploads last only for the session that uploaded them)" if key.startswith("upload:") else "")
+               + (" (it is not in this workspace's library: deleted, or saved in another workspace)"
+                  if key.startswith(LIBRARY_PREFIX) else "")
                + (" (threads read from PostgreSQL last only for the session that opened them)"
                   if key.startswith("pg:") else "")
                + "; opened the default thread instead.")

@@ -13,6 +13,7 @@ from engine.summarizers import model_summarizers
 from engine.tokens import COUNTERS
 from engine.views import TOGGLE_LAYERS, layer_enabled
 from ui import controls, session
+from ui import library as library_ui
 from ui.text import escape_md
 
 LAYER_LABELS = {
@@ -157,6 +158,7 @@ def render() -> None:
             st.markdown(escape_md(title, limit=80))
             st.caption(f"{len(thread.ai_indices()):,} steps · {len(thread.messages):,} messages · "
                        f"{escape_md(thread.source_format)}")
+            library_ui.origin_note()  # a sub-agent's transcript: whose, and back to the step that spawned it
 
         st.markdown("#### Settings")
         names = [*PRESETS] if config.preset in PRESETS else [*PRESETS, "custom"]

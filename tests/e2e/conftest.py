@@ -9,6 +9,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -42,13 +43,13 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def app_url(e2e_samples: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+@contextmanager
+def serve(env_overrides: dict[str, str], log: Path) -> Iterator[str]:
+    """A Streamlit server on a free port with these environment overrides; yields its URL, stops it after."""
     port = _free_port()
-    log = tmp_path_factory.mktemp("e2e-server") / "streamlit.log"
-    env = {**os.environ, "CTXI_SAMPLES_DIR": str(e2e_samples)}
+    env = {**os.environ, **env_overrides}
     env.pop("CTXI_OPEN", None)
-    with open(log, "wb") as out:
+    with open(log, "ab") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless=true",
              f"--server.port={port}", "--server.address=127.0.0.1", "--server.fileWatcherType=none",
@@ -56,7 +57,7 @@ def app_url(e2e_samples: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 90
         while True:
             if proc.poll() is not None:
                 pytest.fail(f"streamlit exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
@@ -76,6 +77,15 @@ def app_url(e2e_samples: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
             proc.wait(10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@pytest.fixture(scope="session")
+def app_url(e2e_samples: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("e2e-server")
+    # uploads are saved in the library of a workspace of the test run's own, never in ~/.context-inspector
+    with serve({"CTXI_SAMPLES_DIR": str(e2e_samples), "CTXI_WORKSPACE": str(folder / "workspace")},
+               folder / "streamlit.log") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -7,4 +7,4 @@ from tests.e2e.conftest import (  # noqa: F401 - fixtures: the server, the brows
     e2e_samples,
     screenshots,
 )
-from tests.ui.conftest import navigation_mode, samples_dir, start  # noqa: F401 - fixtures: AppTest from app.py
+from tests.ui.conftest import navigation_mode, samples_dir, start, workspace  # noqa: F401 - fixtures: AppTest from app.py

@@ -50,7 +50,15 @@ def navigation_mode(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def start(samples_dir: Path, navigation_mode: None):  # noqa: ANN201 - a factory
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A workspace of the test's own: uploads are saved in its library, never in ~/.context-inspector."""
+    folder = tmp_path / "workspace"
+    monkeypatch.setenv("CTXI_WORKSPACE", str(folder))
+    return folder
+
+
+@pytest.fixture
+def start(samples_dir: Path, navigation_mode: None, workspace: Path):  # noqa: ANN201 - a factory
     def _start(page: str | None = None, **query: str) -> AppTest:
         at = AppTest.from_file(APP, default_timeout=120)
         for k, v in query.items():

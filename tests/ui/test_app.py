@@ -10,6 +10,7 @@ import pytest
 
 from engine.config import ContextSize, preset
 from engine.formats.native import dumps
+from engine.library import Library
 from tests.conftest import trace_path
 from tests.ui.builders import HOSTILE, build_thread
 from tests.ui.conftest import figure, hline_levels, layer_event_counts
@@ -244,6 +245,14 @@ def test_compare_pins_a_and_shows_deltas(start) -> None:  # noqa: ANN001
 
 
 # -- threads, upload, deep links ---------------------------------------------------------------
+def _saved_thread_id(at, workspace: Path) -> str | None:  # noqa: ANN001
+    """The thread id of the library entry the app opened (an upload opens as `library:<id>`)."""
+    key = at.session_state["thread_key"]
+    assert key.startswith("library:")
+    entry = Library(workspace).entry(key.removeprefix("library:"))
+    return entry.thread_id if entry else None
+
+
 def test_threads_page_lists_samples_and_opens_one(start) -> None:  # noqa: ANN001
     at = start("pages/threads.py")
     assert titles(at) == ["Threads"]
@@ -252,20 +261,20 @@ def test_threads_page_lists_samples_and_opens_one(start) -> None:  # noqa: ANN00
     assert at.session_state["step"] == 0
 
 
-def test_upload_a_thread_and_a_bad_file(start) -> None:  # noqa: ANN001
+def test_upload_a_thread_and_a_bad_file(start) -> None:  # noqa: ANN001 - saved in the library: tests/ui/test_library.py
     at = start("pages/threads.py")
     thread = build_thread(7, thread_id="uploaded-one")
     thread.title = "Uploaded thread"
     at.file_uploader[0].upload("mine.json", dumps(thread).encode(), "application/json").run()
     assert not at.exception
-    assert at.session_state["thread_key"].startswith("upload:")
+    assert at.session_state["thread_key"].startswith("library:")
     assert any(m.value == "Uploaded thread" for m in at.sidebar.markdown)
     at.file_uploader[0].upload("notes.json", b'{"hello": "world"}', "application/json").run()
     errors = plain(at.error)
     assert "Could not read notes.json" in errors and "unrecognised thread format" in errors
 
 
-def test_upload_a_multi_thread_file_lets_the_user_pick(start) -> None:  # noqa: ANN001
+def test_upload_a_multi_thread_file_lets_the_user_pick(start, workspace: Path) -> None:  # noqa: ANN001
     entries = [{"task_id": t, "trial": 0, "reward": 1.0, "info": {},
                 "traj": [{"role": "system", "content": "policy"}, {"role": "user", "content": f"task {t}"},
                          {"role": "assistant", "content": f"done {t}"}]} for t in (11, 12)]
@@ -276,7 +285,7 @@ def test_upload_a_multi_thread_file_lets_the_user_pick(start) -> None:  # noqa: 
     assert pick.options == ["11-0: reward 1.0 (3 messages)", "12-0: reward 1.0 (3 messages)"]
     pick.set_value("12-0")
     at.button(key="upload_open").click().run()
-    assert at.session_state["thread_key"].endswith(":12-0")
+    assert _saved_thread_id(at, workspace) == "12-0"
 
 
 def test_deep_link_restores_thread_step_and_settings(start) -> None:  # noqa: ANN001
@@ -335,7 +344,7 @@ def test_real_transcripts_open_on_every_page(start, monkeypatch, parts: tuple[st
     assert titles(at) == [f"Step {steps - 1}"]
 
 
-def test_upload_a_langgraph_sqlite_database_and_pick_a_thread(start, tmp_path: Path) -> None:  # noqa: ANN001
+def test_upload_a_langgraph_sqlite_database_and_pick_a_thread(start, tmp_path: Path, workspace: Path) -> None:  # noqa: ANN001
     from tests.formats.test_langgraph_sqlite import build_database
 
     db = tmp_path / "checkpoints.sqlite"
@@ -347,7 +356,7 @@ def test_upload_a_langgraph_sqlite_database_and_pick_a_thread(start, tmp_path: P
     assert pick.options == ["alpha: read a.py (4 messages)", "beta (4 messages)"]
     pick.set_value("beta")
     at.button(key="upload_open").click().run()
-    assert at.session_state["thread_key"].endswith(":beta")
+    assert _saved_thread_id(at, workspace) == "beta"
     at.switch_page("pages/timeline.py").run()
     assert not at.exception
     assert at.metric[0].value == "2"  # the latest checkpoint state, after LangChain summarized it
