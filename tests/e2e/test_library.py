@@ -65,14 +65,17 @@ def test_the_library_survives_a_server_restart(page: Page, servers, screenshots:
 
     with start() as url:
         open_cold(page, f"{url}/threads")
-        page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files([str(main), *map(str, agents)])
+        expect(page.get_by_test_id("stFileUploaderDropzoneInput")).to_have_count(1, timeout=TIMEOUT_MS)
+        page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files([str(main), *map(str, agents)],
+                                                                          timeout=TIMEOUT_MS)
         wait_long(page)
         expect(page).to_have_url(re.compile(r"thread=library%3A[0-9a-f]{24}|thread=library:[0-9a-f]{24}"),
                                  timeout=TIMEOUT_MS)
         [entry] = Library(workspace).entries()
         assert entry.files == (main.name, "agent-a2898e3.jsonl", "agent-acompact-e1f845.jsonl")
         open_page(page, f"{url}/threads")  # a new browser session, an empty upload box: the SWE-agent run
-        page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(swe))
+        expect(page.get_by_test_id("stFileUploaderDropzoneInput")).to_have_count(1, timeout=TIMEOUT_MS)
+        page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(swe), timeout=TIMEOUT_MS)
         wait_long(page)
         expect(page.get_by_test_id("stSidebar").get_by_text("Pixel Representation attribute", exact=False)
                ).to_be_visible(timeout=TIMEOUT_MS)
