@@ -103,7 +103,7 @@ def test_the_library_survives_a_server_restart(page: Page, servers, screenshots:
         expect(button).to_have_count(1, timeout=TIMEOUT_MS)
         shot(page, screenshots, "step-subagent-button")
         button.click()
-        wait_for_app(page)
+        wait_long(page)  # a thread no one has replayed yet
         expect(page.get_by_role("heading", name="Timeline")).to_be_visible(timeout=TIMEOUT_MS)
         expect(page).to_have_url(re.compile(rf"thread=sub(%3A|:){CALL_ID}(%40|@)library"), timeout=TIMEOUT_MS)
         expect(page.get_by_test_id("stMetricValue").first).to_have_text("12", timeout=TIMEOUT_MS)
@@ -111,15 +111,16 @@ def test_the_library_survives_a_server_restart(page: Page, servers, screenshots:
                ).to_be_visible(timeout=TIMEOUT_MS)
         shot(page, screenshots, "subagent-timeline")
         page.reload()  # the sub-agent's link opens on its own too
-        wait_for_app(page)
+        wait_long(page)
         expect(page.get_by_test_id("stMetricValue").first).to_have_text("12", timeout=TIMEOUT_MS)
         page.get_by_test_id("stSidebar").get_by_role("button", name=re.compile("Back to the parent step 3")).click()
-        wait_for_app(page)
+        wait_long(page)
         expect(page.get_by_role("heading", name="Step 3")).to_be_visible(timeout=TIMEOUT_MS)
         expect(page).to_have_url(re.compile(rf"thread=library(%3A|:){entry.id}"), timeout=TIMEOUT_MS)
 
         # two sessions side by side
-        open_page(page, f"{url}/compare?thread=library:{entry.id}&vs=library:{swe_entry.id}")
+        page.goto(f"{url}/compare?thread=library:{entry.id}&vs=library:{swe_entry.id}")
+        wait_long(page)  # two replays
         expect(page.get_by_role("heading", name="Compare sessions")).to_be_visible(timeout=TIMEOUT_MS)
         expect(page.get_by_test_id("stPlotlyChart")).to_have_count(2, timeout=TIMEOUT_MS)
         shot(page, screenshots, "compare-sessions")
