@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from engine.timeline_table import rows_csv, timeline_rows
 from engine.views import event_markers, recorded_compactions, threshold_lines
 from ui import session
 from ui.cost_panel import timeline_cost
@@ -21,9 +22,15 @@ if run is None:
 
 run_metrics(run)
 
-fig = timeline_figure(run)
+whole_window = st.toggle("Whole window", key="timeline_whole_window",
+                         help="Scale the chart to the window and the trigger and keep levels; "
+                              "off, it fits what the model saw.")
+fig = timeline_figure(run, whole_window=whole_window)
+name = f"timeline-{run.thread.thread_id}"[:80]
 event = st.plotly_chart(fig, key=session.timeline_key(), on_select="rerun", selection_mode="points",
-                        config={"displaylogo": False})
+                        config={"displaylogo": False,
+                                # the camera button of the chart's toolbar saves this PNG (drawn in the browser)
+                                "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}})
 picked = session.selected_steps(event)
 if picked:
     session.set_step(picked[0])
@@ -37,6 +44,15 @@ caption = ("Stacked areas: what the model saw at each step, by category. Dotted:
 if recorded_compactions(run):
     caption += " Purple stars and dash-dot lines: compactions the source agent itself recorded."
 st.caption(caption + ("  \n" + " · ".join(notes) if notes else ""))
+
+exports = st.columns([1, 1, 4], vertical_alignment="center")
+# callables: the file is built when the button is pressed, not on every rerun
+exports[0].download_button("Table (CSV)", data=lambda: rows_csv(timeline_rows(run)), file_name=f"{name}.csv",
+                           mime="text/csv", key="timeline_csv", icon=":material/table:", on_click="ignore")
+exports[1].download_button("Chart (HTML)", data=lambda: fig.to_html(include_plotlyjs=True, full_html=True),
+                           file_name=f"{name}.html", mime="text/html", key="timeline_html",
+                           icon=":material/download:", on_click="ignore")
+exports[2].caption("PNG: the camera button in the chart's toolbar (top right of the chart).")
 
 cols = st.columns([1, 3])
 with cols[0]:

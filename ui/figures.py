@@ -69,6 +69,20 @@ LINE_STYLES: dict[str, dict[str, object]] = {
     "trigger": {"color": "#dc2626", "width": 2, "dash": "dash"},
     "keep": {"color": "#16a34a", "width": 2, "dash": "dot"},
 }
+# The lanes under the timeline, in words (engine layer names are code names)
+LANE_LABELS: dict[str, str] = {
+    "filesystem": "offload to files",
+    "subagents": "sub-agents",
+    "summarization": "summarization",
+    "context_editing": "context editing",
+    "todo": "todo reminder",
+    "dangling": "patched tool calls",
+    "memory": "memory",
+    "input_context": "prompt assembly",
+    "recorded": "recorded history",
+    "compaction": "compaction",
+    "recorded (source)": "compaction in the source",
+}
 RECORDED_COLOR = "#7c3aed"
 MAX_EVENT_LINES = 150  # vertical guides for compactions; more would clutter and bloat the figure
 
@@ -80,6 +94,10 @@ def esc(text: str) -> str:
 
 def category_label(category: str) -> str:
     return CATEGORY_LABELS.get(category, category)
+
+
+def lane_label(lane: str) -> str:
+    return LANE_LABELS.get(lane, lane.replace("_", " "))
 
 
 def _hline(line: ThresholdLine) -> dict[str, object]:
@@ -94,15 +112,22 @@ def _vline(x: float, color: str, dash: str, width: float = 1.0) -> dict[str, obj
 
 
 def _step_hover(series: TimelineSeries, window_tokens: int) -> list[str]:
-    """Per step: view vs window, raw, and the categories that hold tokens (largest first)."""
+    """Per step: view vs window, raw, recorded input, and the categories that hold tokens (largest first).
+
+    The one hover of the chart: the raw and recorded curves do not hover themselves, so where they
+    overlap the view (most of a real session) the nearest point is still the step's own.
+    """
     present = [c for c in CATEGORIES if series.by_category[c].any()]
     columns = [series.by_category[c].tolist() for c in present]
+    recorded = (series.recorded_input_tokens.tolist() if series.recorded_input_tokens is not None
+                else [float("nan")] * len(series.steps))
     out = []
-    for j, (view, raw, events) in enumerate(zip(series.view_tokens.tolist(), series.raw_tokens.tolist(),
-                                                series.event_counts.tolist(), strict=True)):
+    for j, (view, raw, rec, events) in enumerate(zip(series.view_tokens.tolist(), series.raw_tokens.tolist(),
+                                                     recorded, series.event_counts.tolist(), strict=True)):
         parts = sorted(((col[j], c) for col, c in zip(columns, present, strict=True) if col[j]), reverse=True)
         pct = f" ({100 * view / window_tokens:.0f}% of window)" if window_tokens else ""
-        out.append(f"<b>step {j}</b>: view {view:,}{pct} · raw {raw:,}<br>"
+        rec_text = f" · recorded input {int(rec):,}" if rec == rec else ""  # NaN: not recorded at this step
+        out.append(f"<b>step {j}</b>: view {view:,}{pct} · raw {raw:,}{rec_text}<br>"
                    + "<br>".join(f"{category_label(c)} {n:,}" for n, c in parts)
                    + (f"<br>{events} event(s)" if events else ""))
     return out
@@ -114,8 +139,12 @@ def event_lanes(run: Run) -> list[str]:
     return lanes + (["recorded (source)"] if recorded_compactions(run) else [])
 
 
-def timeline_figure(run: Run, *, height: int = 620) -> go.Figure:
-    """Stacked view tokens per category, the raw curve, live threshold lines, a click layer; events in lanes below."""
+def timeline_figure(run: Run, *, height: int = 620, whole_window: bool = False) -> go.Figure:
+    """Stacked view tokens per category, the raw curve, live threshold lines, a click layer; events in lanes below.
+
+    The y-axis fits the data (what the model saw, the recorded input, the raw curve unless far above);
+    `whole_window` scales it to the window and the live levels instead.
+    """
     series = timeline_series(run)
     steps = series.steps
     markers = event_markers(run)
@@ -134,13 +163,12 @@ def timeline_figure(run: Run, *, height: int = 620) -> go.Figure:
             hoverinfo="skip"), row=1, col=1)  # the click layer's hover lists every category instead
     fig.add_trace(go.Scatter(
         x=steps, y=series.raw_tokens, name="raw (no layers)", mode="lines",
-        line={"color": "#374151", "width": 1.5, "dash": "dot"},
-        hovertemplate="raw: %{y:,}<extra>step %{x}</extra>"), row=1, col=1)
+        line={"color": "#374151", "width": 1.5, "dash": "dot"}, hoverinfo="skip"), row=1, col=1)
     if series.recorded_input_tokens is not None:
         fig.add_trace(go.Scatter(
             x=steps, y=series.recorded_input_tokens, name="recorded input (provider usage)", mode="lines",
-            line={"color": "#0f766e", "width": 1, "dash": "dashdot"}, connectgaps=False,
-            hovertemplate="recorded input: %{y:,}<extra>step %{x}</extra>"), row=1, col=1)
+            line={"color": "#0f766e", "width": 1, "dash": "dashdot"}, connectgaps=False, hoverinfo="skip"),
+            row=1, col=1)
 
     lines = threshold_lines(run.config, run.window_tokens, run.thread.model, run.thread)
     shapes = [_hline(li) for li in lines if li.tokens is not None]
@@ -159,7 +187,8 @@ def timeline_figure(run: Run, *, height: int = 620) -> go.Figure:
         # numpy arrays, not lists: plotly validates lists element by element (slow at 1,000+ events)
         fig.add_trace(go.Scatter(
             x=xs, y=np.full(len(rows), layer, dtype=object), mode="markers",
-            name=f"{layer} ({len(rows)})", legendgroup="events", legendgrouptitle_text="events by layer",
+            name=f"{lane_label(layer)} ({len(rows)})", meta={"layer": layer, "events": len(rows)},
+            legendgroup="events", legendgrouptitle_text="events by layer", cliponaxis=False,
             marker={"color": LAYER_COLORS.get(layer, "#334155"), "size": np.array([12 if w else 9 for w in warn]),
                     "symbol": np.array(["x" if w else "circle" for w in warn], dtype=object),
                     "line": {"width": 1, "color": "white"}},
@@ -172,7 +201,7 @@ def timeline_figure(run: Run, *, height: int = 620) -> go.Figure:
         xs = np.array([s for s, _ in recorded])
         fig.add_trace(go.Scatter(
             x=xs, y=["recorded (source)"] * len(recorded), mode="markers",
-            name=f"compaction recorded in the source ({len(recorded)})", legendgroup="events",
+            name=f"compaction recorded in the source ({len(recorded)})", legendgroup="events", cliponaxis=False,
             marker={"symbol": "star-diamond", "size": 15, "color": RECORDED_COLOR, "line": {"width": 1, "color": "white"}},
             customdata=xs,
             hovertext=[esc(f"recorded compaction ({c.trigger or 'unknown trigger'}): "
@@ -189,29 +218,55 @@ def timeline_figure(run: Run, *, height: int = 620) -> go.Figure:
         hovertext=np.array(_step_hover(series, run.window_tokens), dtype=object), hoverlabel={"align": "left"},
         hovertemplate="%{hovertext}<extra>click to open</extra>"), row=1, col=1)
 
-    # Scale to what the model saw and the live levels; a raw curve far above the window is clipped
-    # (and labelled) rather than squashing the view into a thin band.
-    top = max([int(run.window_tokens * 1.1), int(series.view_tokens.max(initial=0)),
-               *[li.tokens for li in lines if li.tokens is not None]])
-    raw_peak = int(series.raw_tokens.max(initial=0))
-    annotations = []
-    if raw_peak > top * 1.06:
-        annotations.append({"xref": "paper", "x": 0.99, "yref": "y domain", "y": 0.99, "showarrow": False,
-                            "xanchor": "right", "yanchor": "top", "font": {"size": 11, "color": "#374151"},
-                            "bgcolor": "rgba(255,255,255,0.8)",
-                            "text": f"raw curve clipped: it peaks at {raw_peak:,} tokens (double-click to see all)"})
+    top, annotations = _y_top(series, lines, run.window_tokens, whole_window)
+    last = max(0, len(steps) - 1)
+    pad = max(0.6, 0.01 * last)  # room for the step-0 and last-step markers: never half clipped
     fig.update_layout(
         shapes=shapes, annotations=annotations, height=height, hovermode="closest", clickmode="event+select",
         margin={"l": 70, "r": 20, "t": 20, "b": 50},
         legend={"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 11}, "groupclick": "toggleitem"},
-        xaxis2={"title": {"text": "step (model call)"}, "rangemode": "tozero"},
-        yaxis={"title": {"text": f"tokens in the view ({run.counts_label()})"}, "range": [0, top * 1.06],
+        xaxis={"range": [-pad, last + pad]},
+        xaxis2={"title": {"text": "step (model call)"}, "range": [-pad, last + pad]},
+        yaxis={"title": {"text": f"tokens in the view ({run.counts_label()})"}, "range": [0, top],
                "tickformat": ",d"},
         yaxis2={"categoryorder": "array", "categoryarray": list(reversed(lanes)), "range": [-0.6, max(0.6, len(lanes) - 0.4)],
-                "showgrid": True, "tickfont": {"size": 10}},
-        uirevision="timeline",
+                "showgrid": True, "tickfont": {"size": 10}, "tickmode": "array", "tickvals": list(reversed(lanes)),
+                "ticktext": [lane_label(lane) for lane in reversed(lanes)]},
+        uirevision=f"timeline-{'window' if whole_window else 'fit'}",  # a new scale resets the zoom
     )
     return fig
+
+
+def _y_top(series: TimelineSeries, lines: Sequence[ThresholdLine], window_tokens: int,
+           whole_window: bool) -> tuple[int, list[dict[str, object]]]:
+    """The y-axis top and the notes on what lies above it.
+
+    By default the axis fits the data, so a small run is not a flat line under a 200k window; a raw
+    curve far above what the model saw is clipped (and labelled) rather than squashing the view.
+    """
+    view_peak = int(series.view_tokens.max(initial=0))
+    recorded_peak = (int(np.nanmax(series.recorded_input_tokens))
+                     if series.recorded_input_tokens is not None else 0)
+    raw_peak = int(series.raw_tokens.max(initial=0))
+    levels = [li for li in lines if li.tokens is not None]
+    if whole_window:
+        top = max([int(window_tokens * 1.1), view_peak, recorded_peak, *[li.tokens or 0 for li in levels]])
+    else:
+        data = max(view_peak, recorded_peak, 1)
+        top = max(data, raw_peak) if raw_peak <= 1.5 * data else int(1.5 * data)
+    top = int(top * 1.06)
+    notes = []
+    if raw_peak > top:
+        notes.append(f"raw curve clipped: it peaks at {raw_peak:,} tokens")
+    above = list(dict.fromkeys(f"{li.role} {li.tokens:,}" for li in levels if (li.tokens or 0) > top))
+    if above:
+        notes.append("above the chart: " + ", ".join(above) + " (turn on Whole window to see them)")
+    annotations: list[dict[str, object]] = []
+    if notes:
+        annotations.append({"xref": "paper", "x": 0.99, "yref": "y domain", "y": 0.99, "showarrow": False,
+                            "xanchor": "right", "yanchor": "top", "font": {"size": 11, "color": "#374151"},
+                            "bgcolor": "rgba(255,255,255,0.8)", "text": esc(" · ".join(notes))})
+    return top, annotations
 
 
 def gauge_figure(step: StepRecord, window_tokens: int, lines: Sequence[ThresholdLine], *, height: int = 260) -> go.Figure:

@@ -57,9 +57,11 @@ def run_metrics(run: Run) -> None:
     cols[0].metric("Steps", f"{t['steps']:,}")
     peak = t["peak_view_tokens"]
     cols[1].metric("Peak view", compact(peak), help="largest single request (what fills the window)",
-                   delta=f"{100 * peak / window:.0f}% of {window:,}" if window else None, delta_color="off")
+                   delta=f"{100 * peak / window:.0f}% of {window:,}" if window else None, delta_color="off",
+                   delta_arrow="off")  # a share of the window, not a change: no arrow
     cols[2].metric("Peak raw (no layers)", compact(t["peak_raw_tokens"]),
-                   delta=f"{100 * t['peak_raw_tokens'] / window:.0f}% of window" if window else None, delta_color="off")
+                   delta=f"{100 * t['peak_raw_tokens'] / window:.0f}% of window" if window else None, delta_color="off",
+                   delta_arrow="off")
     cols[3].metric("Tokens saved", compact(t["tokens_saved"]),
                    help=f"{t['tokens_saved']:,} tokens: sum over steps of raw − view (input not sent)")
     cols[4].metric("Events", f"{t['events']:,}", help=", ".join(f"{k}: {v}" for k, v in t["events_by_layer"].items()) or None)

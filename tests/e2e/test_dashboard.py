@@ -40,10 +40,10 @@ def open_page(page: Page, url: str) -> None:
 
 
 def lane_counts(page: Page) -> dict[str, int]:
-    """Events per layer as the timeline's lane traces name them."""
-    names = page.evaluate("() => document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot')"
-                          ".data.map(t => t.name || '')")
-    return {m.group(1): int(m.group(2)) for n in names if (m := re.fullmatch(r"(\w+) \((\d+)\)", n))}
+    """Events per layer as the timeline's lane traces carry them (`meta`; their names are words)."""
+    metas = page.evaluate("() => document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot')"
+                          ".data.map(t => t.meta || {})")
+    return {m["layer"]: int(m["events"]) for m in metas if "layer" in m}
 
 
 def shot(page: Page, folder: Path, name: str) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -78,12 +77,12 @@ def figure(at: AppTest, index: int = 0) -> dict[str, Any]:
 
 
 def layer_event_counts(at: AppTest) -> dict[str, int]:
-    """Events per layer as the timeline's lane traces name them: 'summarization (7)'."""
+    """Events per layer as the timeline's lane traces carry them (`meta`; their names are words)."""
     out = {}
     for trace in figure(at)["data"]:
-        m = re.fullmatch(r"(\w+) \((\d+)\)", trace.get("name") or "")
-        if m and trace.get("yaxis") == "y2":
-            out[m.group(1)] = int(m.group(2))
+        meta = trace.get("meta") or {}
+        if trace.get("yaxis") == "y2" and "layer" in meta:
+            out[meta["layer"]] = int(meta["events"])
     return out
 
 

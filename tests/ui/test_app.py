@@ -113,6 +113,20 @@ def test_timeline_figure_is_compact_for_the_page(start) -> None:  # noqa: ANN001
     assert len(spec) < 400_000  # 120 steps; bench/bench_ui.py checks 1,000 steps against 2 MB
 
 
+def test_timeline_fits_the_data_whole_window_on_demand_and_exports(start) -> None:  # noqa: ANN001
+    at = start(preset="stress")
+    fit = figure(at)["layout"]["yaxis"]["range"][1]
+    at.toggle(key="timeline_whole_window").set_value(True).run()
+    assert not at.exception
+    whole = figure(at)["layout"]["yaxis"]["range"][1]
+    assert whole == int(100_000 * 1.1 * 1.06) > fit
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Table (CSV)", "Chart (HTML)"]
+    # the peak and raw tiles state a share of the window: no up/down arrow
+    from streamlit.proto.Metric_pb2 import Metric
+    assert [m.proto.direction for m in at.metric[1:3]] == [Metric.MetricDirection.NONE] * 2
+
+
 # -- step --------------------------------------------------------------------------------------
 def test_step_page_gauge_breakdown_view_and_diff(start) -> None:  # noqa: ANN001
     at = start("pages/step.py", preset="stress", step="30")

@@ -36,7 +36,7 @@ def test_timeline_traces_lines_and_click_layer(run) -> None:  # noqa: ANN001
     names = [t.get("name") for t in spec["data"]]
     assert names[:6] == ["system prompt", "tool schemas", "human", "AI text", "tool calls", "tool results"]
     assert "raw (no layers)" in names
-    assert "summarization (1)" in names and "dangling (1)" in names
+    assert "summarization (1)" in names and "patched tool calls (1)" in names
     assert "compaction recorded in the source (1)" in names
     hit = spec["data"][-1]
     assert hit["type"] == "scattergl" and hit["marker"]["opacity"] == 0
@@ -49,13 +49,52 @@ def test_timeline_traces_lines_and_click_layer(run) -> None:  # noqa: ANN001
     assert [(s["x0"], s["line"]["dash"]) for s in vlines] == [(4, "dot"), (recorded_step, "dashdot")]
     lanes = spec["layout"]["yaxis2"]["categoryarray"]
     assert lanes == ["recorded (source)", "dangling", "summarization"]
+    # lanes read as words; the traces keep the layer's name and count for code
+    assert spec["layout"]["yaxis2"]["ticktext"] == ["compaction in the source", "patched tool calls", "summarization"]
+    assert [t["meta"] for t in spec["data"] if t.get("meta")] == [{"layer": "summarization", "events": 1},
+                                                                  {"layer": "dangling", "events": 1}]
+
+
+def test_only_the_click_layer_hovers_so_overlapping_curves_still_open_a_step(run) -> None:  # noqa: ANN001
+    fig = timeline_figure(run)
+    top = [t for t in fig.data if t.yaxis in (None, "y")]
+    hovering = [t.name for t in top if t.hoverinfo != "skip"]
+    assert hovering == ["steps (click to open)"]
+    raw = next(t for t in fig.data if t.name == "raw (no layers)")
+    assert raw.hoverinfo == "skip"
+    hit = fig.data[-1]
+    assert hit.hovertext[3].startswith(f"<b>step 3</b>: view {run.steps[3].view_tokens:,} (")
+    assert f"raw {run.steps[3].raw_tokens:,}" in hit.hovertext[3]
+
+
+def test_the_y_axis_fits_the_data_unless_the_whole_window_is_asked_for(run) -> None:  # noqa: ANN001
+    peak = max(s.view_tokens for s in run.steps)
+    assert peak == max(s.raw_tokens for s in run.steps) == 1094  # no layers: raw and view are one curve
+    fit = json.loads(timeline_figure(run).to_json())["layout"]
+    assert fit["yaxis"]["range"] == [0, int(peak * 1.06)]
+    assert fit["annotations"][0]["text"] == ("above the chart: window 40,000, trigger 10,000, keep 2,000 "
+                                             "(turn on Whole window to see them)")
+    whole = json.loads(timeline_figure(run, whole_window=True).to_json())["layout"]
+    assert whole["yaxis"]["range"] == [0, int(40_000 * 1.1 * 1.06)]
+    assert "annotations" not in whole
+    # the first and last steps' markers sit inside the plot, not on its edge
+    assert fit["xaxis"]["range"] == fit["xaxis2"]["range"] == [-0.6, 9.6]
+
+
+def test_a_raw_curve_far_above_the_view_is_clipped_and_said() -> None:
+    r = replay(build_thread(40, result_words=800), preset("stress"), token_counter=COUNTER)
+    view_peak, raw_peak = max(s.view_tokens for s in r.steps), max(s.raw_tokens for s in r.steps)
+    assert (view_peak, raw_peak) == (9660, 39887)
+    layout = json.loads(timeline_figure(r).to_json())["layout"]
+    assert layout["yaxis"]["range"] == [0, int(int(1.5 * view_peak) * 1.06)]
+    assert layout["annotations"][0]["text"].startswith(f"raw curve clipped: it peaks at {raw_peak:,} tokens")
 
 
 def test_timeline_hover_text_is_escaped(run) -> None:  # noqa: ANN001
     fig = timeline_figure(run)
     summ = next(t for t in fig.data if t.name == "summarization (1)")
     assert "<script>" not in summ.hovertext[0] and "&lt;script&gt;alert(1)&lt;/script&gt;" in summ.hovertext[0]
-    warn = next(t for t in fig.data if t.name == "dangling (1)")
+    warn = next(t for t in fig.data if t.name == "patched tool calls (1)")
     assert list(warn.marker.symbol) == ["x"]
 
 
