@@ -14,7 +14,7 @@ from engine.formats.native import dumps  # noqa: E402
 from tests.ui.builders import build_thread  # noqa: E402
 
 pytestmark = pytest.mark.e2e
-TIMEOUT_MS = 60_000
+TIMEOUT_MS = 120_000  # a ceiling, not a delay: the CI box may be shared by several suites
 
 
 def wait_for_app(page: Page) -> None:
@@ -36,7 +36,7 @@ def wait_for_app(page: Page) -> None:
 def open_page(page: Page, url: str) -> None:
     page.goto(url)
     wait_for_app(page)
-    expect(page.get_by_test_id("stException")).to_have_count(0)
+    expect(page.get_by_test_id("stException")).to_have_count(0, timeout=TIMEOUT_MS)
 
 
 def lane_counts(page: Page) -> dict[str, int]:
@@ -44,6 +44,14 @@ def lane_counts(page: Page) -> dict[str, int]:
     metas = page.evaluate("() => document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot')"
                           ".data.map(t => t.meta || {})")
     return {m["layer"]: int(m["events"]) for m in metas if "layer" in m}
+
+
+def expect_lane_count(page: Page, layer: str, events: int) -> None:
+    """Poll until the timeline's lane for `layer` holds `events` markers (the chart redraws after the run ends)."""
+    page.wait_for_function("([layer, n]) => { const gd = document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot');"
+                           " return !!gd && !!gd.data && gd.data.some(t => t.meta && t.meta.layer === layer"
+                           " && t.meta.events === n); }", arg=[layer, events], timeout=TIMEOUT_MS)
+    assert lane_counts(page)[layer] == events
 
 
 def shot(page: Page, folder: Path, name: str) -> None:
@@ -60,24 +68,24 @@ def shot(page: Page, folder: Path, name: str) -> None:
 
 def test_a_deep_link_on_a_fresh_server_opens_the_page_inside_the_frame(page: Page, app_url: str) -> None:
     open_page(page, f"{app_url}/step?thread=sample:a_demo&step=12&preset=stress&summarization.trigger=fraction:0.5")
-    expect(page.get_by_role("heading", name="Step 12")).to_be_visible()
-    expect(page.get_by_test_id("stSidebar").get_by_text("Synthetic demo (120 steps)")).to_be_visible()
+    expect(page.get_by_role("heading", name="Step 12")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.get_by_test_id("stSidebar").get_by_text("Synthetic demo (120 steps)")).to_be_visible(timeout=TIMEOUT_MS)
     page.reload()
     wait_for_app(page)
-    expect(page.get_by_role("heading", name="Step 12")).to_be_visible()
+    expect(page.get_by_role("heading", name="Step 12")).to_be_visible(timeout=TIMEOUT_MS)
     assert "summarization.trigger=fraction%3A0.5" in page.url or "summarization.trigger=fraction:0.5" in page.url
 
 
 def test_changing_the_trigger_changes_the_timeline_events(page: Page, app_url: str, screenshots: Path) -> None:
     open_page(page, f"{app_url}/?preset=stress")
-    assert lane_counts(page)["summarization"] == 7
+    expect_lane_count(page, "summarization", 7)
     shot(page, screenshots, "timeline")
     value = page.get_by_test_id("stSidebar").get_by_label("trigger value 0")
     value.fill("0.5")
     value.press("Enter")
     wait_for_app(page)
-    assert lane_counts(page)["summarization"] == 3
-    expect(page.get_by_test_id("stSidebar").get_by_label("trigger value 0")).to_have_value("0.50")
+    expect_lane_count(page, "summarization", 3)
+    expect(page.get_by_test_id("stSidebar").get_by_label("trigger value 0")).to_have_value("0.50", timeout=TIMEOUT_MS)
 
 
 def test_clicking_a_step_opens_the_step_page(page: Page, app_url: str, screenshots: Path) -> None:
@@ -112,7 +120,7 @@ def test_upload_a_thread(page: Page, app_url: str, screenshots: Path, tmp_path: 
     bad.write_text('{"hello": "world"}', encoding="utf-8")
     page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(bad))
     wait_for_app(page)
-    expect(page.get_by_test_id("stAlertContentError")).to_contain_text("unrecognised thread format")
+    expect(page.get_by_test_id("stAlertContentError")).to_contain_text("unrecognised thread format", timeout=TIMEOUT_MS)
 
 
 def test_hostile_text_shows_literally_and_runs_nothing(page: Page, app_url: str, screenshots: Path) -> None:
@@ -121,7 +129,7 @@ def test_hostile_text_shows_literally_and_runs_nothing(page: Page, app_url: str,
     for path in ("step?thread=sample:hostile&step=2", "layers?thread=sample:hostile&tab=All+events"):
         open_page(page, f"{app_url}/{path}")
         if path.startswith("step"):
-            expect(page.get_by_text("<script>alert(1)</script>", exact=False).first).to_be_visible()
+            expect(page.get_by_text("<script>alert(1)</script>", exact=False).first).to_be_visible(timeout=TIMEOUT_MS)
             shot(page, screenshots, "step-hostile")
         assert page.locator("img[src='x']").count() == 0
         assert page.evaluate("() => [...document.querySelectorAll('script')].some(s => s.text.includes('alert(1)'))") is False
@@ -142,8 +150,8 @@ def test_screenshots_of_the_other_pages(page: Page, app_url: str, screenshots: P
     value.fill("0.5")
     value.press("Enter")
     wait_for_app(page)
-    expect(page.get_by_text("Settings A → B")).to_be_visible()
-    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(1)
+    expect(page.get_by_text("Settings A → B")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(1, timeout=TIMEOUT_MS)
     shot(page, screenshots, "config-compare")
 
 
