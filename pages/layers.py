@@ -8,6 +8,7 @@ import streamlit as st
 
 from engine.events import Event
 from engine.kinds import message_kind
+from engine.middleware_view import edited_messages, middleware_events, middleware_layers
 from engine.run import Run
 from engine.tokens import message_text
 from engine.views import (
@@ -90,7 +91,7 @@ def layer_inactive_note(layer: str) -> None:
 
 
 tabs = st.tabs(["Offloaded files", "Summaries", "Reminders", "Patched calls", "Sub-agents", "Prompt & memory",
-                "All events"], key="tab", bind="query-params")
+                "All events", "Your middleware"], key="tab", bind="query-params")
 
 # -- files -------------------------------------------------------------------------------------
 with tabs[0]:
@@ -266,3 +267,35 @@ with tabs[6]:
         st.caption(" · ".join(f"{name}: {sum(1 for e in all_events if e.layer == name)}" for name in layers))
         table([{"step": e.step, "layer": e.layer, "kind": e.kind, "severity": e.severity,
                        "what happened": describe_event(e)} for e in all_events])
+
+# -- the user's own middleware -----------------------------------------------------------------
+with tabs[7]:
+    names = middleware_layers(run)
+    if not names:
+        st.info("No middleware of your own in this run. Name any LangChain AgentMiddleware under `middleware:` "
+                "on the Config page (docs/config.md, *Your own middleware*); what it changes shows here.")
+    else:
+        st.caption("What each middleware changed, diffed from the request (or state) before and after it: "
+                   "its own events, like a built-in layer's.")
+        name = names[0] if len(names) == 1 else st.selectbox("Middleware", names, key="layers_middleware")
+        events = middleware_events(run, name)
+        if not events:
+            st.info(f"{escape_md(name)} ran but changed nothing the model was sent.")
+        else:
+            event_table(events)
+            e = pick_event(events, "layers_middleware_event")
+            st.markdown(f"#### Step {e.step} · {escape_md(e.kind)} · {escape_md(str(e.payload.get('hook', '')))}"
+                        + (f" — {e.tokens_before:,} → {e.tokens_after:,} tokens"
+                           if e.tokens_before is not None and e.tokens_after is not None else ""))
+            (st.warning if e.severity == "warning" else st.caption)(escape_md(e.message, limit=600))
+            for edit in edited_messages(run, e)[:50]:
+                st.markdown(f"**{escape_md(edit.status)}** :gray[{escape_md(edit.id, limit=80)}]")
+                left, right = st.columns(2)
+                for col, label, message in ((left, "before", edit.before), (right, "after", edit.after)):
+                    with col:
+                        if message is None:
+                            st.caption(f"{label}: —")
+                            continue
+                        st.caption(f"{label} · {message.type} · {run.counter.count_message(message):,} tokens")
+                        show_text(message_text(message), preview_chars=300)
+            raw_payload(e)

@@ -416,3 +416,21 @@ def test_the_cli_replays_middleware_from_a_config_file_and_names_a_bad_one(tmp_p
     err = capsys.readouterr().err
     assert err == ("ctxi replay: error: middleware.0.use: cannot import 'nowhere' "
                    "(ModuleNotFoundError: No module named 'nowhere')\n")
+
+
+def test_edited_messages_pair_each_message_before_and_after_the_middleware() -> None:
+    from engine.middleware_view import edited_messages, middleware_events, middleware_layers
+
+    thread = make_thread()
+    run = replay(thread, config(SUMMARIZATION + f"  - use: {HERE}:KeepRecentResults\n    kwargs: {{keep: 1}}\n"))
+    assert middleware_layers(run) == ["SummarizationMiddleware", "KeepRecentResults"]
+    summary = middleware_events(run, "SummarizationMiddleware")[0]
+    edits = edited_messages(run, summary)
+    assert [(x.status, x.id) for x in edits] == [("removed", i) for i in ("h0", "a0-0", "t0-0", "a0-1", "t0-1")] + [
+        ("inserted", summary.payload["inserted_ids"][0])]
+    assert edits[0].before is thread.messages[0] and edits[0].after is None
+    assert edits[-1].before is None and message_kind(edits[-1].after) == "summary"
+    hidden = middleware_events(run, "KeepRecentResults")[0]
+    (edit,) = edited_messages(run, hidden)
+    assert (edit.status, edit.before.content, edit.after.content) == (
+        "replaced", run.steps[hidden.step].state[2].content, "(old result hidden)")
