@@ -151,7 +151,8 @@ def test_screenshots_of_the_other_pages(page: Page, app_url: str, screenshots: P
     value.press("Enter")
     wait_for_app(page)
     expect(page.get_by_text("Settings A → B")).to_be_visible(timeout=TIMEOUT_MS)
-    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(1, timeout=TIMEOUT_MS)
+    # the tab draws the agents' policies chart first; the A/B chart follows it (then, for a priced model, cost)
+    expect(page.get_by_test_id("stPlotlyChart").nth(1)).to_be_visible(timeout=TIMEOUT_MS)
     shot(page, screenshots, "config-compare")
 
 
