@@ -127,9 +127,11 @@ def test_the_library_survives_a_server_restart(page: Page, servers, screenshots:
 
         # delete: gone from the list and from the link
         open_page(page, f"{url}/threads?thread=library:{entry.id}")
-        page.locator(f".st-key-lib_bin_{entry.id} button").click()
+        bin_button = page.locator(f".st-key-lib_bin_{entry.id} button").first  # (its tooltip wraps it)
+        expect(bin_button).to_be_visible(timeout=COLD_START_MS)
+        bin_button.click()
         wait_for_app(page)
-        page.locator(f".st-key-lib_delete_{entry.id} button").click()
+        page.locator(f".st-key-lib_delete_{entry.id} button").first.click(timeout=TIMEOUT_MS)
         wait_for_app(page)
         expect(page.get_by_text("claude_code · 139 steps", exact=False)).to_have_count(0, timeout=TIMEOUT_MS)
         assert [e.id for e in Library(workspace).entries()] == [swe_entry.id]
