@@ -132,7 +132,8 @@ def run_metrics(run: Any, needles: Sequence[str] | None = None) -> dict[str, Any
     from engine.evals import goal_drift, needle_retention
 
     totals = run.totals()
-    cost = run_cost(run, accounts=False).totals()
+    priced = run_cost(run, accounts=False)
+    cost = priced.totals()
     needle = needle_retention(run, list(needles) if needles else None)
     drift = goal_drift(run)
     return {
@@ -150,7 +151,8 @@ def run_metrics(run: Any, needles: Sequence[str] | None = None) -> dict[str, Any
         "compactions": len(needle.compactions),
         "summarizer_calls": totals["summarizer_calls"],
         "summarizer_input_tokens": totals["summarizer_input_tokens"],
-        "dollars": cost["dollars"],
+        # an unpriced model has no dollars (None, shown "n/a"), not $0: a zero would win every cost column
+        "dollars": cost["dollars"] if priced.price is not None else None,
         "input_tokens": cost["input_tokens"],
         "cache_read_tokens": cost["cache_read_tokens"],
         "cache_write_tokens": cost["cache_write_tokens"],
@@ -187,7 +189,8 @@ def aggregate(per_thread: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "compactions": sum(m["compactions"] for m in per_thread),
         "summarizer_calls": sum(m["summarizer_calls"] for m in per_thread),
         "summarizer_input_tokens": sum(m["summarizer_input_tokens"] for m in per_thread),
-        "dollars": round(sum(m["dollars"] for m in per_thread), 6),
+        "dollars": (None if any(m["dollars"] is None for m in per_thread)
+                    else round(sum(m["dollars"] for m in per_thread), 6)),
         "input_tokens": sum(m["input_tokens"] for m in per_thread),
         "cache_read_tokens": sum(m["cache_read_tokens"] for m in per_thread),
         "cache_write_tokens": sum(m["cache_write_tokens"] for m in per_thread),

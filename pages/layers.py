@@ -23,6 +23,7 @@ from engine.views import (
     system_parts,
 )
 from engine.whatif import COMPACTION_EVENTS
+from engine.wording import plural
 from ui import session
 from ui.cost_panel import compactions_table, cost_of, payback_line
 from ui.frame import require_frame
@@ -132,8 +133,12 @@ with tabs[1]:
         st.info("No summarization happened with these settings. Lower the trigger in the sidebar to see one.")
         layer_inactive_note("summarization")
     else:
-        st.caption(f"Summarizer: {run.summarizer_name} · {run.summarizer_calls} call(s) · "
-                   f"{run.summarizer_input_tokens:,} tokens sent to it")
+        if run.summarizer_calls or not any(e.layer == "recorded" for e in events):
+            st.caption(f"Summarizer: {run.summarizer_name} · {plural(run.summarizer_calls, 'call')} · "
+                       f"{run.summarizer_input_tokens:,} tokens sent to it")
+        else:  # as recorded: the source agent wrote these summaries; no summarizer of ours ran ("none" read as a fault)
+            st.caption("Summaries written by the source agent itself, as recorded in the transcript; "
+                       "no summarizer of ours ran.")
         event_table(events)
         summaries_cost = cost_of(run)
         if summaries_cost is not None:

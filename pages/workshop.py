@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import streamlit as st
 
 from engine.evals import needle_retention
@@ -35,6 +37,15 @@ def _stages(lesson_id: str) -> int:
 def _current() -> str:
     value = st.session_state.get(LESSON)
     return value if value in IDS else IDS[0]
+
+
+def _change(diff: int) -> str:
+    return f"{diff:+,}" if diff else "no change"
+
+
+def _arrow(diff: int) -> Literal["auto", "off"]:
+    """An arrow only for a real change: "+0" with an up arrow read as a rise on the projector."""
+    return "auto" if diff else "off"
 
 
 def _go_lesson(delta: int) -> None:
@@ -109,16 +120,18 @@ if shown > len(item.points):
     before, after = outcome.watched
     base_peak, tried_peak = outcome.baseline.peak_view_tokens(), outcome.tried.peak_view_tokens()
     cols = st.columns(3)
-    cols[0].metric(f"{item.watch} events", f"{after:,}", delta=f"{after - before:+,} vs the lesson default",
-                   delta_color="off")
-    cols[1].metric("Peak view tokens", f"{tried_peak:,}", delta=f"{tried_peak - base_peak:+,}", delta_color="inverse")
+    cols[0].metric(f"{item.watch} events", f"{after:,}", delta=f"{_change(after - before)} vs the lesson default",
+                   delta_color="off", delta_arrow=_arrow(after - before))
+    cols[1].metric("Peak view tokens", f"{tried_peak:,}", delta=_change(tried_peak - base_peak), delta_color="inverse",
+                   delta_arrow=_arrow(tried_peak - base_peak))
     if item.needles:
         score = needle_retention(outcome.tried, list(item.needles)).score
         cols[2].metric("Needle retention", "n/a" if score is None else f"{score:.0%}",
                        help="tracked facts: " + ", ".join(item.needles))
     else:
         cols[2].metric("Events, all layers", f"{len(outcome.tried.events):,}",
-                       delta=f"{len(outcome.tried.events) - len(outcome.baseline.events):+,}", delta_color="off")
+                       delta=_change(len(outcome.tried.events) - len(outcome.baseline.events)), delta_color="off",
+                       delta_arrow=_arrow(len(outcome.tried.events) - len(outcome.baseline.events)))
     changed = outcome.changed()
     fig = compare_figure(outcome.baseline, outcome.tried, height=560 if presenter else 400)
     if presenter:

@@ -49,9 +49,10 @@ def table(result: SweepResult) -> list[str]:
         ret = "n/a" if m["retention"] is None else f"{m['retention']:.3f}"
         drift = "n/a" if m["drift"] is None else f"{m['drift']:.3f}"
         hit = "n/a" if m["hit_rate"] is None else f"{100 * m['hit_rate']:.1f}%"
+        money = "n/a" if m["dollars"] is None else "$" + format(m["dollars"], ",.4f")  # an unpriced model
         lines.append(f"{'*' if p.pareto else ' '} {p.point.label[:40]:40} {m['peak_view_tokens']:>10,} "
                      f"{m['compactions']:>11,} {m['tokens_saved']:>11,} {ret:>9} {drift:>6} {m['summarizer_calls']:>6} "
-                     f"{m['summarizer_input_tokens']:>13,} {'$' + format(m['dollars'], ',.4f'):>10} {hit:>8}")
+                     f"{m['summarizer_input_tokens']:>13,} {money:>10} {hit:>8}")
     return lines
 
 

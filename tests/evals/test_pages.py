@@ -105,9 +105,14 @@ def test_a_new_user_runs_the_summarization_lesson_end_to_end(start) -> None:  # 
     at.selectbox(key="ws_lesson").set_value("summarization").run()
     assert [t.value for t in at.title] == ["L2 Summarization: trigger, keep and mode"]
     assert metrics(at)["summarization.summarize events"] == "1"
+    # the lesson's own settings: no change, so no "+0" with an arrow that reads as a rise
+    unchanged = {m.label: m.proto for m in at.metric}["summarization.summarize events"]
+    assert (unchanged.delta, unchanged.direction) == ("no change vs the lesson default", 2)  # MetricDirection.NONE
     at.radio(key="ws_try_summarization_summarization.trigger").set_value("fraction:0.25").run()
     assert not at.exception
     assert metrics(at)["summarization.summarize events"] == "9"
+    changed = {m.label: m.proto for m in at.metric}["summarization.summarize events"]
+    assert (changed.delta, changed.direction) == ("+8 vs the lesson default", 1)  # UP
     assert any("trigger fraction:0.85 → fraction:0.25" in c.value for c in at.caption)
     at.radio(key="ws_check_summarization").set_value(0).run()
     assert at.warning and "Not quite" in at.warning[0].value

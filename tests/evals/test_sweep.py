@@ -136,6 +136,18 @@ def test_sweep_points_carry_the_cost_of_each_replay() -> None:
     assert result.to_dict()["pareto_cost"] == "dollars"
 
 
+def test_an_unpriced_model_has_no_dollars_rather_than_zero() -> None:
+    from engine.commands.sweep import table
+
+    threads = [needle_thread()]
+    base = BASE.with_overrides(["model.name=a-model-nobody-prices"])
+    result = sweep(threads, base, {"summarization.trigger": ["messages:6", "messages:12"]}, executor="serial")
+    assert [p.metrics["dollars"] for p in result.points] == [None, None]
+    assert result.to_dict()["pareto_cost"] == "summarizer_input_tokens"
+    rows = table(result)[2:]
+    assert len(rows) == 2 and all(" n/a " in row and "$" not in row for row in rows)
+
+
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (optional extra)")
 def test_ray_executor_on_a_local_instance_equals_single_replays() -> None:
     threads = [needle_thread()]

@@ -479,3 +479,13 @@ def test_a_claude_code_session_opens_as_recorded_and_a_what_if_says_how_it_diffe
     at.number_input(key="step_input").set_value(125).run()
     table = at.dataframe[0].value
     assert {"unrecorded prompt (agent's own prompt + tools)", "unrecorded in messages"} <= set(table["category"])
+
+
+def test_the_layers_page_says_a_recorded_summary_was_the_agents_own(start, monkeypatch) -> None:  # noqa: ANN001
+    path = trace_path("claude-code", "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+    monkeypatch.setenv("CTXI_OPEN", str(path))
+    at = start("pages/layers.py")
+    assert not at.exception and at.session_state["config"].preset == "as-recorded"
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("Summaries written by the source agent itself") for c in captions)
+    assert not any(c.startswith("Summarizer: none") for c in captions)
