@@ -31,6 +31,20 @@ def trace_path(*parts: str) -> Path:
     return p
 
 
+# Every browser expectation waits up to this long — a ceiling, not a delay: a 2-core CI box shared by
+# several suites made Playwright's 5 s default flake. Set as Playwright's global default so no `expect`
+# (in tests/e2e or elsewhere) can forget it; a file may still pass its own.
+E2E_TIMEOUT_MS = 120_000
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    try:
+        from playwright.sync_api import expect
+    except ImportError:  # the browser tests skip themselves
+        return
+    expect.set_options(timeout=E2E_TIMEOUT_MS)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--no-e2e", action="store_true", help="skip the real-browser tests")
 

@@ -66,6 +66,14 @@ def shot(page: Page, folder: Path, name: str) -> None:
     page.set_viewport_size(size)
 
 
+def test_every_expect_waits_for_a_shared_machine_by_default() -> None:
+    # tests/conftest.py sets Playwright's global expect timeout, so an expect without `timeout=` cannot
+    # fall back to the 5 s default that flaked under load (Expect keeps it in `_timeout`, playwright 1.x)
+    from tests.conftest import E2E_TIMEOUT_MS
+
+    assert expect._timeout == E2E_TIMEOUT_MS >= TIMEOUT_MS  # noqa: SLF001
+
+
 def test_a_deep_link_on_a_fresh_server_opens_the_page_inside_the_frame(page: Page, app_url: str) -> None:
     open_page(page, f"{app_url}/step?thread=sample:a_demo&step=12&preset=stress&summarization.trigger=fraction:0.5")
     expect(page.get_by_role("heading", name="Step 12")).to_be_visible(timeout=TIMEOUT_MS)
