@@ -78,14 +78,15 @@ def step_bill_rows(cost: RunCost, k: int) -> list[dict[str, Any]]:
     ]
     out = []
     for kind, tokens, rate, usd_, rtokens, rusd in rows:
+        # an unpriced model's dollars are unknown ("-"), not $0.000000
         row: dict[str, Any] = {"kind": kind, "tokens": tokens, "$ per M tokens": "-" if rate is None else f"{rate:g}",
-                               "dollars": dollars(usd_, 6)}
+                               "dollars": dollars(usd_ if price is not None else None, 6)}
         if s.recorded is not None:
             row["recorded tokens"] = rtokens
             row["recorded dollars"] = dollars(rusd, 6)
         out.append(row)
     total: dict[str, Any] = {"kind": "total", "tokens": s.cache.total + s.output_tokens, "$ per M tokens": "",
-                             "dollars": dollars(s.bill.total, 6)}
+                             "dollars": dollars(s.bill.total if price is not None else None, 6)}
     if s.recorded is not None:
         rec_total = sum(int(rec.get(key) or 0) for key in ("input", "cache_read", "cache_write", "output"))
         total["recorded tokens"] = rec_total

@@ -50,7 +50,7 @@ def timeline_cost(run: Run) -> None:
                           "cost.model, e.g. claude-sonnet-4-5 or gpt-4.1) or add a cost.prices row."))
     t = cost.totals()
     cols = st.columns(5)
-    cols[0].metric("Dollars (modelled)", dollars(t["dollars"]),
+    cols[0].metric("Dollars (modelled)", dollars(t["dollars"] if cost.price is not None else None),  # unpriced: "-"
                    help="every call priced with the modelled prompt cache, plus the summarizer calls")
     cols[1].metric("Dollars (recorded usage)", dollars(t.get("recorded_dollars")),
                    help="the recorded usage of each call priced the same way (as-recorded run of a thread that "
@@ -93,11 +93,12 @@ def step_bill(run: Run, k: int) -> None:
     if cost is None or k >= len(cost.steps):
         return
     s = cost.steps[k]
-    head = (f"**This step's bill**: {dollars(s.bill.total, 6)} modelled"
+    modelled = f"{dollars(s.bill.total, 6)} modelled" if cost.price is not None else "not priced (no price for the model)"
+    head = (f"**This step's bill**: {modelled}"
             + (f" · {dollars(s.recorded_bill.total, 6)} from the recorded usage" if s.recorded_bill is not None else "")
             + f" · cache hit rate {percent(s.cache.hit_rate)}"
             + (f" (recorded {percent((s.recorded or {}).get('hit_rate'))})" if s.recorded is not None else "")
-            + f" · cumulative {dollars(s.cumulative)}")
+            + (f" · cumulative {dollars(s.cumulative)}" if cost.price is not None else ""))
     st.markdown(head)
     table(step_bill_rows(cost, k))
     notes = [pricing_note(cost)]

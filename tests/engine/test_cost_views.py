@@ -41,6 +41,15 @@ def test_a_steps_bill_lists_each_kind_of_token_at_its_price() -> None:
     assert "recorded tokens" not in rows[0]  # nothing recorded
 
 
+def test_an_unpriced_models_bill_has_tokens_and_no_dollars() -> None:
+    run = replay(_thread(), preset("as-recorded").with_overrides(["model.name=a-model-nobody-prices"]))
+    cost = run_cost(run)
+    assert cost.price is None
+    rows = step_bill_rows(cost, 1)
+    assert [r["dollars"] for r in rows] == ["-"] * 5  # unknown, not $0.000000
+    assert rows[-1]["tokens"] == run.steps[1].view_tokens + run.counter.count_message(run.steps[1].response)
+
+
 def test_the_recorded_usage_sits_beside_the_modelled_bill() -> None:
     thread = _thread()
     thread.usage = {"a1": RecordedUsage(input_tokens=3, cache_creation_input_tokens=2000, cache_read_input_tokens=500,
