@@ -247,20 +247,47 @@ class ViewEntry:
     tool_call_id: str | None = None
     # of `tokens`, those the provider recorded beyond our count of this message (engine.calibration)
     unrecorded: int = 0
+    # the tools an AI message calls, or the tool a tool result answers (for the Step page's filter)
+    tools: tuple[str, ...] = ()
 
 
-def message_entry(position: int, m: BaseMessage, counter: TokenCounter) -> ViewEntry:
-    """One message as the pages show it: role, kind, tokens, text and tool calls."""
+def message_entry(position: int, m: BaseMessage, counter: TokenCounter,
+                  call_names: Mapping[str, str] | None = None) -> ViewEntry:
+    """One message as the pages show it: role, kind, tokens, text and tool calls.
+
+    `call_names` (tool call id -> tool name) names the tool a result answers when the result
+    itself carries no name (LangChain's ToolMessage.name is optional).
+    """
     calls = tuple((str(tc.get("name", "")), tool_call_text(tc)) for tc in m.tool_calls) if isinstance(m, AIMessage) else ()
+    if isinstance(m, ToolMessage):
+        tool = m.name or (call_names or {}).get(m.tool_call_id)
+        tools: tuple[str, ...] = (tool,) if tool else ()
+    else:
+        tools = tuple(dict.fromkeys(name for name, _ in calls if name))
     return ViewEntry(position, str(m.id or f"#{position}"), m.type, message_kind(m), m.name, counter.count_message(m),
                      message_text(m), calls, m.tool_call_id if isinstance(m, ToolMessage) else None,
-                     int(counter.breakdown(m).get("unrecorded", 0)))
+                     int(counter.breakdown(m).get("unrecorded", 0)), tools)
+
+
+def call_names(*histories: Sequence[BaseMessage]) -> dict[str, str]:
+    """Tool call id -> tool name over the AI messages of these histories (later ones win)."""
+    out: dict[str, str] = {}
+    for history in histories:
+        for m in history:
+            if isinstance(m, AIMessage):
+                for tc in m.tool_calls:
+                    if tc.get("id"):
+                        out[str(tc["id"])] = str(tc.get("name", ""))
+    return out
 
 
 def view_entries(step: StepRecord, counter: TokenCounter) -> list[ViewEntry]:
     """The view message by message, the system prompt first."""
-    out = [message_entry(0, step.system, counter)] if step.system is not None else []
-    out.extend(message_entry(len(out) + i, m, counter) for i, m in enumerate(step.view))
+    # the state too: a result whose call was summarized away still answers a named tool
+    names = call_names(step.state, step.view)
+    out = [message_entry(0, step.system, counter, names)] if step.system is not None else []
+    first = len(out)  # read once: `extend` grows the list while it consumes the generator
+    out.extend(message_entry(first + i, m, counter, names) for i, m in enumerate(step.view))
     return out
 
 
@@ -272,6 +299,9 @@ class DiffRow:
     kind: str
     state_tokens: int | None
     view_tokens: int | None
+    # the messages themselves, for the page's text preview and before/after diff
+    state_message: BaseMessage | None = field(default=None, compare=False, repr=False)
+    view_message: BaseMessage | None = field(default=None, compare=False, repr=False)
 
 
 def _same(a: BaseMessage, b: BaseMessage) -> bool:
@@ -292,7 +322,7 @@ def state_view_diff(step: StepRecord, counter: TokenCounter) -> list[DiffRow]:
         assert m is not None
         return DiffRow(status, str(m.id), m.type, message_kind(m),
                        counter.count_message(s) if s is not None else None,
-                       counter.count_message(v) if v is not None else None)
+                       counter.count_message(v) if v is not None else None, s, v)
 
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=sid, b=vid, autojunk=False).get_opcodes():
         if op == "equal":
