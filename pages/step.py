@@ -1,16 +1,19 @@
-"""Step: the budget gauge, a /context-like breakdown, the view message by message, state vs view."""
+"""Step: the budget gauge, a /context-like breakdown, the view page by page with search and filters,
+state vs view as text, and tokens per tool."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from engine.views import category_rows, diff_counts, state_view_diff, threshold_lines, view_entries
+from engine.step_view import event_step
+from engine.views import category_rows, threshold_lines
 from ui import session
 from ui.cost_panel import step_bill
 from ui.figures import category_bar_figure, category_label, gauge_figure
 from ui.frame import require_frame
 from ui.library import subagent_buttons
-from ui.widgets import no_run_message, table, view_message
+from ui.step_view import diff_panel, message_browser, reset_page, step_detail, tool_panel
+from ui.widgets import no_run_message, table
 
 require_frame()
 
@@ -26,6 +29,7 @@ k = session.current_step(run)
 
 def _go(step: int) -> None:
     session.set_step(max(0, min(last, step)))
+    reset_page()
 
 
 def _picked() -> None:
@@ -35,12 +39,25 @@ def _picked() -> None:
 if st.session_state.get("step_input") != k:
     st.session_state["step_input"] = k
 
-head = st.columns([6, 1, 2, 1], vertical_alignment="bottom")
+prev_event = event_step(run.steps, k, -1)
+next_event = event_step(run.steps, k, +1)
+# Streamlit's button shortcuts ignore key presses while a text field, select or checkbox has the
+# focus (its key filter in static/js/index.*.js), so typing a search never changes the step.
+head = st.columns([2, 3], vertical_alignment="bottom")
 head[0].title(f"Step {k}")
-head[1].button("◀ prev", key="step_prev", disabled=k <= 0, on_click=_go, args=(k - 1,))
-head[2].number_input(f"step (0–{last})", key="step_input", min_value=0, max_value=max(0, last), step=1,
-                     on_change=_picked)
-head[3].button("next ▶", key="step_next", disabled=k >= last, on_click=_go, args=(k + 1,))
+with head[1].container(horizontal=True, horizontal_alignment="right", vertical_alignment="bottom"):
+    st.button("◀ event", key="step_prev_event", disabled=prev_event is None, on_click=_go, args=(prev_event or 0,),
+              shortcut="p", help="The previous step with events" + (f" (step {prev_event})" if prev_event is not None
+                                                                     else ": none before this one") + ". Key: p")
+    st.button("◀ prev", key="step_prev", disabled=k <= 0, on_click=_go, args=(k - 1,), shortcut="k",
+              help="The previous step. Key: k")
+    st.number_input(f"step (0–{last})", key="step_input", min_value=0, max_value=max(0, last), step=1,
+                    on_change=_picked, width=170)
+    st.button("next ▶", key="step_next", disabled=k >= last, on_click=_go, args=(k + 1,), shortcut="j",
+              help="The next step. Key: j")
+    st.button("event ▶", key="step_next_event", disabled=next_event is None, on_click=_go, args=(next_event or 0,),
+              shortcut="n", help="The next step with events" + (f" (step {next_event})" if next_event is not None
+                                                                else ": none after this one") + ". Key: n")
 
 if not run.steps:
     st.info("This thread has no model calls (no AI messages), so there is no step to show.")
@@ -75,20 +92,18 @@ if step.events:
 step_bill(run, k)
 subagent_buttons(run, k)  # a Task call's sub-agent transcript opens as its own thread
 
-view_tab, diff_tab = st.tabs(["View (what the model received)", "State vs view"])
-entries = view_entries(step, run.counter)
-state_ids = {str(m.id) for m in step.state}
-with view_tab:
-    st.caption(f"{len(entries)} messages, system prompt first; tools sent: {len(step.tool_names)}.")
-    for entry in entries:
-        with st.container(border=True):
-            view_message(entry, in_state=None if entry.role == "system" else entry.id in state_ids)
-with diff_tab:
-    rows = state_view_diff(step, run.counter)
-    counts = diff_counts(rows)
-    st.markdown(f"Same: {counts['same']} · rewritten in the view: {counts['changed']} · "
-                f"only in state (hidden from the model): {counts['only_state']} · "
-                f"only in the view (inserted by a layer): {counts['only_view']}")
-    table([{"status": r.status.replace("_", " "), "id": r.id, "role": r.role, "kind": r.kind,
-                   "state tokens": r.state_tokens, "view tokens": r.view_tokens} for r in rows],
-                  height=min(600, 38 + 35 * len(rows)))
+detail = step_detail(run, k)
+# lazy tabs: only the open one is drawn (a 300-message diff table is not built while reading the view)
+view_tab, diff_tab, tools_tab = st.tabs(["View (what the model received)", "State vs view", "Tokens per tool"],
+                                        key="step_tab", on_change="rerun")
+if view_tab.open:
+    with view_tab:
+        st.caption(f"{len(detail.entries):,} messages, system prompt first; tools sent: {len(step.tool_names)}. "
+                   "Keys: j / k next / previous step, n / p next / previous step with events.")
+        message_browser(run, k, detail)
+if diff_tab.open:
+    with diff_tab:
+        diff_panel(detail)
+if tools_tab.open:
+    with tools_tab:
+        tool_panel(run, detail, step.view_tokens)

@@ -138,7 +138,10 @@ def test_step_page_gauge_breakdown_view_and_diff(start) -> None:  # noqa: ANN001
     assert gauge["gauge"]["axis"]["range"] == [0, 100_000]
     tables = at.dataframe
     assert tables, "category table missing"
-    # state vs view: in view mode the summarized messages stay in state but are hidden from the model
+    # state vs view (a lazy tab: drawn once opened): in view mode the summarized messages stay in
+    # state but are hidden from the model
+    at.session_state["step_tab"] = "State vs view"
+    at.run()
     assert any("only in state (hidden from the model):" in m.value and "hidden from the model): 0 " not in m.value
                for m in at.markdown)
     at.button(key="step_next").click().run()
@@ -159,7 +162,7 @@ def test_hostile_text_is_shown_literally(start) -> None:  # noqa: ANN001
     for md in at.markdown:
         assert "<script" not in md.value and "<img" not in md.value and "](javascript" not in md.value
     mine = ["app.py", "pages/threads.py", "pages/timeline.py", "pages/step.py", "pages/layers.py", "pages/config.py",
-            "ui/session.py", "ui/sidebar.py", "ui/widgets.py", "ui/text.py", "ui/figures.py"]
+            "ui/session.py", "ui/sidebar.py", "ui/widgets.py", "ui/text.py", "ui/figures.py", "ui/step_view.py"]
     sources = [ROOT / p for p in mine]
     assert not [p.name for p in sources if "unsafe_allow_html" in p.read_text() or "st.html(" in p.read_text()]
 

@@ -1,0 +1,112 @@
+"""The Step page in Debian's Chromium: keys j/k/n/p, search, filters, pages, collapse/expand all.
+
+The synthetic demo (sample a_demo) on its default preset has 86 messages in the view at step 40,
+two of them offloaded stubs, and events at steps 0, 4, 8, 29, 54, 68, ...
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("playwright")
+from playwright.sync_api import Locator, Page, expect  # noqa: E402
+
+from tests.e2e.test_dashboard import shot, wait_for_app  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+TIMEOUT_MS = 120_000  # a ceiling, not a delay: the CI box may be shared by several suites
+
+
+def open_step(page: Page, app_url: str, step: int, thread: str = "sample:a_demo") -> None:
+    page.goto(f"{app_url}/step?thread={thread}&step={step}")
+    wait_for_app(page)
+    expect(page.get_by_role("heading", name=f"Step {step}", exact=True)).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.get_by_test_id("stException")).to_have_count(0, timeout=TIMEOUT_MS)
+
+
+def messages(page: Page) -> Locator:
+    """The headers of the view's messages on this page (`#12 tool · …`)."""
+    return page.locator("[data-testid=stExpander] summary").filter(has_text=re.compile(r"#\d+ (system|human|ai|tool) "))
+
+
+def expect_step(page: Page, step: int) -> None:
+    expect(page.get_by_role("heading", name=f"Step {step}", exact=True)).to_be_visible(timeout=TIMEOUT_MS)
+    wait_for_app(page)
+    expect(page).to_have_url(re.compile(rf"[?&]step={step}(&|$)"), timeout=TIMEOUT_MS)
+
+
+def press_outside_fields(page: Page, key: str) -> None:
+    """A key press with the focus on the page itself, where a user reading it has it."""
+    page.evaluate("() => document.activeElement && document.activeElement.blur && document.activeElement.blur()")
+    page.keyboard.press(key)
+
+
+def test_keys_step_through_steps_and_events(page: Page, app_url: str, screenshots: Path) -> None:
+    open_step(page, app_url, 10)
+    press_outside_fields(page, "j")
+    expect_step(page, 11)
+    press_outside_fields(page, "k")
+    expect_step(page, 10)
+    press_outside_fields(page, "n")
+    expect_step(page, 29)  # the next step with events
+    press_outside_fields(page, "p")
+    expect_step(page, 8)
+    shot(page, screenshots, "step-keys")
+    # typing in the search box is text, not navigation
+    box = page.get_by_label("Search the view")
+    box.click()
+    box.press_sequentially("jk")
+    box.press("Enter")
+    wait_for_app(page)
+    expect(page.get_by_text("for “jk”", exact=False)).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.get_by_role("heading", name="Step 8", exact=True)).to_be_visible(timeout=TIMEOUT_MS)
+
+
+def test_search_filters_and_pages(page: Page, app_url: str, screenshots: Path) -> None:
+    open_step(page, app_url, 40)
+    expect(page.get_by_text("Messages 1–25 of 86 in the view")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(messages(page)).to_have_count(25, timeout=TIMEOUT_MS)
+    page.get_by_role("button", name="page ▶").click()
+    wait_for_app(page)
+    expect(page.get_by_text("Messages 26–50 of 86 in the view")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(messages(page).first).to_contain_text("#25 ", timeout=TIMEOUT_MS)
+
+    box = page.get_by_label("Search the view")
+    box.fill("GAUGE")
+    box.press("Enter")
+    wait_for_app(page)
+    expect(page.get_by_text("matches for “GAUGE” in 57 messages", exact=False)).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.get_by_text("Messages 1–25 of 57 (of 86 in the view)", exact=False)).to_be_visible(timeout=TIMEOUT_MS)
+    expect(messages(page)).to_have_count(25, timeout=TIMEOUT_MS)
+    expect(messages(page).first).to_contain_text("match", timeout=TIMEOUT_MS)
+    shot(page, screenshots, "step-search")
+    box.fill("")
+    box.press("Enter")
+    wait_for_app(page)
+
+    page.get_by_test_id("stMultiSelect").filter(has_text="Kind").locator("input").click()
+    page.get_by_role("option", name=re.compile(r"^offloaded stub \(2\)")).click()
+    page.keyboard.press("Escape")
+    wait_for_app(page)
+    expect(page.get_by_text("Messages 1–2 of 2 (of 86 in the view)")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(messages(page)).to_have_count(2, timeout=TIMEOUT_MS)
+    expect(messages(page).first).to_contain_text("offloaded stub", timeout=TIMEOUT_MS)
+
+
+def test_collapse_and_expand_all(page: Page, app_url: str) -> None:
+    open_step(page, app_url, 40)
+    opened = page.locator("[data-testid=stExpander] details[open]")
+    expect(messages(page)).to_have_count(25, timeout=TIMEOUT_MS)
+    expect(opened).to_have_count(0, timeout=TIMEOUT_MS)
+    page.get_by_role("button", name="Expand all").click()
+    wait_for_app(page)
+    expect(opened).to_have_count(25, timeout=TIMEOUT_MS)
+    expect(page.get_by_test_id("stCode").first).to_be_visible(timeout=TIMEOUT_MS)
+    page.get_by_role("button", name="Collapse all").click()
+    wait_for_app(page)
+    expect(opened).to_have_count(0, timeout=TIMEOUT_MS)
+    height = page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollHeight")
+    assert height < 6000, height  # headers only: a page of 25 messages stays short

@@ -1,0 +1,138 @@
+"""The Step page through AppTest: pages of the view, search, filters, collapse/expand, event steps, the tabs.
+
+The synthetic demo thread on its default preset (deepagents) has 86 messages in the view at step 40,
+two of them offloaded stubs, and events at steps 0, 4, 8, 29, 54, 68, ...
+"""
+
+from __future__ import annotations
+
+import re
+
+from streamlit.testing.v1 import AppTest
+
+from tests.ui.builders import HOSTILE
+
+
+def titles(at: AppTest) -> list[str]:
+    return [t.value for t in at.title]
+
+
+def plain(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def messages(at: AppTest) -> list[str]:
+    """The shown messages' positions, from their expander headers (`#12 **tool** · …`)."""
+    return [e.label.split(" ", 1)[0] for e in at.expander if e.label.startswith("#")]
+
+
+def note(at: AppTest) -> str:
+    return next(plain(m.value) for m in at.markdown if m.value.startswith("Messages "))
+
+
+def expanded(at: AppTest) -> list[bool]:
+    return [e.proto.expanded for e in at.expander if e.label.startswith("#")]
+
+
+def test_the_view_is_paged_25_at_a_time(start) -> None:  # noqa: ANN001
+    at = start("pages/step.py", step="40")
+    assert titles(at) == ["Step 40"]
+    assert note(at) == "Messages 1–25 of 86 in the view"
+    assert messages(at) == [f"#{i}" for i in range(25)]
+    assert at.button(key="step_page_prev").disabled
+    at.button(key="step_page_next").click().run()
+    assert note(at) == "Messages 26–50 of 86 in the view"
+    assert messages(at) == [f"#{i}" for i in range(25, 50)]
+    at.number_input(key="step_page").set_value(4).run()
+    assert messages(at) == [f"#{i}" for i in range(75, 86)] and at.button(key="step_page_next").disabled
+    at.segmented_control(key="step_order").set_value("newest first").run()
+    assert messages(at)[:3] == ["#85", "#84", "#83"]  # back on page 1, newest first
+    at.segmented_control(key="step_page_size").set_value(100).run()
+    assert len(messages(at)) == 86 and note(at) == "Messages 1–86 of 86 in the view"
+    # another step opens on its first page
+    at.segmented_control(key="step_page_size").set_value(25).run()
+    at.button(key="step_page_next").click().run()
+    at.button(key="step_next").click().run()
+    assert titles(at) == ["Step 41"] and note(at).startswith("Messages 1–25 of ")
+
+
+def test_search_counts_matches_and_keeps_only_matching_messages(start) -> None:  # noqa: ANN001
+    at = start("pages/step.py", step="40")
+    at.text_input(key="step_search").input("GAUGE").run()
+    assert note(at) == "Messages 1–25 of 57 (of 86 in the view) · **525** matches for “GAUGE” in 57 messages"
+    labels = [e.label for e in at.expander if e.label.startswith("#")]
+    assert all(":orange-badge[" in label and ":orange-background[" in label for label in labels)
+    at.text_input(key="step_search").input("no such text anywhere").run()
+    assert messages(at) == [] and any("No message of this view matches" in i.value for i in at.info)
+
+
+def test_search_text_stays_text_in_the_highlight(start) -> None:  # noqa: ANN001
+    at = start("pages/step.py", thread="sample:hostile", step="2")
+    at.text_input(key="step_search").input("<script>").run()
+    assert not at.exception
+    labels = [e.label for e in at.expander if e.label.startswith("#")]
+    assert labels and all(":orange-background[\\<script\\>]" in label for label in labels)
+    # every < > [ ] ( ) of the transcript arrives backslash-escaped: Markdown shows it, never parses it
+    for md in [*labels, *(m.value for m in at.markdown if "orange-background" in m.value)]:
+        body = md.split(":orange-background[", 1)[1]
+        assert not re.search(r"(?<!\\)[<>()]", body), md
+        assert "](javascript" not in md
+    at.button(key="step_expand_all").click().run()
+    assert any(HOSTILE in c.value for c in at.code)  # the body itself, verbatim in a code block
+
+
+def test_filters_by_role_tool_and_kind(start) -> None:  # noqa: ANN001
+    at = start("pages/step.py", step="40")
+    at.multiselect(key="step_kinds").set_value(["stub"]).run()
+    assert messages(at) == ["#9", "#63"]
+    assert note(at) == "Messages 1–2 of 2 (of 86 in the view)"
+    at.multiselect(key="step_kinds").set_value([]).run()
+    at.multiselect(key="step_tools").set_value(["grep"]).run()
+    assert note(at) == "Messages 1–25 of 30 (of 86 in the view)"
+    at.multiselect(key="step_roles").set_value(["tool"]).run()
+    assert note(at) == "Messages 1–15 of 15 (of 86 in the view)"  # grep's results, not the calls
+    assert all("**tool**" in e.label and "grep" in e.label for e in at.expander if e.label.startswith("#"))
+
+
+def test_collapse_and_expand_all(start) -> None:  # noqa: ANN001
+    at = start("pages/step.py", step="40")
+    assert expanded(at) == [False] * 25  # headers only: ~50 px a message
+    at.button(key="step_expand_all").click().run()
+    assert expanded(at) == [True] * 25
+    at.button(key="step_page_next").click().run()
+    assert expanded(at) == [True] * 25  # the choice holds on the next page
+    at.button(key="step_collapse_all").click().run()
+    assert expanded(at) == [False] * 25
+
+
+def test_next_and_previous_step_with_events(start) -> None:  # noqa: ANN001
+    at = start("pages/step.py", step="10")
+    at.button(key="step_next_event").click().run()
+    assert titles(at) == ["Step 29"] and at.query_params["step"] == "29"
+    at.button(key="step_next_event").click().run()
+    assert titles(at) == ["Step 54"]
+    at.button(key="step_prev_event").click().run()
+    at.button(key="step_prev_event").click().run()
+    assert titles(at) == ["Step 8"]
+    at.number_input(key="step_input").set_value(0).run()
+    assert at.button(key="step_prev_event").disabled and not at.button(key="step_next_event").disabled
+
+
+def test_diff_and_tool_tabs_show_text_and_tokens_per_tool(start) -> None:  # noqa: ANN001
+    at = start("pages/step.py", step="40")
+    # the View tab is open first: nothing of the others is drawn
+    assert not [m for m in at.markdown if m.value.startswith("Same: ")]
+    at.session_state["step_tab"] = "State vs view"
+    at.run()
+    assert any(m.value.startswith("Same: ") for m in at.markdown)
+    assert any("No differences" in c.value for c in at.caption)  # offloading rewrote the state too
+    at.segmented_control(key="step_diff_scope").set_value("all rows").run()
+    frame = at.dataframe[-1].value
+    assert list(frame.columns) == ["status", "role", "kind", "state tokens", "view tokens", "text", "id"]
+    at.session_state["step_tab"] = "Tokens per tool"
+    at.run()
+    tools = at.dataframe[-1].value
+    assert list(tools.columns) == ["tool", "calls", "call tokens", "results", "result tokens", "tokens", "% of view"]
+    assert set(tools["tool"]) == {"grep", "execute", "read_file", "task", "web_search", "write_file", "write_todos"}
+    assert (tools["tokens"] == tools["call tokens"] + tools["result tokens"]).all()
+    assert list(tools["tokens"]) == sorted(tools["tokens"], reverse=True)

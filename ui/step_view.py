@@ -1,0 +1,302 @@
+"""The Step page's message browser: search, filters, pages, collapse/expand, and its other tabs.
+
+A real session's view holds hundreds of messages (a Claude Code step: 200-300, 120-210 kB of text);
+drawn all at once the page was 33,000-90,000 px tall and took seconds to send. Here a page of the
+view is drawn at a time, inside a fragment (paging, searching and filtering rerun only the
+browser), from per-step data computed once (`engine.step_view.step_detail`, cached below).
+
+Every transcript text is shown as text: code blocks, or Markdown escaped by `ui.text.escape_md`
+(search highlights are Streamlit's own `:orange-background[...]` around escaped text).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from engine.run import Run
+from engine.step_view import (
+    Shown,
+    StepDetail,
+    StepFilter,
+    ToolTokens,
+    apply_filter,
+    message_body,
+    page_of,
+    preview,
+    searchable_text,
+    snippets,
+    text_diff,
+)
+from engine.views import DiffRow, ViewEntry, diff_counts
+from ui.figures import esc
+from ui.text import MAX_SHOWN_CHARS, escape_md
+from ui.widgets import BADGES, ROLE_ICONS, badge, table
+
+PAGE_SIZES = (25, 50, 100)
+ORDERS = ("oldest first", "newest first")
+DIFF_SCOPES = ("differences", "all rows")
+DIFF_PAGE_SIZE = 10
+CODE_HEIGHT_PX = 360  # a longer body scrolls inside its box instead of stretching the page
+CHARS_PER_LINE = 140  # about what a code line holds in the wide layout, to tell a long body
+KIND_LABELS = {**{k: v[0] for k, v in BADGES.items()}, "unrecorded": "unrecorded tokens", "original": "original"}
+
+# -- per-step data, computed once ------------------------------------------------------------------
+# (id(run), step) -> (weak ref to the run, detail). A Run lives in ui.session's run cache; the weak
+# ref tells a reused id from the same run, and the bound keeps memory flat (a detail holds the
+# step's entries and their search texts: ~2x the view's text, 0.2-0.5 MB on a real session).
+_DETAILS: OrderedDict[tuple[int, int], tuple[weakref.ref[Run], StepDetail]] = OrderedDict()
+_DETAILS_MAX = 32
+_LOCK = threading.Lock()
+
+
+def step_detail(run: Run, k: int) -> StepDetail:
+    """The step's entries, search texts, filter options, tokens per tool and diff rows (cached per run and step)."""
+    from engine.step_view import step_detail as compute
+
+    key = (id(run), k)
+    with _LOCK:
+        hit = _DETAILS.get(key)
+        if hit is not None and hit[0]() is run:
+            _DETAILS.move_to_end(key)
+            return hit[1]
+    detail = compute(run.steps[k], run.counter)
+    with _LOCK:
+        _DETAILS[key] = (weakref.ref(run), detail)
+        while len(_DETAILS) > _DETAILS_MAX:
+            _DETAILS.popitem(last=False)
+    return detail
+
+
+# -- session state of the browser ----------------------------------------------------------------
+PAGE = "step_page"
+OPEN = "step_open"  # whether messages are drawn expanded
+OPEN_GEN = "step_open_gen"  # bumped by expand/collapse all: fresh expanders take the new default
+
+
+def reset_page() -> None:
+    st.session_state[PAGE] = 1
+
+
+def _set_open(value: bool) -> None:
+    """Expand (True) or collapse (False) every message: fresh expanders take the new default."""
+    st.session_state[OPEN] = value
+    st.session_state[OPEN_GEN] = st.session_state.get(OPEN_GEN, 0) + 1
+
+
+def _turn_page(delta: int, pages: int) -> None:
+    st.session_state[PAGE] = min(max(1, int(st.session_state.get(PAGE, 1) or 1) + delta), pages)
+
+
+def current_filter() -> StepFilter:
+    return StepFilter(roles=frozenset(st.session_state.get("step_roles") or ()),
+                      tools=frozenset(st.session_state.get("step_tools") or ()),
+                      kinds=frozenset(st.session_state.get("step_kinds") or ()),
+                      query=str(st.session_state.get("step_search") or ""))
+
+
+def _options(counts: dict[str, int], key: str) -> list[str]:
+    # an option chosen at another step stays selectable (a multiselect refuses a value not offered)
+    return list(dict.fromkeys([*counts, *(st.session_state.get(key) or ())]))
+
+
+# -- the browser ---------------------------------------------------------------------------------
+@st.fragment
+def message_browser(run: Run, k: int, detail: StepDetail) -> None:
+    """Search, filters, page controls and one page of the view's messages."""
+    controls = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
+    controls[0].text_input("Search the view", key="step_search", on_change=reset_page,
+                           placeholder="text, tool names and arguments (case-insensitive)")
+    controls[1].multiselect("Role", _options(detail.roles, "step_roles"), key="step_roles", on_change=reset_page,
+                            format_func=lambda r: f"{r} ({detail.roles.get(r, 0)})", placeholder="all roles")
+    controls[2].multiselect("Tool", _options(detail.tools, "step_tools"), key="step_tools", on_change=reset_page,
+                            format_func=lambda t: f"{t} ({detail.tools.get(t, 0)})", placeholder="all tools",
+                            help="Messages that call the tool, and the results that answer it.")
+    controls[3].multiselect("Kind", _options(detail.kinds, "step_kinds"), key="step_kinds", on_change=reset_page,
+                            format_func=lambda c: f"{KIND_LABELS.get(c, c)} ({detail.kinds.get(c, 0)})",
+                            placeholder="all kinds",
+                            help="What a layer or the source made of a message; *unrecorded tokens*: the provider "
+                                 "billed it beyond our count.")
+    flt = current_filter()
+    shown = apply_filter(detail.entries, flt, detail.haystacks)
+    if st.session_state.get("step_order") == ORDERS[1]:
+        shown = Shown(shown.entries[::-1], shown.matches[::-1], shown.total_matches)
+    size = int(st.session_state.get("step_page_size") or PAGE_SIZES[0])
+    page = page_of(len(shown), int(st.session_state.get(PAGE, 1) or 1), size)
+    st.session_state[PAGE] = page.number  # clamped before the widget exists in this run
+
+    total = len(detail.entries)
+    where = f"{page.start + 1:,}–{page.stop:,} of {len(shown):,}" if len(shown) else "none"
+    note = f"Messages {where}" + (f" (of {total:,} in the view)" if len(shown) != total else " in the view")
+    if flt.query:
+        note += f" · **{shown.total_matches:,}** match{'es' if shown.total_matches != 1 else ''} for " \
+                f"“{escape_md(flt.query, limit=60)}” in {len(shown):,} message{'s' if len(shown) != 1 else ''}"
+    st.markdown(note)
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        st.button("◀ page", key="step_page_prev", disabled=page.number <= 1, on_click=_turn_page,
+                  args=(-1, page.pages))
+        st.number_input(f"page (1–{page.pages})", key=PAGE, min_value=1, max_value=page.pages, step=1, width=150)
+        st.button("page ▶", key="step_page_next", disabled=page.number >= page.pages, on_click=_turn_page,
+                  args=(1, page.pages))
+        # buttons, not a select or a toggle: those keep the focus in an <input>, where j/k/n/p do nothing
+        st.segmented_control("per page", PAGE_SIZES, key="step_page_size", on_change=reset_page, required=True,
+                             default=PAGE_SIZES[0])
+        st.segmented_control("order", ORDERS, key="step_order", on_change=reset_page, required=True,
+                             default=ORDERS[0])
+        st.button("Expand all", key="step_expand_all", on_click=_set_open, args=(True,), icon=":material/unfold_more:")
+        st.button("Collapse all", key="step_collapse_all", on_click=_set_open, args=(False,),
+                  icon=":material/unfold_less:")
+
+    if not len(shown):
+        st.info("No message of this view matches." if flt.query or flt.roles or flt.tools or flt.kinds
+                else "This view is empty.")
+        return
+    # collapsed unless the user expanded all: a page is then ~50 px per message, and a search puts
+    # each message's first match in its header line
+    opened = bool(st.session_state.get(OPEN, False))
+    gen = st.session_state.get(OPEN_GEN, 0)
+    in_state = detail.in_state
+    for entry, matches in zip(shown.entries[page.start:page.stop], shown.matches[page.start:page.stop], strict=True):
+        step_message(entry, in_state=in_state[entry.position], query=flt.query, matches=matches,
+                     expanded=opened,
+                     key=f"step_msg_{gen}_{k}_{entry.position}")
+
+
+def message_label(entry: ViewEntry, *, in_state: bool | None, matches: int = 0, query: str = "") -> str:
+    """The one-line header of a message: position, role, tokens, badges, and the start of its text
+    (with a search: its first match, highlighted)."""
+    label = f"#{entry.position} **{escape_md(entry.role)}** · {entry.tokens:,} tokens"
+    if entry.tools:
+        label += " · " + ", ".join(escape_md(t, limit=40) for t in entry.tools[:4]) + (" …" if len(entry.tools) > 4 else "")
+    if entry.kind != "original":
+        label += " " + badge(entry.kind)
+    if in_state is False:
+        label += " :gray-badge[view only]"
+    if matches:
+        label += f" :orange-badge[{matches:,} match{'es' if matches != 1 else ''}]"
+    if matches and query:
+        found = highlighted(entry.text, query, limit=1) or highlighted(searchable_text(entry), query, limit=1)
+        if found:
+            return label + " · " + found[0]
+    first = preview(entry.text or (f"{entry.tool_calls[0][0]} {entry.tool_calls[0][1]}" if entry.tool_calls else ""), 90)
+    return label + (f" · :gray[{escape_md(first)}]" if first else "")
+
+
+def highlighted(text: str, query: str, *, limit: int = 3) -> list[str]:
+    """Markdown lines, one per match: escaped context around the escaped match on an orange background."""
+    return [f"{escape_md(s.before)}:orange-background[{escape_md(s.match)}]{escape_md(s.after)}"
+            for s in snippets(text, query, limit=limit)]
+
+
+def _code(text: str) -> None:
+    shown = text[:MAX_SHOWN_CHARS]
+    lines = sum(1 + len(line) // CHARS_PER_LINE for line in shown.splitlines())
+    st.code(shown or " ", language=None, wrap_lines=True, height=CODE_HEIGHT_PX if lines > 16 else "content")
+    if len(text) > MAX_SHOWN_CHARS:
+        st.caption(f"first {MAX_SHOWN_CHARS:,} of {len(text):,} characters shown")
+
+
+def step_message(entry: ViewEntry, *, in_state: bool | None, query: str, matches: int, expanded: bool,
+                 key: str) -> None:
+    """One message as an expander: the header line, then its id, search matches, text and tool calls."""
+    with st.expander(message_label(entry, in_state=in_state, matches=matches, query=query), expanded=expanded, key=key,
+                     icon=ROLE_ICONS.get(entry.role)):
+        meta = f"id {escape_md(entry.id, limit=80)}"
+        if entry.tool_call_id:
+            meta += f" · answers {escape_md(entry.tool_call_id, limit=60)}"
+        if entry.name:
+            meta += f" · name {escape_md(entry.name, limit=60)}"
+        if entry.unrecorded:
+            meta += f" · of which {entry.unrecorded:,} unrecorded (billed by the provider beyond our count)"
+        st.caption(meta)
+        if query and matches:
+            lines = highlighted(entry.text, query) + [
+                line for name, args in entry.tool_calls for line in highlighted(f"{name} {args}", query)]
+            st.markdown("  \n".join(lines[:3]) + (f"  \n:gray[… {matches - 3:,} more]" if matches > 3 else ""))
+        if entry.text.strip() or not entry.tool_calls:
+            _code(entry.text)
+        for name, args in entry.tool_calls:
+            st.markdown(f"↳ tool call **{escape_md(name, limit=60)}**")
+            _code(args)
+
+
+# -- state vs view ---------------------------------------------------------------------------------
+def _row_text(r: DiffRow) -> str:
+    m = r.view_message if r.view_message is not None else r.state_message
+    return message_body(m) if m is not None else ""
+
+
+def diff_panel(detail: StepDetail) -> None:
+    """Counts, every row with a preview of its text, and a before/after diff of each rewritten message."""
+    rows = detail.diff
+    counts = diff_counts(rows)
+    st.markdown(f"Same: {counts['same']} · rewritten in the view: {counts['changed']} · "
+                f"only in state (hidden from the model): {counts['only_state']} · "
+                f"only in the view (inserted by a layer): {counts['only_view']}")
+    changed = [r for r in rows if r.status == "changed"]
+    # a real step's view is mostly "same": the differences first, every row on request
+    scope = st.segmented_control("rows", DIFF_SCOPES, key="step_diff_scope", required=True, default=DIFF_SCOPES[0])
+    listed = [r for r in rows if r.status != "same"] if scope == DIFF_SCOPES[0] else list(rows)
+    if listed:
+        table([{"status": r.status.replace("_", " "), "role": r.role, "kind": r.kind,
+                "state tokens": r.state_tokens, "view tokens": r.view_tokens, "text": preview(_row_text(r)),
+                "id": r.id} for r in listed], height=min(600, 38 + 35 * len(listed)))
+    else:
+        st.caption("No differences: the model received the state as it is.")
+    if not changed:
+        return
+    st.markdown(f"**Rewritten in the view** ({len(changed)}): the state's text → what the model received")
+    page = page_of(len(changed), int(st.session_state.get("step_diff_page", 1) or 1), DIFF_PAGE_SIZE)
+    st.session_state["step_diff_page"] = page.number
+    if page.pages > 1:
+        st.number_input(f"rewritten messages, page (1–{page.pages})", key="step_diff_page", min_value=1,
+                        max_value=page.pages, step=1, width=220)
+    for r in changed[page.start:page.stop]:
+        before = message_body(r.state_message) if r.state_message is not None else ""
+        after = message_body(r.view_message) if r.view_message is not None else ""
+        with st.expander(f"{escape_md(r.role)} · {badge(r.kind) if r.kind != 'original' else 'original'} · "
+                         f"{r.state_tokens or 0:,} → {r.view_tokens or 0:,} tokens · :gray[{escape_md(r.id, limit=60)}]"):
+            st.code(text_diff(before, after) or "(no text difference: metadata only)", language="diff",
+                    wrap_lines=True, height=CODE_HEIGHT_PX if before.count("\n") + after.count("\n") > 16 else "content")
+
+
+# -- tokens per tool ---------------------------------------------------------------------------------
+def tool_tokens_figure(rows: list[ToolTokens], *, height: int | None = None) -> go.Figure:
+    """Horizontal bars per tool: its calls' argument tokens and its results' tokens, largest on top."""
+    names = [esc(r.tool) for r in rows][::-1]
+    fig = go.Figure()
+    fig.add_trace(go.Bar(y=names, x=[r.result_tokens for r in rows][::-1], orientation="h", name="results",
+                         marker_color="#2a9d8f", hovertemplate="%{y}: %{x:,} result tokens<extra></extra>"))
+    fig.add_trace(go.Bar(y=names, x=[r.call_tokens for r in rows][::-1], orientation="h", name="call arguments",
+                         marker_color="#e9c46a", hovertemplate="%{y}: %{x:,} call tokens<extra></extra>"))
+    fig.update_layout(barmode="stack", height=height or max(160, 60 + 26 * len(rows)),
+                      margin={"l": 10, "r": 10, "t": 10, "b": 30}, legend={"orientation": "h", "y": -0.15},
+                      xaxis={"title": "tokens", "tickformat": ",d"}, yaxis={"automargin": True})
+    return fig
+
+
+def tool_panel(run: Run, detail: StepDetail, view_tokens: int) -> None:
+    """Like Claude Code's /context, by tool: each tool's result and call-argument tokens in this view."""
+    rows = list(detail.tool_tokens)
+    if not rows:
+        st.info("No tool calls or results in this view.")
+        return
+    total = sum(r.tokens for r in rows)
+    st.caption(f"{total:,} of the view's {view_tokens:,} tokens are tool calls and results ({run.counts_label()}; "
+               "a result counts toward the tool it answers, stubs and patched results included; the provider's "
+               "unrecorded share is left out).")
+    st.plotly_chart(tool_tokens_figure(rows), key="tool_tokens", config={"displayModeBar": False})
+
+    def pct(n: int) -> float:
+        return round(100 * n / view_tokens, 1) if view_tokens else 0.0
+
+    table([{"tool": r.tool, "calls": r.calls, "call tokens": r.call_tokens, "results": r.results,
+            "result tokens": r.result_tokens, "tokens": r.tokens, "% of view": pct(r.tokens)} for r in rows])
+
+
+__all__ = ["diff_panel", "message_browser", "message_label", "step_detail", "step_message",
+                      "tool_panel", "tool_tokens_figure"]
