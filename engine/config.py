@@ -24,7 +24,8 @@ MAX_CONFIG_BYTES = 8 * 1024 * 1024  # a config YAML is a few kB; this only stops
 # The coding agents' and providers' own compaction, each a policy in engine/policies/ (docs/config.md).
 AGENT_PRESETS: tuple[str, ...] = ("claude-code", "codex", "gemini-cli", "cline", "openhands", "anthropic-compaction",
                                   "openai-compaction")
-PRESETS: tuple[str, ...] = ("as-recorded", *AGENT_PRESETS, "deepagents", "langchain", "deerflow", "stress")
+PRESETS: tuple[str, ...] = ("as-recorded", *AGENT_PRESETS, "deepagents", "langchain", "deerflow", "deerflow-head",
+                            "stress")
 # What a thread whose source recorded its usage or compactions opens on: what really happened.
 RECORDED_PRESET = "as-recorded"
 DEFAULT_PRESET = "deepagents"
@@ -253,6 +254,9 @@ class FilesystemConfig(_Frozen):
     tool_result_token_limit: int | None = Field(default=20_000, gt=0)
     excluded_tools: tuple[str, ...] = TOOLS_EXCLUDED_FROM_EVICTION
     truncate_args: TruncateArgsConfig = TruncateArgsConfig()
+    # Deep Agents' human_message_token_limit_before_evict: a newest human message of more than 4x this
+    # many characters is saved to /conversation_history/ and previewed (None: never).
+    human_message_token_limit: int | None = Field(default=50_000, gt=0)
 
 
 class SubagentsConfig(_Frozen):
@@ -273,6 +277,8 @@ class SummarizationConfig(_Frozen):
     trim_tokens_to_summarize: int | None = Field(default=4000, gt=0)
     summary_prompt: str | None = None
     mode: Literal["state", "view"] = "state"
+    # state mode as LangChain (a summary message) or DeerFlow HEAD (the summary in a `summary_text` field)
+    style: Literal["langchain", "deerflow-head"] = "langchain"
     summarizer: str = "offline"
     overflow_fallback: bool = True
     history_dir: str = "/conversation_history"
@@ -294,11 +300,15 @@ class SummarizationConfig(_Frozen):
 
 class TodoConfig(_Frozen):
     enabled: bool = True
+    # DeerFlow's TodoMiddleware: v2.0-m0 ("deerflow") or HEAD ("deerflow-head": hidden reminder, completion reminder)
+    style: Literal["deerflow", "deerflow-head"] = "deerflow-head"
+    # append LangChain's TodoListMiddleware system prompt on every call (DeerFlow's subclass inherits it)
+    system_prompt: bool = False
 
 
 class DanglingConfig(_Frozen):
     enabled: bool = True
-    style: Literal["deerflow", "deepagents"] = "deerflow"
+    style: Literal["deerflow", "deerflow-head", "deepagents"] = "deerflow"
     drop_orphans: bool = True
 
 
@@ -633,12 +643,16 @@ def is_deerflow_config(doc: dict[str, Any]) -> bool:
 
 
 def from_deerflow(doc: dict[str, Any], *, source: str = "config") -> EngineConfig:
-    base = preset("deerflow").to_dict()
+    """A DeerFlow config.yaml on the preset of its version (HEAD's files carry `config_version`)."""
+    base = preset("deerflow-head" if "config_version" in doc else "deerflow").to_dict()
     summ = doc.get("summarization")
     if isinstance(summ, dict):
         allowed = set(SummarizationConfig.model_fields)
         # DeerFlow v2.0.0 keys that were later removed are ignored, not rejected.
         base["summarization"] = {**base["summarization"], **{k: v for k, v in summ.items() if k in allowed}}
+        if summ.get("trim_tokens_to_summarize", 4000) is None:
+            # DeerFlow passes trim only when set, so null leaves LangChain's default of 4000
+            base["summarization"]["trim_tokens_to_summarize"] = 4000
     mem = doc.get("memory")
     if isinstance(mem, dict):
         backend = mem.get("backend_config")
@@ -698,38 +712,53 @@ def preset(name: str) -> EngineConfig:
             memory=MemoryConfig(enabled=False),
             input_context=InputContextConfig(base_prompt=False, tool_prompts=False),
         )
-    if name == "deerflow":
-        # DeerFlow v2.0-m0 config.example.yaml (DeerFlow has no result offload in that version).
+    if name in ("deerflow", "deerflow-head"):
+        head = name == "deerflow-head"
+        # DeerFlow's lead agent (agents/lead_agent/agent.py): DanglingToolCall -> Summarization -> Todo ->
+        # Memory -> SubagentLimit, config.example.yaml's summarization section, the files of the pinned
+        # revision: v2.0-m0 (tag, summarization is LangChain 1.5's own class here) or HEAD f1f4af99b.
+        # No result offload in either; counting is LangChain's count_tokens_approximately.
         return EngineConfig(
-            preset="deerflow",
+            preset=name,
+            tokens=TokensConfig(layer_counter="approximate"),
             order=("dangling", "summarization", "todo", "memory", "subagents"),
             filesystem=FilesystemConfig(enabled=False),
-            subagents=SubagentsConfig(max_concurrent=3),
-            summarization=SummarizationConfig(trigger=(ContextSize(type="tokens", value=15564),),
+            subagents=SubagentsConfig(max_concurrent=3, max_total=6 if head else None),
+            summarization=SummarizationConfig(trigger=(ContextSize(type="tokens", value=32000 if head else 15564),),
                                               keep=ContextSize(type="messages", value=10),
-                                              trim_tokens_to_summarize=15564, mode="state"),
-            todo=TodoConfig(enabled=True),
-            dangling=DanglingConfig(style="deerflow"),
+                                              trim_tokens_to_summarize=15564, mode="state", overflow_fallback=False,
+                                              style="deerflow-head" if head else "langchain"),
+            todo=TodoConfig(enabled=True, style="deerflow-head" if head else "deerflow", system_prompt=True),
+            dangling=DanglingConfig(style="deerflow-head" if head else "deerflow", drop_orphans=head),
             memory=MemoryConfig(max_injection_tokens=2000),
-            input_context=InputContextConfig(base_prompt=False),
+            input_context=InputContextConfig(base_prompt=False, tool_prompts=False),
         )
     if name == "deepagents":
-        # create_deep_agent with a profile: trigger 0.85 / keep 0.10 of the window, no trimming.
+        # deepagents 0.7.32 `create_deep_agent(model, tools, system_prompt=...)` with a model profile:
+        # trigger 0.85 / keep 0.10 of the window, no trimming, count_tokens_approximately; the
+        # system prompt is the caller's alone (no base or tool prompts); no memory unless memory=.
         return EngineConfig(
             preset="deepagents",
+            tokens=TokensConfig(layer_counter="approximate"),
             order=("filesystem", "subagents", "summarization", "dangling", "memory"),
             subagents=SubagentsConfig(max_concurrent=None),
             summarization=SummarizationConfig(trigger=(ContextSize(type="fraction", value=0.85),),
                                               keep=ContextSize(type="fraction", value=0.10),
                                               trim_tokens_to_summarize=None, mode="view"),
             todo=TodoConfig(enabled=False),
-            dangling=DanglingConfig(style="deepagents"),
+            dangling=DanglingConfig(style="deepagents", drop_orphans=False),
+            memory=MemoryConfig(enabled=False),
+            input_context=InputContextConfig(base_prompt=False, tool_prompts=False),
         )
     if name == "stress":
-        # Force compaction early (the references' evals run at 10-25 % of the window).
+        # Force compaction early (the references' evals run at 10-25 % of the window): every layer on,
+        # measured with the run's own counter, our prompt parts shown; not any one framework.
         deep = preset("deepagents")
         return deep.model_copy(update={
             "preset": "stress",
+            "tokens": TokensConfig(),
+            "memory": MemoryConfig(),
+            "input_context": InputContextConfig(),
             "order": DEFAULT_ORDER,
             "summarization": deep.summarization.model_copy(update={
                 "trigger": (ContextSize(type="fraction", value=0.25),),

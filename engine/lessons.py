@@ -217,12 +217,13 @@ LESSONS: tuple[Lesson, ...] = (
         points=(
             "Providers reject a request where an AI tool call has no matching tool result.",
             "That happens when a run is interrupted mid call and the user then sends a new message.",
-            "The layer adds a placeholder error result right after the call, in the view only.",
+            "The layer adds a placeholder error result right after the call. DeerFlow does it in each request "
+            "only; Deep Agents writes it into the state once, when the next turn starts.",
         ),
         thread="interrupted", preset="deepagents", base=(),
         try_this=(
             TryThis("dangling.enabled", "Dangling-call repair", ("true", "false"), "true", labels=("on", "off")),
-            TryThis("dangling.style", "Placeholder text", ("deerflow", "deepagents"), "deepagents"),
+            TryThis("dangling.style", "Placeholder style", ("deerflow", "deerflow-head", "deepagents"), "deepagents"),
         ),
         watch="dangling.patch",
         check=Check("Where is the placeholder result placed?",
@@ -265,7 +266,8 @@ LESSONS: tuple[Lesson, ...] = (
             "Tool results are most of a coding agent's context, so clearing them first often keeps the view "
             "under the summarization trigger: fewer summaries, or none.",
             "Here clearing starts at half the window and keeps the newest `keep` results; summarization (Deep "
-            "Agents' 85 % trigger) runs after it. Turn clearing off and watch the summaries come back.",
+            "Agents' 85 % trigger, counted as Deep Agents counts: about 4 characters a token) runs after it. Turn "
+            "clearing off and watch the summaries multiply; keep only the newest result and they nearly vanish.",
         ),
         thread="agent-80", preset="deepagents",
         base=("order=[context_editing, summarization]", "context_editing.trigger=fraction:0.5"),

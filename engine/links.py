@@ -30,14 +30,14 @@ LINK_SETTINGS: frozenset[str] = frozenset({
                         ("filesystem", "subagents", "summarization", "todo", "dangling", "memory")),
     # Config form: L2 summarization
     "summarization.trim_tokens_to_summarize", "summarization.summary_prompt", "summarization.overflow_fallback",
-    "summarization.skill_file_read_tool_names",
+    "summarization.skill_file_read_tool_names", "summarization.style",
     # L0 filesystem
     "filesystem.tool_result_token_limit", "filesystem.excluded_tools", "filesystem.truncate_args.enabled",
     "filesystem.truncate_args.trigger", "filesystem.truncate_args.keep", "filesystem.truncate_args.max_length",
-    "filesystem.truncate_args.truncation_text", "filesystem.truncate_args.tools",
+    "filesystem.truncate_args.truncation_text", "filesystem.truncate_args.tools", "filesystem.human_message_token_limit",
     # L1 sub-agents, L4 dangling calls
     "subagents.max_concurrent", "subagents.max_total", "subagents.task_tool_names",
-    "dangling.style", "dangling.drop_orphans",
+    "dangling.style", "dangling.drop_orphans", "todo.style", "todo.system_prompt",
     # L5 memory (facts are prompt text; the files come from the thread, never from disk)
     "memory.facts", "memory.max_injection_tokens",
     # prompt assembly and the model's window

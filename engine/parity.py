@@ -168,6 +168,15 @@ def drive_with_create_agent(
     return observed
 
 
+def _schema_fields(schema: dict[str, Any] | None) -> dict[str, Any]:
+    if not schema:
+        return {}
+    fields: dict[str, Any] = {"description": str(schema.get("description", ""))}
+    if isinstance(schema.get("parameters"), dict):
+        fields["args_schema"] = schema["parameters"]
+    return fields
+
+
 def _leading_system(thread: Thread) -> str | None:
     lead = []
     for m in thread.messages:

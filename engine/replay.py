@@ -190,6 +190,7 @@ class _Driver:
         for mw in reversed(self.wrap_model):
             chain = _compose_model(mw, chain)
         self._model_chain = chain
+        self._invalid_calls = any(isinstance(m, AIMessage) and m.invalid_tool_calls for m in thread.messages)
 
         leading = list(itertools.takewhile(lambda m: isinstance(m, SystemMessage), thread.messages))
         self.body_start = len(leading)
@@ -268,13 +269,23 @@ class _Driver:
         """
         seen = self._seen = []
         self._recorded = recorded
+        # create_agent's model node answers open invalid calls in the request, and persists that
+        # history with the response (the state seen by this call's layers is the unrepaired one)
+        # (only a thread that recorded an invalid call can have one: layers never make them, and the
+        # scan is O(state) per step)
+        repaired = repair_invalid_calls(self.state["messages"]) if self._invalid_calls else None
         # like create_agent, the request carries the state's own list (layers override, never mutate)
         # the driver's state is a plain dict shaped like AgentState
-        request = ModelRequest(model=self.model, messages=self.state["messages"], system_message=self.system,
+        request = ModelRequest(model=self.model,
+                               messages=cast(list[Any], repaired) if repaired is not None else self.state["messages"],
+                               system_message=self.system,
                                tools=list(self.thread.tools), state=cast(AgentState[Any], self.state),
                                runtime=self.runtime)
         response, commands = self._model_chain(request)
         messages = list(response.result)
+        if repaired is not None:
+            self.state["messages"] = list(repaired)  # a copy: the request's list is this step's view
+            self._index = {m.id: i for i, m in enumerate(self.state["messages"])}
         self.apply({"messages": messages})
         for cmd in commands:
             self.apply_command(cmd)
@@ -371,6 +382,7 @@ class _Driver:
         steps: list[StepRecord] = []
         in_invocation = False
         pending: dict[str, tuple[AIMessage, dict[str, Any]]] = {}
+        answered = {m.tool_call_id for m in msgs if isinstance(m, ToolMessage)}
         step = 0
         events_mark = 0
         self.recorder.step = 0
@@ -433,7 +445,10 @@ class _Driver:
                 elif not _was_dropped(m, steps):
                     self.append(m)  # an orphan result: kept, as the source recorded it
             else:
-                if isinstance(m, HumanMessage) and message_kind(m) == "original" and in_invocation and not pending:
+                # a human turn ends the invocation, unless it arrives while calls still wait for results
+                # that come later (a call that never gets one was interrupted: the run had stopped)
+                if (isinstance(m, HumanMessage) and message_kind(m) == "original" and in_invocation
+                        and not (pending.keys() & answered)):
                     self.run_hooks(self.after_agent, "after_agent")
                     in_invocation = False
                 self.append(m)
@@ -445,6 +460,30 @@ class _Driver:
             tail = [e for e in self.recorder.events if e.step >= len(steps)]
             steps[-1].events.extend(tail)
         return steps, tuple(self.state["messages"])
+
+
+def repair_invalid_calls(messages: Sequence[BaseMessage]) -> list[BaseMessage] | None:
+    """LangChain 1.5's `create_agent` model node (`_patch_invalid_tool_calls`): an unanswered invalid tool
+    call gets `"Tool call {name} with id {id} could not be executed - arguments were malformed or
+    truncated."` right after its AI message, in the request and the state; None when nothing is open."""
+    if not any(isinstance(m, AIMessage) and m.invalid_tool_calls for m in messages):
+        return None
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    out: list[BaseMessage] = []
+    for m in messages:
+        out.append(m)
+        if not isinstance(m, AIMessage):
+            continue
+        for call in m.invalid_tool_calls:
+            call_id = call.get("id")
+            if call_id is None or call_id in answered:
+                continue
+            name = call.get("name") or "unknown"
+            out.append(ToolMessage(f"Tool call {name} with id {call_id} could not be executed - arguments were "
+                                   "malformed or truncated.", name=name, tool_call_id=call_id, status="error",
+                                   id=f"invalid-{call_id}"))
+            answered.add(call_id)
+    return out if len(out) != len(messages) else None
 
 
 def _was_dropped(m: ToolMessage, steps: list[StepRecord]) -> bool:

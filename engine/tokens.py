@@ -478,7 +478,12 @@ class ApproximateCounter(_CachedCounter):
         return math.ceil(len(text) / self.chars_per_token) if text else 0
 
     def _compute(self, message: BaseMessage) -> dict[str, int]:
-        total = count_tokens_approximately([message], chars_per_token=self.chars_per_token)
+        try:
+            total = count_tokens_approximately([message], chars_per_token=self.chars_per_token)
+        except TypeError:
+            # LangChain's counter looks block types up in a set, so an unhashable `type` (hostile or
+            # broken input) raises; counted with that type as its JSON text instead, as the other counters do
+            total = count_tokens_approximately([_hashable_block_types(message)], chars_per_token=self.chars_per_token)
         category = text_category(message)
         if isinstance(message, AIMessage) and message.tool_calls:
             call_chars = len(repr(message.tool_calls)) if isinstance(message.content, str) else 0
@@ -491,6 +496,15 @@ class ApproximateCounter(_CachedCounter):
         # LangChain's own rule: a dict tool is dumped as it is, a BaseTool as {name, description,
         # parameters}; all characters summed, then one division (rounded up).
         return count_tokens_approximately([], tools=list(tools), chars_per_token=self.chars_per_token) if tools else 0
+
+
+def _hashable_block_types(message: BaseMessage) -> BaseMessage:
+    if not isinstance(message.content, list):
+        return message
+    content = [{**b, "type": json.dumps(b["type"], default=str)}
+               if isinstance(b, dict) and "type" in b and not isinstance(b["type"], str) else b
+               for b in message.content]
+    return message.model_copy(update={"content": content})
 
 
 @cache

@@ -75,8 +75,9 @@ class RunningScaledCount:
                     self.total_at_last_usage = self.total
 
     def __call__(self, messages: Sequence[BaseMessage], *, lead_tokens: int = 0, lead_messages: int = 0,
-                 scaled: bool = True) -> int:
-        """The count of `lead_messages` leading messages worth `lead_tokens`, then `messages`."""
+                 tail: BaseMessage | None = None, scaled: bool = True) -> int:
+        """The count of `lead_messages` leading messages worth `lead_tokens`, then `messages`, then
+        `tail` (a message after the last AI message, e.g. DeerFlow's summary stand-in)."""
         n = len(self.prev)
         if not (n and len(messages) >= n and all(a is b for a, b in zip(self.prev, messages, strict=False))):
             self._reset()
@@ -84,8 +85,8 @@ class RunningScaledCount:
         if len(messages) > n:
             self._extend(messages[n:])
         self.prev = tuple(messages)
-        total = lead_tokens + self.total
-        if not (scaled and self.scaling) or len(messages) + lead_messages <= 1 or self.invalid:
+        total = lead_tokens + self.total + (self.counter([tail]) if tail is not None else 0)
+        if not (scaled and self.scaling) or len(messages) + lead_messages + (tail is not None) <= 1 or self.invalid:
             return total
         if self.provider is None or self.last_usage is None:
             return total

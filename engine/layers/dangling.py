@@ -1,16 +1,16 @@
-"""L4 dangling tool calls: a placeholder error result right after each unanswered call (request only).
+"""L4 dangling tool calls: a placeholder error result for each unanswered call, in one framework's style.
 
-DeerFlow's `DanglingToolCallMiddleware` patches the model request in `wrap_model_call` and never the
-state (via `before_model` the `add_messages` reducer would append the patches at the end instead
-of after their AI message). For every AI tool call whose id has no ToolMessage anywhere in the
-messages, a `ToolMessage(status="error")` is inserted immediately after that AI message (before
-its existing results). Tool results that answer no call (orphans) are dropped when `drop_orphans`
-(DeerFlow HEAD). Texts follow the chosen style:
-
-- `deerflow`: `[Tool call was interrupted and did not return a result.]`; invalid calls (HEAD):
-  `[Tool call could not be executed because its arguments were invalid: {error[:500]}]`.
-- `deepagents`: `PatchToolCallsMiddleware`'s texts, invalid calls included. Deep Agents rewrites the
-  state in `before_agent`; here both styles patch the request only, so state stays the record.
+- `deerflow` (DeerFlow v2.0-m0 `DanglingToolCallMiddleware`, `wrap_model_call`, request only: via
+  `before_model` the `add_messages` reducer would append the patches at the end): for every AI
+  `tool_calls` entry whose id no ToolMessage anywhere answers, `ToolMessage("[Tool call was
+  interrupted and did not return a result.]", name=tc.get("name", "unknown"), status="error")` right
+  after that AI message (before its existing results); invalid calls are not looked at. Results
+  answering no call are dropped only when `drop_orphans` (an option v2.0-m0 does not have).
+- `deerflow-head` (DeerFlow HEAD f1f4af99b, request only): `engine.layers.dangling_head` — ids
+  repaired, results regrouped after their AI message, invalid calls and empty names handled,
+  orphan results always dropped.
+- `deepagents`: `PatchToolCallsMiddleware` exactly: its texts, invalid calls included, and like it
+  the layer rewrites the *state* in `before_agent` (when an invocation starts), not the request.
 
 `patch` and `drop_orphan` events are emitted at every step where the patch applies (the same
 dangling call is patched again in each later request); the dashboard groups them by tool_call_id.
@@ -23,14 +23,16 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from langchain.agents.middleware import ModelRequest
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, RemoveMessage, ToolMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from engine.config import EngineConfig
 from engine.kinds import mark
 from engine.layers.base import LayerContext, RequestLayer
+from engine.layers.dangling_head import head_patch
 from engine.layers.scan import grown_prefix, replaced_in_prefix
 
-Style = Literal["deerflow", "deepagents"]
+Style = Literal["deerflow", "deerflow-head", "deepagents"]
 
 DEERFLOW_INTERRUPTED = "[Tool call was interrupted and did not return a result.]"
 DEERFLOW_INVALID = "[Tool call could not be executed because its arguments were invalid: {error}]"
@@ -52,13 +54,17 @@ class Call:
     error: str | None = None
 
 
-def calls_of(message: AIMessage) -> list[Call]:
-    """Tool calls with ids, then invalid ones (both need a result in the next request)."""
-    out = [Call(str(tc["id"]), str(tc.get("name") or "unknown")) for tc in message.tool_calls if tc.get("id")]
-    for itc in message.invalid_tool_calls:
-        if itc.get("id"):
-            err = itc.get("error")
-            out.append(Call(str(itc["id"]), str(itc.get("name") or "unknown"), True, err if isinstance(err, str) else None))
+def calls_of(message: AIMessage, *, invalid: bool = True) -> list[Call]:
+    """Tool calls with ids, then (with `invalid`) invalid ones: each needs a result in the next request.
+
+    A call is named as DeerFlow v2.0-m0 names its placeholder, `tc.get("name", "unknown")`.
+    """
+    out = [Call(str(tc["id"]), str(tc.get("name", "unknown"))) for tc in message.tool_calls if tc.get("id")]
+    if invalid:
+        for itc in message.invalid_tool_calls:
+            if itc.get("id"):
+                err = itc.get("error")
+                out.append(Call(str(itc["id"]), str(itc.get("name") or "unknown"), True, err if isinstance(err, str) else None))
     return out
 
 
@@ -88,14 +94,14 @@ class Patch:
         return bool(self.dangling or self.orphans)
 
 
-def find_patch(messages: Sequence[BaseMessage], *, drop_orphans: bool = True) -> Patch:
+def find_patch(messages: Sequence[BaseMessage], *, drop_orphans: bool = True, invalid: bool = True) -> Patch:
     """The dangling calls (with the index of their AI message) and the orphan results' indices."""
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
     called: set[str] = set()
     dangling: list[tuple[int, Call]] = []
     for i, m in enumerate(messages):
         if isinstance(m, AIMessage):
-            for c in calls_of(m):
+            for c in calls_of(m, invalid=invalid):
                 if c.id not in answered and c.id not in called:
                     dangling.append((i, c))
                 called.add(c.id)
@@ -118,10 +124,36 @@ def apply_patch(messages: Sequence[BaseMessage], patch: Patch, patches: dict[str
     return out
 
 
+def deepagents_patched_state(messages: Sequence[BaseMessage]) -> list[BaseMessage] | None:
+    """Deep Agents' `PatchToolCallsMiddleware.before_agent`: the state with a placeholder result after
+    each AI message for every call (invalid ones included) that no ToolMessage answers; None if none.
+
+    deepagents 0.7.32, middleware/patch_tool_calls.py: answered = every ToolMessage's tool_call_id,
+    a call counts when its id is not None; the placeholder is named after the call ("unknown" if empty).
+    """
+    answered = {m.tool_call_id for m in messages if m.type == "tool"}  # type: ignore[attr-defined]
+
+    def open_calls(m: AIMessage) -> list[Call]:
+        out = [Call(str(tc["id"]), str(tc.get("name") or "unknown")) for tc in m.tool_calls
+               if tc.get("id") is not None and tc["id"] not in answered]
+        out += [Call(str(tc["id"]), str(tc.get("name") or "unknown"), True, None) for tc in m.invalid_tool_calls
+                if tc.get("id") is not None and tc["id"] not in answered]
+        return out
+
+    if not any(open_calls(m) for m in messages if isinstance(m, AIMessage)):
+        return None
+    patched: list[BaseMessage] = []
+    for m in messages:
+        patched.append(m)
+        if isinstance(m, AIMessage):
+            patched.extend(build_patch(c, "deepagents") for c in open_calls(m))
+    return patched
+
+
 def _structure(message: BaseMessage) -> tuple[Any, ...]:
     """What the patch depends on: the calls an AI message makes, or the call a result answers."""
     if isinstance(message, AIMessage):
-        return ("ai", tuple(calls_of(message)))
+        return ("ai", tuple(calls_of(message)), tuple(calls_of(message, invalid=False)))
     if isinstance(message, ToolMessage):
         return ("tool", message.tool_call_id)
     return (message.type,)
@@ -164,7 +196,7 @@ class DanglingToolCallLayer(RequestLayer):
             m = messages[i]
             self._tokens += count(m)
             if isinstance(m, AIMessage):
-                for c in calls_of(m):
+                for c in calls_of(m, invalid=self.style != "deerflow"):
                     if c.id in self._calls:
                         continue
                     self._calls.add(c.id)
@@ -240,9 +272,56 @@ class DanglingToolCallLayer(RequestLayer):
                       message_ids=[messages[i].id for i in patch.orphans],
                       message=f"{len(patch.orphans)} tool result(s) answering no call dropped from the request")
 
+    def _head_view(self, messages: Sequence[BaseMessage]) -> list[BaseMessage] | None:
+        """DeerFlow HEAD's patch (a full pass per request: it regroups and repairs, so no incremental scan)."""
+        found = head_patch(messages)
+        if found is None:
+            return None
+        view, added, dropped = found
+        for m in added:
+            m.id = f"patch-{m.tool_call_id}"
+            mark(m, "patch")
+        before = self.counter(messages)
+        if added:
+            after = before + sum(self.counter.count_message(m) for m in added)
+            self.emit("patch", tokens_before=before, tokens_after=after, tool_call_ids=[m.tool_call_id for m in added],
+                      message_ids=[m.id for m in added], style=self.style,
+                      message=f"{len(added)} unanswered tool call(s) given a placeholder error result")
+            before = after
+        if dropped:
+            self.emit("drop_orphan", tokens_before=before,
+                      tokens_after=before - sum(self.counter.count_message(m) for m in dropped),
+                      tool_call_ids=[m.tool_call_id for m in dropped], message_ids=[m.id for m in dropped],
+                      message=f"{len(dropped)} tool result(s) answering no call dropped from the request")
+        return view
+
     def _prepare(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        if self.style == "deepagents":  # Deep Agents patches the state when an invocation starts
+            return request
+        if self.style == "deerflow-head":
+            head = self._head_view(request.messages)
+            return request if head is None else request.override(messages=cast(list[AnyMessage], head))
         view = self.patched_view(request.messages)
         return request if view is None else request.override(messages=cast(list[AnyMessage], view))
+
+    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        if self.style != "deepagents":
+            return None
+        messages = state.get("messages") or []
+        patched = deepagents_patched_state(messages)
+        if patched is None:
+            return None
+        present = {id(m) for m in messages}
+        added = [m for m in patched if id(m) not in present]
+        before = self.counter(messages)
+        self.emit("patch", tokens_before=before, tokens_after=before + sum(self.counter.count_message(m) for m in added),
+                  tool_call_ids=[m.tool_call_id for m in added],  # type: ignore[attr-defined]
+                  message_ids=[m.id for m in added], style=self.style, state=True,
+                  message=f"{len(added)} unanswered tool call(s) given a placeholder error result in the state")
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *patched]}
+
+    async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self.before_agent(state, runtime)
 
 
 
@@ -256,6 +335,7 @@ __all__ = [
     "Patch",
     "apply_patch",
     "build_patch",
+    "deepagents_patched_state",
     "calls_of",
     "find_patch",
     "placeholder_text",

@@ -16,21 +16,30 @@ Two mechanisms from Deep Agents:
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, cast
 
 from langchain.agents.middleware import ModelRequest
+from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from engine.config import TOOLS_EXCLUDED_FROM_EVICTION, ContextSize, EngineConfig, TruncateArgsConfig
 from engine.kinds import KIND_KEY
+from engine.layers.approximate import RunningScaledCount
 from engine.layers.base import LayerContext, RequestLayer
-from engine.layers.offload import offload_to_stub, should_offload
+from engine.layers.offload import (
+    EVICTED_KEY,
+    evicted_human_path,
+    evicted_human_view,
+    offload_to_stub,
+    should_evict_human,
+    should_offload,
+)
 from engine.layers.scan import grown_prefix, result_text, unchanged_prefix
+from engine.layers.summary_rules import SUMMARY_EVENT_KEY, CachedDrop, SummaryEventState, apply_event
 
 TRUNCATED_ARG_KEEP_CHARS = 20
 # Deep Agents falls back to keeping the last 20 messages when a fraction has no window to refer to.
@@ -72,21 +81,26 @@ def truncated_copy(message: AIMessage, tools: frozenset[str], max_length: int, t
     })
 
 
-def keep_cutoff(token_prefix: Sequence[int], keep: ContextSize, window_tokens: int | None) -> int:
+def keep_cutoff(tokens: Sequence[int], keep: ContextSize, window_tokens: int | None) -> int:
     """Index of the first kept message (Deep Agents' `_determine_truncate_cutoff_index`).
 
-    `token_prefix[i]` is the tokens of messages[:i] (length n + 1). Tokens/fraction keep the
-    longest suffix that fits the budget (the walk back stops at the first message that does not).
+    `tokens[i]` is message i's (unscaled) count. Messages: the last N; tokens/fraction: walk back
+    from the newest message and stop before the first one that no longer fits. `len(tokens)` means
+    nothing is old enough to truncate (also when the newest message alone exceeds the budget).
     """
-    n = len(token_prefix) - 1
+    n = len(tokens)
     if keep.type == "fraction" and window_tokens is None:
-        return max(0, n - FALLBACK_KEEP_MESSAGES)
+        return n if n <= FALLBACK_KEEP_MESSAGES else n - FALLBACK_KEEP_MESSAGES
     if keep.type == "messages":
-        return max(0, n - int(keep.value))
+        return n if n <= int(keep.value) else n - int(keep.value)
     target = int(window_tokens * keep.value) if keep.type == "fraction" and window_tokens else int(keep.value)
     target = max(1, target)
-    total = token_prefix[-1]
-    return bisect_left(token_prefix, total - target)
+    kept = 0
+    for i in range(n - 1, -1, -1):
+        if kept + tokens[i] > target:
+            return i + 1
+        kept += tokens[i]
+    return 0
 
 
 def trigger_met(n_messages: int, total_tokens: int, trigger: ContextSize, window_tokens: int | None) -> bool:
@@ -101,9 +115,11 @@ def trigger_met(n_messages: int, total_tokens: int, trigger: ContextSize, window
 
 
 class FilesystemLayer(RequestLayer):
-    """Deep Agents' large-result offload (state) and old file-write argument truncation (view)."""
+    """Deep Agents' large-result offload and large human-message eviction (state), and old file-write
+    argument truncation (view)."""
 
     layer = "filesystem"
+    state_schema = SummaryEventState  # reads the summarization event to count what the model sees
 
     def __init__(
         self,
@@ -112,28 +128,31 @@ class FilesystemLayer(RequestLayer):
         tool_result_token_limit: int | None = 20_000,
         excluded_tools: Sequence[str] = TOOLS_EXCLUDED_FROM_EVICTION,
         truncate_args: TruncateArgsConfig | None = None,
+        human_message_token_limit: int | None = None,
     ) -> None:
         super().__init__(context)
         self.tool_result_token_limit = tool_result_token_limit
         self.excluded_tools = frozenset(excluded_tools)
         self.truncate_args = truncate_args if truncate_args is not None else TruncateArgsConfig()
+        self.human_message_token_limit = human_message_token_limit
         self._truncate_tools = frozenset(self.truncate_args.tools)
         # Incremental bookkeeping over the request's messages: while the state only grows, a step
-        # costs its new messages, and the cutoff only moves forward, so copies are applied once.
+        # costs its new messages (positions of AI messages with long write/edit arguments and of
+        # evicted human messages).
         self._seen: list[BaseMessage] = []
-        self._prefix: list[int] = [0]
-        self._candidates: list[int] = []  # indices of AI messages with long write/edit args
-        self._view: list[BaseMessage] = []  # the messages with the first `_applied` candidates cut
-        self._applied = 0
-        self._saved_tokens = 0
-        self._cut_args = 0
-        self._copies: dict[int, tuple[AIMessage, AIMessage]] = {}
+        self._candidates: list[int] = []
+        self._tagged: list[int] = []
+        self._copies: dict[int, tuple[BaseMessage, BaseMessage]] = {}
+        self._drop = CachedDrop()
+        self._totals = RunningScaledCount(self.decision_counter)
+        self._cut_before: set[str] = set()
 
     @classmethod
     def from_config(cls, config: EngineConfig, context: LayerContext) -> FilesystemLayer:
         fs = config.filesystem
         return cls(context, tool_result_token_limit=fs.tool_result_token_limit,
-                   excluded_tools=fs.excluded_tools, truncate_args=fs.truncate_args)
+                   excluded_tools=fs.excluded_tools, truncate_args=fs.truncate_args,
+                   human_message_token_limit=fs.human_message_token_limit)
 
     # -- offload ------------------------------------------------------------------------------
     def _offload(self, message: ToolMessage, tool_name: str | None) -> ToolMessage:
@@ -165,74 +184,143 @@ class FilesystemLayer(RequestLayer):
     async def awrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]) -> Any:
         return self._after_tool(request, await handler(request))
 
-    # -- argument truncation (view only) ---------------------------------------------------------
+    # -- incremental scan ---------------------------------------------------------------------------
     def _scan(self, messages: Sequence[BaseMessage]) -> None:
         start = grown_prefix(self, messages) or unchanged_prefix(self._seen, messages)
         if start == 0:
-            self._prefix, self._candidates, self._view = [0], [], []
-            self._applied = self._saved_tokens = self._cut_args = 0
-        count = self.counter.count_message
+            self._candidates, self._tagged = [], []
         limit = self.truncate_args.max_length
         for i in range(start, len(messages)):
             m = messages[i]
-            self._prefix.append(self._prefix[-1] + count(m))
             if has_long_args(m, self._truncate_tools, limit):
                 self._candidates.append(i)
-        self._view.extend(messages[start:])
+            elif m.type == "human" and m.additional_kwargs.get(EVICTED_KEY):
+                self._tagged.append(i)
         if start == 0:
             self._seen = list(messages)
         else:
             self._seen.extend(messages[start:])
 
-    def _copy(self, message: AIMessage) -> AIMessage:
+    def _copy(self, message: BaseMessage, make: Callable[[Any], BaseMessage]) -> BaseMessage:
         # One copy per original message object, so the counter's per-message cache keeps hitting.
         hit = self._copies.get(id(message))
         if hit is not None and hit[0] is message:
             return hit[1]
-        cfg = self.truncate_args
-        copy = truncated_copy(message, self._truncate_tools, cfg.max_length, cfg.truncation_text)
+        copy = make(message)
         self._copies[id(message)] = (message, copy)
         return copy
 
-    def truncated_view(self, messages: Sequence[BaseMessage], window_tokens: int | None) -> list[BaseMessage] | None:
+    # -- large human messages (state tag, view preview) -----------------------------------------------
+    def _evict(self, messages: Sequence[BaseMessage]) -> tuple[Sequence[BaseMessage], BaseMessage | None]:
+        """Deep Agents' eviction: the newest message, an untagged human message over the limit, is
+        written to a file and tagged in state; the tagged copy is returned for the state update."""
+        if not messages or not should_evict_human(messages[-1], self.human_message_token_limit):
+            return messages, None
+        last = messages[-1]
+        path = evicted_human_path(last)
+        text = result_text(last)
+        self.vfs.write(path, text, step=self.current_step(), layer=self.layer, source_id=last.id)
+        tagged = last.model_copy(update={"additional_kwargs": {**last.additional_kwargs, EVICTED_KEY: path}})
+        preview = evicted_human_view(tagged)
+        self.emit("evict_human", tokens_before=self.counter.count_message(last),
+                  tokens_after=self.counter.count_message(preview), path=path, message_id=last.id, chars=len(text),
+                  message=f"human message ({len(text):,} chars) saved to {path}; the model sees a preview")
+        return [*messages[:-1], tagged], tagged
+
+    def _human_previews(self, messages: Sequence[BaseMessage]) -> Sequence[BaseMessage]:
+        if not self._tagged:
+            return messages
+        view = list(messages)
+        for i in self._tagged:
+            view[i] = self._copy(view[i], evicted_human_view)
+        return view
+
+    # -- argument truncation (view only) ---------------------------------------------------------
+    def truncated_view(self, messages: Sequence[BaseMessage], window_tokens: int | None, *, system: BaseMessage | None = None,
+                       tools: Sequence[Any] = (), event: Mapping[str, Any] | None = None) -> list[BaseMessage] | None:
         """The messages with old long write/edit arguments cut, or None when nothing applies.
 
-        The `truncate_args` event counts the messages and arguments cut in this view and lists the
-        ids of the messages newly cut at this step.
+        Deep Agents does this inside its summarization middleware, on what the model would see
+        (`[summary, *kept]` once a summary exists) and recomputed at every call: the trigger counts
+        the system message, those messages and the tools (usage-scaled); the keep cutoff walks back
+        over them. `messages` are the state's; `event` is the summarization event in state.
         """
         cfg = self.truncate_args
         if not cfg.enabled or not messages:
             return None
         self._scan(messages)
-        total = self._prefix[-1]
-        if not self._candidates or not trigger_met(len(messages), total, cfg.trigger, window_tokens):
+        if not self._candidates:
             return None
-        cutoff = keep_cutoff(self._prefix, cfg.keep, window_tokens)
-        new_ids = []
-        pending = self._candidates[self._applied:bisect_left(self._candidates, cutoff)]
-        if pending:
-            # the list handed out at earlier steps must not change under its holders: replace in a copy
-            self._view = list(self._view)
-        for i in pending:
-            original = cast(AIMessage, self._view[i])
-            copy = self._copy(original)
-            self._view[i] = copy
-            self._applied += 1
-            self._saved_tokens += self.counter.count_message(original) - self.counter.count_message(copy)
-            self._cut_args += sum(1 for old, new in zip(original.tool_calls, copy.tool_calls, strict=True)
-                                  for k, v in (old.get("args") or {}).items() if v is not (new.get("args") or {}).get(k))
-            new_ids.append(copy.id)
-        if not self._applied:
+        effective = apply_event(messages, event, self._drop)
+        # effective index j >= 1 is state index offset + j once a summary exists
+        offset = int(event["cutoff_index"]) - 1 if event else 0
+        counter = self.decision_counter
+        lead = (counter.count_message(system) if system is not None else 0) + (counter.count_tools(list(tools)) if tools else 0)
+        total = self._totals(effective, lead_tokens=lead, lead_messages=1 if system is not None else 0)
+        if not trigger_met(len(effective), total, cfg.trigger, window_tokens):
             return None
-        self.emit("truncate_args", tokens_before=total, tokens_after=total - self._saved_tokens, messages=self._applied,
-                  arguments=self._cut_args, new_message_ids=new_ids, cutoff=cutoff,
-                  message=f"{self._cut_args} argument(s) in {self._applied} old write/edit call(s) truncated in the view")
-        # handed out as is: it only grows by appends until the next truncation forks it (no O(n) copy a step)
-        return self._view
+        cutoff = keep_cutoff([counter.count_message(m) for m in effective], cfg.keep, window_tokens)
+        if cutoff >= len(effective):
+            return None
+        low = int(event["cutoff_index"]) if event else 0
+        cut = [i for i in self._candidates if low <= i < cutoff + offset]
+        if not cut:
+            return None
+        view = list(messages)
+        saved = arguments = 0
+        for i in cut:
+            original = cast(AIMessage, view[i])
+            copy = cast(AIMessage, self._copy(original, self._truncated))
+            view[i] = copy
+            saved += self.counter.count_message(original) - self.counter.count_message(copy)
+            arguments += sum(1 for old, new in zip(original.tool_calls, copy.tool_calls, strict=True)
+                             for k, v in (old.get("args") or {}).items() if v is not (new.get("args") or {}).get(k))
+        ids = [view[i].id for i in cut]
+        new_ids = [i for i in ids if i not in self._cut_before]
+        self._cut_before = {i for i in ids if i is not None}
+        before = self.counter(messages)
+        self.emit("truncate_args", tokens_before=before, tokens_after=before - saved, messages=len(cut),
+                  arguments=arguments, new_message_ids=new_ids, cutoff=cutoff + offset,
+                  message=f"{arguments} argument(s) in {len(cut)} old write/edit call(s) truncated in the view")
+        return view
+
+    def _truncated(self, message: AIMessage) -> BaseMessage:
+        cfg = self.truncate_args
+        return truncated_copy(message, self._truncate_tools, cfg.max_length, cfg.truncation_text)
+
+    def _plan(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], BaseMessage | None]:
+        messages, tagged = self._evict(request.messages)
+        if not (self.truncate_args.enabled or self.human_message_token_limit):
+            return request, None
+        self._scan(messages)
+        view = self._human_previews(messages)
+        state: Mapping[str, Any] = request.state if isinstance(request.state, Mapping) else {}
+        event = state.get(SUMMARY_EVENT_KEY)
+        truncated = self.truncated_view(view, self.window_tokens(request.model), system=request.system_message,
+                                        tools=request.tools, event=event if isinstance(event, Mapping) else None)
+        if truncated is not None:
+            view = truncated
+        if view is request.messages:
+            return request, None
+        return request.override(messages=cast(list[AnyMessage], list(view))), tagged
 
     def _prepare(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
-        view = self.truncated_view(request.messages, self.window_tokens(request.model))
-        return request if view is None else request.override(messages=cast(list[AnyMessage], view))
+        return self._plan(request)[0]
+
+    @staticmethod
+    def _with_tag(response: Any, tagged: BaseMessage | None) -> Any:
+        if tagged is None:
+            return response
+        # the state keeps the text; the tag (same id) replaces the original message
+        return ExtendedModelResponse(model_response=response, command=Command(update={"messages": [tagged]}))
+
+    def wrap_model_call(self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Any]) -> Any:
+        planned, tagged = self._plan(request)
+        return self._with_tag(handler(planned), tagged)
+
+    async def awrap_model_call(self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Awaitable[Any]]) -> Any:
+        planned, tagged = self._plan(request)
+        return self._with_tag(await handler(planned), tagged)
 
 
 __all__ = [

@@ -39,8 +39,8 @@ You can do this by specifying an offset and limit in the read_file tool call. Fo
 {content_sample}
 """  # noqa: E501
 TRUNCATION_MARKER = "... [{omitted_lines} lines truncated] ..."
-_NOTE_PLAIN = "Here is a preview of the result"
-_NOTE_HEAD_TAIL = "Here is a preview showing the head and tail of the result"
+_NOTE_PLAIN = "Here is a preview of the {subject}"
+_NOTE_HEAD_TAIL = "Here is a preview showing the head and tail of the {subject}"
 _CAVEAT_OMITTED = (
     f"lines of the form `{TRUNCATION_MARKER.format(omitted_lines='N')}` indicate omitted lines in the middle of the content"
 )
@@ -111,9 +111,9 @@ def content_preview(text: str, *, head_lines: int = PREVIEW_HEAD_LINES, tail_lin
     return Preview(body, True, head_clipped or tail_clipped)
 
 
-def preview_note(preview: Preview) -> str:
+def preview_note(preview: Preview, subject: str = "result") -> str:
     """The sentence introducing a preview; mentions only the losses this preview has."""
-    note = _NOTE_HEAD_TAIL if preview.lines_omitted else _NOTE_PLAIN
+    note = (_NOTE_HEAD_TAIL if preview.lines_omitted else _NOTE_PLAIN).format(subject=subject)
     caveats = [c for applies, c in ((preview.lines_omitted, _CAVEAT_OMITTED), (preview.lines_clipped, _CAVEAT_CLIPPED)) if applies]
     if caveats:
         note += f" ({'; '.join(caveats)})"
@@ -167,6 +167,53 @@ def offload_to_stub(vfs: VirtualFilesystem, tool_message: ToolMessage, *, step: 
     return stub, path
 
 
+# -- large human messages (Deep Agents' FilesystemMiddleware.wrap_model_call) -------------------------
+EVICTED_KEY = "lc_evicted_to"  # Deep Agents' tag on the state message whose text is in a file
+EVICTED_HUMAN_DIR = "/conversation_history"
+TOO_LARGE_HUMAN_MSG = """Message content too large and was saved to the filesystem at: {file_path}
+
+You can read the full content using the read_file tool with pagination (offset and limit parameters).
+
+{preview_note}
+
+{content_sample}
+"""
+
+
+def evicted_human_path(message: BaseMessage) -> str:
+    """Where a large human message is written. Deep Agents draws a uuid4; ours is derived from the
+    message (its id, else its text), in the same uuid shape, so a replay names the same file."""
+    seed = message.id or result_text(message)
+    digest = bytearray(hashlib.sha256(f"evicted:{seed}".encode("utf-8", "surrogatepass")).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x40  # version 4 and the RFC 4122 variant, like uuid4()
+    digest[8] = (digest[8] & 0x3F) | 0x80
+    h = digest.hex()
+    return f"{EVICTED_HUMAN_DIR}/{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}.md"
+
+
+def should_evict_human(message: BaseMessage, token_limit: int | None) -> bool:
+    """An untagged human message of more than `4 * limit` characters (`_check_eviction_needed`)."""
+    return (token_limit is not None and token_limit > 0 and message.type == "human"
+            and not message.additional_kwargs.get(EVICTED_KEY)
+            and len(result_text(message)) > NUM_CHARS_PER_TOKEN * token_limit)
+
+
+def evicted_human_view(message: BaseMessage) -> BaseMessage:
+    """What the model sees of a tagged human message: the pointer and a preview (`_build_truncated_human_message`)."""
+    path = str(message.additional_kwargs[EVICTED_KEY])
+    text = result_text(message)
+    preview = content_preview(text)
+    replacement = TOO_LARGE_HUMAN_MSG.format(file_path=path, preview_note=preview_note(preview, "content"),
+                                             content_sample=preview.text)
+    content: Any = replacement
+    if not isinstance(message.content, str):
+        media = [b for b in message.content if isinstance(b, dict) and b.get("type") != "text"]
+        if media:
+            content = [{"type": "text", "text": replacement}, *media]
+    return mark(message.model_copy(update={"content": content, "additional_kwargs": dict(message.additional_kwargs)}),
+                "stub", path=path)
+
+
 def should_offload(text: str, token_limit: int | None) -> bool:
     """Deep Agents' rule: more than `4 * limit` characters (the limit is named in tokens)."""
     return token_limit is not None and len(text) > NUM_CHARS_PER_TOKEN * token_limit
@@ -184,7 +231,9 @@ def clip_overflow_tail(preserved: Sequence[BaseMessage], vfs: VirtualFilesystem,
                        counter: Callable[..., int], step: int | None = None) -> tuple[list[BaseMessage], list[ToolMessage]]:
     """Clip the trailing tool batch when it holds at least `threshold_tokens`; the replacements keep ids.
 
-    read_file results are cut in place; every other result is offloaded with the filesystem layer's stub.
+    Deep Agents 0.7.32 (`middleware/_overflow_clip.py::_clip_overflow_tail`): a read_file result is
+    cut to its first 4,000 characters plus a pointer to the file (whatever its length: the file is
+    already there); every other result is offloaded with the filesystem layer's stub.
     """
     start = len(preserved)
     while start > 0 and isinstance(preserved[start - 1], ToolMessage):
@@ -199,11 +248,9 @@ def clip_overflow_tail(preserved: Sequence[BaseMessage], vfs: VirtualFilesystem,
         call = calls.get(m.tool_call_id, {})
         path = call.get("args", {}).get("file_path") if call.get("name") == "read_file" else None
         if isinstance(path, str) and path:
-            text = result_text(m)
-            if len(text) > READ_FILE_CLIP_CHARS:
-                replacements.append(mark(m.model_copy(update={"content": read_file_clip(text, path),
-                                                              "additional_kwargs": dict(m.additional_kwargs)}),
-                                         "truncated", path=path))  # type: ignore[arg-type]
+            replacements.append(mark(m.model_copy(update={"content": read_file_clip(result_text(m), path),
+                                                          "additional_kwargs": dict(m.additional_kwargs)}),
+                                     "truncated", path=path))  # type: ignore[arg-type]
         else:
             stub, file_path = offload_to_stub(vfs, m, step=step)
             vfs.entry(file_path).layer = "summarization"  # written by the overflow fallback, not by L0
@@ -218,7 +265,13 @@ __all__ = [
     "READ_FILE_CLIP_CHARS",
     "TOO_LARGE_TOOL_MSG",
     "Preview",
+    "EVICTED_HUMAN_DIR",
+    "EVICTED_KEY",
+    "TOO_LARGE_HUMAN_MSG",
     "clip_overflow_tail",
+    "evicted_human_path",
+    "evicted_human_view",
+    "should_evict_human",
     "content_preview",
     "number_lines",
     "offload_path",

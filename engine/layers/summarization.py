@@ -17,14 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal, NotRequired, cast
+from typing import Any, ClassVar, Literal, NotRequired, cast
 
 from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT
 from langchain.agents.middleware.types import (
-    AgentState,
     ExtendedModelResponse,
     ModelResponse,
-    PrivateStateAttr,
 )
 from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
@@ -33,18 +31,28 @@ from langgraph.types import Command
 
 from engine.config import EngineConfig
 from engine.errors import ConfigError
-from engine.kinds import message_kind
 from engine.layers.approximate import RunningScaledCount, ScaledCounter
 from engine.layers.base import ContextLayer, LayerContext
 from engine.layers.cutoff import cutoff_for_keep
+from engine.layers.deerflow_summary import (
+    SUMMARY_FIELD,
+    latest_user_id,
+    split_preserved,
+    summary_count_message,
+)
+from engine.layers.deerflow_summary import summary_prompt as deerflow_summary_prompt
 from engine.layers.offload import clip_overflow_tail
 from engine.layers.summary_rules import (
+    DEEPAGENTS_SUMMARY_PROMPT,
     DEFAULT_TRIM_TOKENS,
     NO_HISTORY,
     STATE_SUMMARY_TEMPLATE,
+    SUMMARY_EVENT_KEY,
     TOO_LONG,
     VIEW_SUMMARY_TEMPLATE,
+    CachedDrop,
     IdCheck,
+    SummaryEventState,
     apply_event,
     history_section,
     session_id,
@@ -68,7 +76,7 @@ Mode = Literal["state", "view"]
 
 INPUT_BUDGET_FRACTION = 0.95  # Deep Agents' extra trigger: 95 % of the window minus the output budget
 OVERFLOW_CLIP_TOKENS = 5000  # Deep Agents' tail-clip floor when `keep` is message based
-EVENT_KEY = "_summarization_event"
+EVENT_KEY = SUMMARY_EVENT_KEY
 
 # Providers whose messages carry a `model_provider` different from the model's `ls_provider`.
 _PROVIDER_ALIASES: dict[str, frozenset[str]] = {
@@ -83,10 +91,10 @@ _PROFILE_REQUIRED = (
 )
 
 
-class SummarizationState(AgentState):
-    """Agent state plus the private view-mode event (Deep Agents' key)."""
+class SummarizationState(SummaryEventState):
+    """Agent state plus the private view-mode event (Deep Agents' key) and DeerFlow HEAD's summary field."""
 
-    _summarization_event: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
+    summary_text: NotRequired[str | None]
 
 
 # -- the layer -------------------------------------------------------------------------------
@@ -149,16 +157,20 @@ class SummarizationLayer(ContextLayer):
         history_dir: str = "/conversation_history",
         max_output_tokens: int = 0,
         provider: str | None = None,
+        style: str = "langchain",
     ) -> None:
         super().__init__(context)
         self._id_check = IdCheck()
+        self._drop = CachedDrop()
         if mode not in ("state", "view"):
             raise ConfigError(f"mode must be 'state' or 'view', got {mode!r}", key="summarization.mode")
         self.mode: Mode = mode
         self.trigger_clauses = normalize_trigger(trigger)
         self.keep = normalize_keep(keep)
         self.trim_tokens_to_summarize = trim_tokens_to_summarize
-        self.summary_prompt = summary_prompt if summary_prompt is not None else DEFAULT_SUMMARY_PROMPT
+        # each framework's own default: Deep Agents adds a media note to LangChain's prompt
+        default_prompt = DEEPAGENTS_SUMMARY_PROMPT if mode == "view" else DEFAULT_SUMMARY_PROMPT
+        self.summary_prompt = summary_prompt if summary_prompt is not None else default_prompt
         try:
             self.summary_prompt.format(messages="")
         except (KeyError, IndexError, ValueError) as exc:
@@ -172,6 +184,7 @@ class SummarizationLayer(ContextLayer):
         self.history_dir = history_dir.rstrip("/") or "/"
         self.max_output_tokens = max_output_tokens
         self.provider = provider
+        self.style = style
         spec = summarizer if summarizer is not None else self.context.summarizer
         self.summarizer: Summarizer = make_summarizer(spec, self.event_counter)
         self._state_tokens = RunningScaledCount(self.counter)
@@ -189,7 +202,7 @@ class SummarizationLayer(ContextLayer):
                    summary_prompt=s.summary_prompt, mode=s.mode,
                    summarizer=context.summarizer if context.summarizer is not None else s.summarizer,
                    overflow_fallback=s.overflow_fallback, history_dir=s.history_dir,
-                   max_output_tokens=config.model.max_output_tokens, provider=config.model.provider)
+                   max_output_tokens=config.model.max_output_tokens, provider=config.model.provider, style=s.style)
 
     @property
     def counter(self) -> TokenCounter:
@@ -310,9 +323,46 @@ class SummarizationLayer(ContextLayer):
                                id=summary_id(to_summarize, written.text))
         return written, summary
 
+    def _deerflow_head(self, state: Any) -> dict[str, Any] | None:
+        """DeerFlow HEAD's `_prepare_compaction` + `compact_state`: the summary goes to `summary_text`."""
+        messages = state["messages"]
+        self._id_check(messages)
+        previous = state.get(SUMMARY_FIELD) if isinstance(state.get(SUMMARY_FIELD), str) else None
+        stand_in = summary_count_message(previous) if previous else None
+        total = self._state_tokens(messages, tail=stand_in)
+        trigger = self._fired([*messages, stand_in] if stand_in is not None else messages, total, self.model)
+        if trigger is None:
+            return None
+        cutoff = cutoff_for_keep(messages, self.keep, self.counter, self.window_for(None),
+                                 total=self._state_tokens(messages))
+        if cutoff <= 0:
+            return None
+        remaining, kept = split_preserved(messages[:cutoff], messages[cutoff:], latest_user_id(messages))
+        if not remaining:
+            return None
+        trimmed = trim_for_summary(remaining, self.trim_tokens_to_summarize, ScaledCounter(self.counter)) or remaining[-1:]
+        prompt = deerflow_summary_prompt(self.summary_prompt, trimmed, previous, self.trim_tokens_to_summarize,
+                                         ScaledCounter(self.counter))
+        if prompt is None:
+            written = _Written(TOO_LONG, "", True)
+        else:
+            text = self.summarizer(trimmed, prompt_text=prompt)
+            if not isinstance(text, str):
+                raise TypeError(f"`summarizer` must return a str, got {type(text).__name__}.")
+            if not text.strip():  # DeerFlow skips compaction this turn rather than commit an empty summary
+                self.emit("summary_empty_skipped", severity="warning", message="the summarizer returned no text")
+                return None
+            written = _Written(text.strip(), prompt, False)
+        summary = HumanMessage(content=written.text, name="summary", id=summary_id(remaining, written.text))
+        self._emit_summary(written, trigger=trigger, to_summarize=remaining, kept=kept, new_list=kept,
+                           before_tokens=self.event_counter(messages), cutoff=cutoff, summary=summary, history_path=None)
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *kept], SUMMARY_FIELD: written.text}
+
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         if self.mode != "state":
             return None
+        if self.style == "deerflow-head":
+            return self._deerflow_head(state)
         messages = state["messages"]
         self._id_check(messages)
         total = self._state_tokens(messages)
@@ -366,10 +416,21 @@ class SummarizationLayer(ContextLayer):
         thread_id = self.context.thread.thread_id if self.context.thread is not None else _config_thread_id()
         return f"{self.history_dir.rstrip('/')}/{session_id(thread_id)}.md"
 
+    def _stamp(self, step: int) -> str:
+        """The history section's time: when the step's model call happened, as recorded (Deep Agents
+        writes the current UTC time; a replay has no clock), else the step number."""
+        thread = self.context.thread
+        if thread is not None:
+            indices = thread.ai_indices()
+            if 0 <= step < len(indices):
+                message = thread.messages[indices[step]]
+                usage = thread.usage.get(message.id or "")
+                if usage is not None and usage.timestamp:
+                    return usage.timestamp
+        return f"step {step}"
+
     def _offload_history(self, to_summarize: Sequence[BaseMessage], step: int) -> str | None:
-        # earlier summaries are already in the file as the messages they replaced
-        originals = [m for m in to_summarize if message_kind(m) != "summary"]
-        section = history_section(step, originals)
+        section = history_section(to_summarize, self._stamp(step))
         try:
             path = self._history_path()
             self.vfs.append(path, section, step=step, layer=self.layer)
@@ -378,33 +439,51 @@ class SummarizationLayer(ContextLayer):
             return None
         return path
 
+    def _input_budget(self, window: int | None) -> int | None:
+        """Deep Agents' `_input_budget`: 95 % of the window minus the configured output tokens."""
+        if window is None or not self.overflow_fallback:
+            return None
+        return max(0, int(window * INPUT_BUDGET_FRACTION) - self.max_output_tokens)
+
+    def _fit_budget(self, view: list[BaseMessage], request: Any, window: int | None,
+                    forced: bool) -> tuple[list[BaseMessage], list[ToolMessage]]:
+        """Deep Agents' `_call_with_budget`: a request still over the budget (or refused by the model)
+        gets its trailing tool batch clipped once; the replacements are persisted by id."""
+        budget = self._input_budget(window)
+        total = self._request_tokens(view, request)
+        if not forced and (budget is None or total <= budget):
+            return view, []
+        clipped, replacements = clip_overflow_tail(view, self.vfs, threshold_tokens=1, counter=self.counter,
+                                                   step=self.current_step())
+        if replacements:
+            self._emit_overflow("overflow_fallback", total, window, replacements)
+        after = self._request_tokens(clipped, request)
+        if budget is not None and after > budget:  # Deep Agents raises ContextOverflowError here
+            self._emit_overflow("overflow_unrecovered", after, window)
+        return clipped, replacements
+
     def _view_plan(self, request: Any, overflow_error: bool) -> _Plan:
+        """Deep Agents 0.7.32's `wrap_model_call` (view mode), minus the model call itself."""
         state = request.state if isinstance(request.state, Mapping) else {}
         event = state.get(EVENT_KEY)
         messages = request.messages  # read only: projections below are new lists
         self._id_check(messages)
-        effective = apply_event(messages, event)
+        effective = apply_event(messages, event, self._drop)
         total = self._request_tokens(effective, request)
         window = self.window_for(request.model)
-        unchanged = _Plan(request.override(messages=effective) if event else request)
         trigger = self._fired(effective, total, self.model if self.model is not None else request.model)
-        overflow = overflow_error or (trigger is None and self.overflow_fallback and window is not None and total > window)
-        if overflow:
-            trigger = "overflow"
-        elif trigger is None and window is not None and total > int(window * INPUT_BUDGET_FRACTION) - self.max_output_tokens:
+        budget = self._input_budget(window)
+        if trigger is None and budget is not None and total > budget:
             trigger = "input_budget"
+        if trigger is None and overflow_error:
+            trigger = "overflow"
         if trigger is None:
-            return unchanged
+            return _Plan(request.override(messages=effective) if event else request)
         cutoff = cutoff_for_keep(effective, self.keep, self.counter, window, total=self._view_tokens(effective))
         if cutoff <= 0:
-            if overflow:
-                self._emit_overflow("overflow_unrecovered", total, window)
-            return unchanged
+            view, replacements = self._fit_budget(effective, request, window, overflow_error)
+            return _Plan(request.override(messages=view), {"messages": replacements} if replacements else None)
         to_summarize, preserved = effective[:cutoff], effective[cutoff:]
-        replacements: list[ToolMessage] = []
-        if overflow:
-            preserved, replacements = self._clip(preserved, window)
-            self._emit_overflow("overflow_fallback", total, window, replacements)
         step = self.current_step()
         step = step if step is not None else sum(isinstance(m, AIMessage) for m in messages)
         file_path = self._offload_history(to_summarize, step)
@@ -413,12 +492,10 @@ class SummarizationLayer(ContextLayer):
                 else STATE_SUMMARY_TEMPLATE.format(summary=written.text))
         summary = HumanMessage(content=text, additional_kwargs={"lc_source": "summarization"},
                                id=summary_id(to_summarize, written.text))
-        new_view = [summary, *preserved]
+        new_view, replacements = self._fit_budget([summary, *map(self._drop, preserved)], request, window, overflow_error)
         self._emit_summary(written, trigger=trigger, to_summarize=to_summarize, kept=preserved, new_list=new_view,
                            before_tokens=self.event_counter(effective), cutoff=state_cutoff(event, cutoff),
                            summary=summary, history_path=file_path)
-        if window is not None and (after := self._request_tokens(new_view, request)) > window:
-            self._emit_overflow("overflow_unrecovered", after, window)
         update: dict[str, Any] = {EVENT_KEY: {"cutoff_index": state_cutoff(event, cutoff), "summary_message": summary,
                                               "file_path": file_path, "created_at_index": len(messages)}}
         if replacements:

@@ -12,8 +12,10 @@ import hashlib
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any, NotRequired
 
+from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT
+from langchain.agents.middleware.types import AgentState, PrivateStateAttr
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
@@ -30,6 +32,14 @@ from engine.lazytext import LazyText
 from engine.thread import stable_id
 from engine.tokens import message_text
 
+SUMMARY_EVENT_KEY = "_summarization_event"  # Deep Agents' private state key for the view-mode event
+
+
+class SummaryEventState(AgentState):
+    """Agent state with the private view-mode event: a middleware sees a private key in
+    `request.state` inside `create_agent` only when its own state schema declares it."""
+
+    _summarization_event: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
 DEFAULT_TRIM_TOKENS = 4000  # LangChain's _DEFAULT_TRIM_TOKEN_LIMIT
 FALLBACK_MESSAGE_COUNT = 15  # LangChain summarizes the last 15 messages when trimming fails
 
@@ -43,6 +53,18 @@ A condensed summary follows:
 <summary>
 {summary}
 </summary>"""
+# Deep Agents' default prompt: LangChain's with a media note spliced in before `<messages>`
+# (deepagents 0.7.32, middleware/summarization.py: DEEPAGENTS_DEFAULT_SUMMARY_PROMPT).
+MEDIA_REFERENCE_SUMMARY_PROMPT = """<media_reference_information>
+Conversation history may include XML media reference tags, for example:
+<image url=\"/conversation_history/media/{{hash}}.png\" />
+These tags mean the original message included media that was preserved at the referenced backend path.
+Treat the tag and path as part of the conversation context. Do not infer visual details that are not available from surrounding text.
+When the media could be important for future context, preserve the media reference in your summary.
+The model consuming the summary can call `read_file` on the referenced path if it needs to inspect the media.
+</media_reference_information>"""  # noqa: E501
+DEEPAGENTS_SUMMARY_PROMPT = DEFAULT_SUMMARY_PROMPT.replace(
+    "\n<messages>\n", f"\n{MEDIA_REFERENCE_SUMMARY_PROMPT}\n\n<messages>\n", 1)
 NO_HISTORY = "No previous conversation history."
 TOO_LONG = "Previous conversation was too long to summarize."
 
@@ -121,25 +143,81 @@ def summary_prompt(template: str, messages: Sequence[BaseMessage]) -> str | Summ
     return SummaryPrompt(template, messages) if renders_lazily(messages) else format_prompt(template, messages)
 
 
-def _history_section(step: int, messages: tuple[BaseMessage, ...]) -> str:
-    return f"## Summarized at step {step}\n\n{get_buffer_string(list(messages), format='xml')}\n\n"
+def _history_section(stamp: str, messages: tuple[BaseMessage, ...]) -> str:
+    originals = [m for m in messages
+                 if not (isinstance(m, HumanMessage) and m.additional_kwargs.get("lc_source") == "summarization")]
+    return f"## Summarized at {stamp}\n\n{get_buffer_string(originals, format='xml')}\n\n"
 
 
-def history_section(step: int, messages: Sequence[BaseMessage]) -> str | LazyText:
-    """A history file's section for one summarization (Deep Agents' offload), lazily when it can be."""
+def history_section(messages: Sequence[BaseMessage], stamp: str) -> str | LazyText:
+    """One appended section of the history file (Deep Agents' `_offload_to_backend`): earlier summary
+    messages left out, the rest in LangChain's XML buffer format; lazily when it renders the same later."""
     if renders_lazily(messages):
-        return LazyText(_history_section, step, tuple(messages))
-    return _history_section(step, tuple(messages))
+        return LazyText(_history_section, stamp, tuple(messages))
+    return _history_section(stamp, tuple(messages))
 
 
-def apply_event(messages: Sequence[BaseMessage], event: Mapping[str, Any] | None) -> list[BaseMessage]:
-    """Deep Agents' projection: `[summary, *messages[cutoff:]]` once an event exists."""
+# Deep Agents' reasoning blocks bound to the conversation before them (deepagents 0.7.32,
+# middleware/summarization.py: _NATIVE_REASONING_BLOCK_TYPES, _bound_reasoning_types).
+NATIVE_REASONING_BLOCK_TYPES = frozenset({"thinking", "redacted_thinking", "reasoning_content"})
+_BEDROCK_PROVIDERS = frozenset({"bedrock", "bedrock_converse"})
+
+
+def bound_reasoning_types(message: AIMessage) -> frozenset[str]:
+    """Reasoning block types Claude binds to earlier history: untagged messages lose the native types,
+    Anthropic (and Claude on Bedrock) also `reasoning`, any other provider keeps its reasoning."""
+    provider = message.response_metadata.get("model_provider")
+    if provider is None:
+        return NATIVE_REASONING_BLOCK_TYPES
+    model = str(message.response_metadata.get("model_name", "")).lower()
+    if provider == "anthropic" or (provider in _BEDROCK_PROVIDERS and ("claude" in model or "anthropic" in model)):
+        return NATIVE_REASONING_BLOCK_TYPES | {"reasoning"}
+    return frozenset()
+
+
+def drop_bound_reasoning(message: BaseMessage) -> BaseMessage:
+    """A message kept from before a summary without its bound reasoning blocks (Deep Agents'
+    `_drop_bound_reasoning`): Claude can reject a request once the conversation before them changed."""
+    if not isinstance(message, AIMessage) or not isinstance(message.content, list):
+        return message
+    bound = bound_reasoning_types(message)
+    content = [b for b in message.content if not (isinstance(b, dict) and b.get("type") in bound)]
+    if len(content) == len(message.content):
+        return message
+    return message.model_copy(update={"content": content})
+
+
+class CachedDrop:
+    """`drop_bound_reasoning` with one copy per message object, so projections re-use counted objects."""
+
+    def __init__(self) -> None:
+        self._copies: dict[int, tuple[BaseMessage, BaseMessage]] = {}
+
+    def __call__(self, message: BaseMessage) -> BaseMessage:
+        hit = self._copies.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        copy = drop_bound_reasoning(message)
+        self._copies[id(message)] = (message, copy)
+        return copy
+
+
+def apply_event(messages: Sequence[BaseMessage], event: Mapping[str, Any] | None,
+                drop: Callable[[BaseMessage], BaseMessage] = drop_bound_reasoning) -> list[BaseMessage]:
+    """Deep Agents' projection: `[summary, *messages[cutoff:]]` once an event exists.
+
+    Messages kept verbatim from before the summary (`cutoff <= i < created_at_index`) lose their
+    bound reasoning blocks; an event without `created_at_index` drops none.
+    """
     if not event:
         return list(messages)
     cutoff = int(event["cutoff_index"])
     if cutoff > len(messages):
         return [event["summary_message"]]
-    return [event["summary_message"], *messages[cutoff:]]
+    kept_from = event.get("created_at_index")
+    if not isinstance(kept_from, int) or kept_from <= cutoff:
+        return [event["summary_message"], *messages[cutoff:]]
+    return [event["summary_message"], *map(drop, messages[cutoff:kept_from]), *messages[kept_from:]]
 
 
 def state_cutoff(event: Mapping[str, Any] | None, effective_cutoff: int) -> int:
@@ -150,6 +228,7 @@ def state_cutoff(event: Mapping[str, Any] | None, effective_cutoff: int) -> int:
 
 
 def session_id(thread_id: str) -> str:
+    """Deep Agents names the file `session_<uuid4 hex>`; ours is derived from the thread id (same shape)."""
     return "session_" + hashlib.sha256(thread_id.encode("utf-8")).hexdigest()[:32]
 
 
@@ -192,7 +271,11 @@ class IdCheck:
 
 
 __all__ = [
+    "DEEPAGENTS_SUMMARY_PROMPT",
     "DEFAULT_TRIM_TOKENS",
+    "SUMMARY_EVENT_KEY",
+    "SummaryEventState",
+    "CachedDrop",
     "FALLBACK_MESSAGE_COUNT",
     "NO_HISTORY",
     "STATE_SUMMARY_TEMPLATE",
@@ -201,6 +284,8 @@ __all__ = [
     "IdCheck",
     "SummaryPrompt",
     "apply_event",
+    "bound_reasoning_types",
+    "drop_bound_reasoning",
     "ensure_ids",
     "format_prompt",
     "history_section",

@@ -6,6 +6,14 @@ it then appends a `HumanMessage(name="todo_reminder")` to the state (so it is su
 turn, after which a new reminder can fire). `wrap_tool_call` keeps `state["todos"]` in step with
 the thread: a successful `write_todos` result becomes `Command(update={"todos": ..., "messages": [...]})`,
 as LangChain's `TodoListMiddleware` tool does.
+
+Styles (DeerFlow's `agents/middlewares/todo_middleware.py`): `deerflow` is v2.0-m0 (the reminder has
+no `additional_kwargs`); `deerflow-head` (f1f4af99b) marks it `hide_from_ui` and adds the completion
+reminder: after a clean final answer with todos still open, DeerFlow jumps back to the model (at
+most twice a run) and that request alone ends with a `todo_completion_reminder` message. A replayed
+thread records those extra model calls, so a call right after a clean final answer is that jump.
+With `system_prompt`, LangChain's `TodoListMiddleware` prompt is appended to the system message on
+every call, as DeerFlow's subclass inherits it.
 """
 
 from __future__ import annotations
@@ -13,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from langchain.agents.middleware import AgentState
-from langchain.agents.middleware.todo import PlanningState
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain.agents.middleware import AgentState, ModelRequest
+from langchain.agents.middleware.todo import WRITE_TODOS_SYSTEM_PROMPT, PlanningState
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -27,7 +35,9 @@ from engine.layers.scan import grown_prefix, unchanged_prefix
 from engine.thread import stable_id
 
 REMINDER_NAME = "todo_reminder"
+COMPLETION_REMINDER_NAME = "todo_completion_reminder"
 TODO_TOOL_NAMES: tuple[str, ...] = ("write_todos",)
+_TOOL_CALL_FINISH_REASONS = frozenset({"tool_calls", "function_call"})
 
 
 def format_todos(todos: Sequence[Mapping[str, Any]]) -> str:
@@ -48,6 +58,37 @@ def reminder_text(todos: Sequence[Mapping[str, Any]]) -> str:
     )
 
 
+def completion_reminder_text(todos: Sequence[Mapping[str, Any]]) -> str:
+    """DeerFlow HEAD's `_format_completion_reminder`: the items not yet completed."""
+    incomplete = "\n".join(f"- [{t.get('status', 'pending')}] {t.get('content', '')}"
+                           for t in todos if t.get("status") != "completed")
+    return (
+        "<system_reminder>\n"
+        "You have incomplete todo items that must be finished before giving your final response:\n\n"
+        f"{incomplete}\n\n"
+        "Please continue working on these tasks. Call `write_todos` to mark items as completed "
+        "as you finish them, and only respond when all items are done.\n"
+        "</system_reminder>"
+    )
+
+
+def is_clean_final(message: BaseMessage) -> bool:
+    """An AI message with no tool-call intent or error (HEAD's `_has_tool_call_intent_or_error` is False)."""
+    if not isinstance(message, AIMessage) or message.tool_calls or message.invalid_tool_calls:
+        return False
+    kwargs = message.additional_kwargs or {}
+    if kwargs.get("tool_calls") or kwargs.get("function_call"):
+        return False
+    return (message.response_metadata or {}).get("finish_reason") not in _TOOL_CALL_FINISH_REASONS
+
+
+def with_todo_prompt(system: SystemMessage | None, prompt: str) -> SystemMessage:
+    """LangChain's `TodoListMiddleware.wrap_model_call`: the prompt as one more text block."""
+    if system is None:
+        return SystemMessage(content=[{"type": "text", "text": prompt}])
+    return SystemMessage(content=[*system.content_blocks, {"type": "text", "text": f"\n\n{prompt}"}])  # type: ignore[list-item]
+
+
 def is_todo_write(message: BaseMessage, names: Sequence[str] = TODO_TOOL_NAMES) -> bool:
     return isinstance(message, AIMessage) and any(tc.get("name") in names for tc in message.tool_calls)
 
@@ -56,11 +97,14 @@ def is_reminder(message: BaseMessage) -> bool:
     return isinstance(message, HumanMessage) and message.name == REMINDER_NAME
 
 
-def build_reminder(todos: Sequence[Mapping[str, Any]], position: int | str) -> HumanMessage:
-    """The reminder message; its id depends only on `position` (the step) and what it says."""
+def build_reminder(todos: Sequence[Mapping[str, Any]], position: int | str, *, hidden: bool = True) -> HumanMessage:
+    """The reminder message; its id depends only on `position` (the step) and what it says.
+
+    `hidden` marks it `hide_from_ui` as DeerFlow HEAD does (v2.0-m0 does not).
+    """
     text = reminder_text(todos)
     msg = HumanMessage(content=text, name=REMINDER_NAME, id=stable_id("todo-reminder", position, text),
-                       additional_kwargs={"hide_from_ui": True})
+                       additional_kwargs={"hide_from_ui": True} if hidden else {})
     mark(msg, "reminder")
     return msg
 
@@ -71,9 +115,12 @@ class TodoReminderLayer(ContextLayer):
     layer = "todo"
     state_schema = PlanningState
 
-    def __init__(self, context: LayerContext | None = None, *, todo_tool_names: Sequence[str] = TODO_TOOL_NAMES) -> None:
+    def __init__(self, context: LayerContext | None = None, *, todo_tool_names: Sequence[str] = TODO_TOOL_NAMES,
+                 style: str = "deerflow-head", system_prompt: str | None = None) -> None:
         super().__init__(context)
         self.todo_tool_names = tuple(todo_tool_names)
+        self.style = style
+        self.system_prompt = system_prompt
         # incremental detection over an append-only message list
         self._seen: list[BaseMessage] = []
         self._writes = 0
@@ -81,7 +128,8 @@ class TodoReminderLayer(ContextLayer):
 
     @classmethod
     def from_config(cls, config: EngineConfig, context: LayerContext) -> TodoReminderLayer:
-        return cls(context)
+        t = config.todo
+        return cls(context, style=t.style, system_prompt=WRITE_TODOS_SYSTEM_PROMPT if t.system_prompt else None)
 
     def _scan(self, messages: Sequence[BaseMessage]) -> None:
         start = grown_prefix(self, messages) or unchanged_prefix(self._seen, messages)
@@ -105,7 +153,8 @@ class TodoReminderLayer(ContextLayer):
             return None
         # the step when someone records events (replay, the parity harness), else the state's length
         step = self.current_step()
-        reminder = build_reminder(todos, step if step is not None else f"m{len(messages)}")
+        reminder = build_reminder(todos, step if step is not None else f"m{len(messages)}",
+                                  hidden=self.style == "deerflow-head")
         before = sum(self.counter.count_message(m) for m in messages)
         after = before + self.counter.count_message(reminder)
         self.emit("reminder", tokens_before=before, tokens_after=after, message_id=reminder.id, todos=len(todos),
@@ -115,6 +164,37 @@ class TodoReminderLayer(ContextLayer):
 
     async def abefore_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         return self.before_model(state, runtime)
+
+    def _prepare(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        if self.system_prompt is not None:
+            request = request.override(system_message=with_todo_prompt(request.system_message, self.system_prompt))
+        if self.style != "deerflow-head":
+            return request
+        state: Mapping[str, Any] = request.state if isinstance(request.state, Mapping) else {}
+        todos: list[dict[str, Any]] = list(state.get("todos") or [])
+        messages: Sequence[BaseMessage] = state.get("messages") or ()
+        # HEAD's after_model looks at the last AI message of the state; the jump back to the model runs
+        # before_model again, which may append a todo reminder after it
+        tail = len(messages)
+        while tail and is_reminder(messages[tail - 1]):
+            tail -= 1
+        if not tail or not is_clean_final(messages[tail - 1]) or all(t.get("status") == "completed" for t in todos):
+            return request
+        text = completion_reminder_text(todos)
+        reminder = HumanMessage(content=text, name=COMPLETION_REMINDER_NAME, additional_kwargs={"hide_from_ui": True},
+                                id=stable_id("todo-completion", self.current_step() or 0, text))
+        mark(reminder, "reminder")
+        before = self.counter(request.messages)
+        self.emit("completion_reminder", tokens_before=before, tokens_after=before + self.counter.count_message(reminder),
+                  message_id=reminder.id, open_todos=sum(1 for t in todos if t.get("status") != "completed"),
+                  message="final answer with todos still open: the model is called again with a reminder")
+        return request.override(messages=[*request.messages, reminder])
+
+    def wrap_model_call(self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Any]) -> Any:
+        return handler(self._prepare(request))
+
+    async def awrap_model_call(self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Awaitable[Any]]) -> Any:
+        return await handler(self._prepare(request))
 
     def _track(self, request: ToolCallRequest, result: Any) -> Any:
         call = request.tool_call
@@ -133,10 +213,13 @@ class TodoReminderLayer(ContextLayer):
 
 
 __all__ = [
+    "COMPLETION_REMINDER_NAME",
     "REMINDER_NAME",
     "TODO_TOOL_NAMES",
     "TodoReminderLayer",
     "build_reminder",
+    "completion_reminder_text",
+    "is_clean_final",
     "format_todos",
     "is_reminder",
     "is_todo_write",

@@ -19,6 +19,7 @@ SCENARIO_MODULES: dict[str, str] = {
     "interrupted": "engine.scenarios.interrupted",
     "memory-two-threads": "engine.scenarios.memory_two_threads",
     "needle": "engine.scenarios.needle",
+    "tight-window": "engine.scenarios.tight_window",
 }
 
 

@@ -60,10 +60,19 @@ class Scenario:
     layers: tuple[str, ...] = ()  # layers whose events the replay of this thread must show
     lesson_preset: str = "stress"  # the preset under which those layers act (tests and README use it)
     preset: str = "deepagents"  # the config the live run uses unless the caller gives one
+    overrides: tuple[str, ...] = ()  # `--set` style changes to both presets (e.g. a layer a preset leaves off)
     default_steps: int = 30
     sample_steps: int = 30
     task: str = ""
     system_prompt: str = BASE_SYSTEM_PROMPT
+
+    def config(self) -> EngineConfig:
+        """The live run's config: `preset` with `overrides`."""
+        return preset(self.preset).with_overrides(list(self.overrides))
+
+    def lesson_config(self) -> EngineConfig:
+        """The config under which the scenario's layers act: `lesson_preset` with `overrides`."""
+        return preset(self.lesson_preset).with_overrides(list(self.overrides))
 
     # -- to override ----------------------------------------------------------------------------
     def make_policy(self, task: str, steps: int) -> Policy:
@@ -93,7 +102,7 @@ class Scenario:
         `vfs` is the layers' filesystem and `world` the project's (both fresh unless given).
         """
         steps = steps or self.default_steps
-        config = config or preset(self.preset)
+        config = config or self.config()
         task = task or self.task
         if thread_id is None:
             thread_id = self.thread_id(steps, seed)

@@ -15,7 +15,6 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.config import preset
 from engine.formats.native import dumps
 from engine.replay import replay
 from engine.scenarios import list_scenarios
@@ -57,7 +56,7 @@ def exercised(scenario: Scenario, threads: list[Thread]) -> list[dict[str, int]]
     with tempfile.TemporaryDirectory() as root:
         workspace = Workspace(root)
         for thread in threads:
-            run = replay(thread, preset(scenario.lesson_preset), workspace=workspace)
+            run = replay(thread, scenario.lesson_config(), workspace=workspace)
             kinds = Counter(f"{e.layer}.{e.kind}" for e in run.events if e.layer not in QUIET_LAYERS)
             out.append(dict(sorted(kinds.items())))
     return out

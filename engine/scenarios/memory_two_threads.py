@@ -124,6 +124,8 @@ class MemoryTwoThreads(Scenario):
     layers = ("memory",)
     lesson_preset = "deepagents"
     preset = "deepagents"
+    # create_deep_agent(memory=["/memories/AGENTS.md"]): Deep Agents loads memory only when asked to
+    overrides = ("memory.enabled=true",)
     default_steps = 8
     sample_steps = 12
     task = ("Hi, I'm Dana Whitfield and I maintain ledgerline. Please remember for future sessions: we deploy on "

@@ -23,6 +23,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import BaseTool
+from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict
 
 from engine.run import Run
@@ -44,12 +45,15 @@ class ScriptedModel(BaseChatModel):
     position: int = 0
     calls: list[list[BaseMessage]] = []  # the main-agent requests, exactly as sent
     summary_prompts: list[str] = []
+    bound: list[Any] = []  # the tools the agent binds first (the schemas the model is sent)
 
     @property
     def _llm_type(self) -> str:
         return "scripted"
 
     def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedModel:
+        if not self.bound:
+            self.bound = list(tools)
         return self
 
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
@@ -58,7 +62,7 @@ class ScriptedModel(BaseChatModel):
                 SUMMARY_PROMPT_START):
             prompt = str(messages[0].content)
             self.summary_prompts.append(prompt)
-            return ChatResult(generations=[ChatGeneration(message=AIMessage(summary_for(prompt)))])
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(summary_for(normalize_text(prompt))))])
         if self.position >= len(self.responses):
             raise RuntimeError("the scripted model ran out of responses")
         self.calls.append(list(messages))
@@ -75,7 +79,7 @@ class ScriptSummarizer:
     input_tokens = 0
 
     def __call__(self, messages: Sequence[BaseMessage], *, prompt_text: str = "") -> str:
-        return summary_for(prompt_text)
+        return summary_for(normalize_text(prompt_text))
 
 
 class QueryArgs(BaseModel):
@@ -133,10 +137,12 @@ class Observer(AgentMiddleware):
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         result = handler(request)
-        if isinstance(result, ToolMessage):
-            if result.id is None:
-                result.id = f"t-{result.tool_call_id}"
-            self.results[result.tool_call_id] = result.model_copy()
+        carried = result.update.get("messages", []) if isinstance(result, Command) and isinstance(result.update, dict) else [result]
+        for m in carried:  # a tool may answer with a Command (write_todos, task) carrying its ToolMessage
+            if isinstance(m, ToolMessage):
+                if m.id is None:
+                    m.id = f"t-{m.tool_call_id}"
+                self.results[m.tool_call_id] = m.model_copy()
         return result
 
 
@@ -263,15 +269,18 @@ def compare_steps(real: Sequence[RealStep], run: Run, thread: Thread, *, label: 
         if summary_position is not None:
             real_pos, our_pos = summary_position(k)
             if real_pos != our_pos:
-                problems.append(("summary position", f"real {real_pos} ours {our_pos}"))
+                problems.append(("summary position", "differs" + f" (real {real_pos}, ours {our_pos})"))
         if problems:
-            cls = "; ".join(f"{where}: {re.sub(r'message [0-9]+', 'message N', why)}" for where, why in problems)
+            cls = "; ".join(f"{where}: {re.sub(r' [(]real .*', '', re.sub(r'message [0-9]+', 'message N', why))}"
+                            for where, why in problems)
             out.classes[cls] += 1
             out.examples.setdefault(cls, f"{label} step {k}: " + "; ".join(f"{w}: {y}" for w, y in problems))
         else:
             out.agreeing += 1
     if files is not None:
-        real_files, our_files = ({normalize_text(p): normalize_text(c) for p, c in f.items()} for f in files)
+        # evicted human messages are named by a uuid4 each: key them by their content instead
+        real_files, our_files = ({(normalize_text(p) + (f"#{hash(c)}" if _EVICTED.search(p) else "")): normalize_text(c)
+                                  for p, c in f.items()} for f in files)
         if real_files != our_files:
             cls = "files differ"
             out.classes[cls] += 1

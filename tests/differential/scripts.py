@@ -141,7 +141,9 @@ def generate(seed: int, knobs: Knobs) -> Script:
                     else:
                         size = rng.randint(*knobs.result_chars)
                     results[cid] = ToolMessage(text_of_chars(rng, size), tool_call_id=cid, name=name, id=f"t-{cid}")
-            if not last and k == n_steps - 2 and t < 9 and rng.random() < knobs.interrupt_p:
+            # only the project's own tools can stop the run (a framework's built-in tool always returns)
+            if (not last and k == n_steps - 2 and rng.random() < knobs.interrupt_p
+                    and all(c["name"] in CUSTOM_TOOLS for c in calls)):
                 interrupted = True
                 for c in calls:  # the run stops before this batch returns: none of its results exist
                     results.pop(c["id"], None)

@@ -56,11 +56,20 @@ def test_preset_values_follow_the_references() -> None:
 
 def test_deerflow_config_yaml_loads_as_is() -> None:
     cfg = EngineConfig.from_yaml(DEERFLOW_CONFIG)
-    assert cfg.preset == "deerflow"
+    assert cfg.preset == "deerflow-head"  # HEAD's files carry config_version
     assert cfg.summarization.trigger == (ContextSize(type="tokens", value=32000),)
     assert cfg.summarization.keep == ContextSize(type="messages", value=10)
     assert cfg.summarization.skill_file_read_tool_names == ("read_file", "read", "view", "cat")
     assert cfg.memory.max_injection_tokens == 1500
+
+
+def test_a_v2_0_m0_config_yaml_loads_on_its_preset_and_null_trim_is_langchains_4000() -> None:
+    doc = ("models:\n  - name: gpt\nsummarization:\n  enabled: true\n  trigger: [{type: tokens, value: 15564}]\n"
+           "  keep: {type: messages, value: 10}\n  trim_tokens_to_summarize: null\n")
+    cfg = EngineConfig.from_yaml(doc)
+    assert cfg.preset == "deerflow" and cfg.dangling.style == "deerflow" and cfg.todo.style == "deerflow"
+    # DeerFlow passes trim only when set, so LangChain's default applies
+    assert cfg.summarization.trim_tokens_to_summarize == 4000
 
 
 def test_trigger_forms() -> None:

@@ -68,7 +68,7 @@ def test_only_messages_get_buffer_string_renders_are_deferred() -> None:
     assert summary_rules.renders_lazily([Custom("x"), AIMessageChunk("y")])
     assert not summary_rules.renders_lazily([HumanMessage("x"), RemoveMessage(id="r")])
     assert not summary_rules.renders_lazily([])
-    eager = summary_rules.history_section(1, [])
+    eager = summary_rules.history_section([], "step 1")
     assert type(eager) is str and eager == "## Summarized at step 1\n\n\n\n"
 
 
@@ -76,9 +76,9 @@ def test_history_file_with_lazy_sections_reads_as_the_joined_text() -> None:
     fs = VirtualFilesystem()
     msgs = [HumanMessage("a < b", id="h")]
     fs.write("/h.md", "# head\n")
-    fs.append("/h.md", summary_rules.history_section(3, msgs))
+    fs.append("/h.md", summary_rules.history_section(msgs, "2026-01-02T03:04:05Z"))
     fs.append("/h.md", "tail\n")
-    expected = f"# head\n## Summarized at step 3\n\n{get_buffer_string(msgs, format='xml')}\n\ntail\n"
+    expected = f"# head\n## Summarized at 2026-01-02T03:04:05Z\n\n{get_buffer_string(msgs, format='xml')}\n\ntail\n"
     assert fs.read("/h.md") == expected
     assert fs.read("/h.md") == expected  # still rendered, not stale, on a second read
 

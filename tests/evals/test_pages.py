@@ -27,12 +27,12 @@ def test_evals_needle_and_drift_under_stress(start) -> None:  # noqa: ANN001
     at = start(EVALS, preset="stress")
     assert [t.value for t in at.title] == ["Evals"]
     m = metrics(at)
-    assert m["Compactions"] == "7" and m["Retention"] == "100%" and m["Intent kept"] == "100%"
+    assert m["Compactions"] == "6" and m["Retention"] == "100%" and m["Intent kept"] == "100%"
     assert m["Drift flags"] == "0"
     heat = chart(at, "ev_retention_chart")["data"][0]
     assert heat["type"] == "heatmap" and heat["y"] == ["BLUE-HERON-7", "session intent"]
     compactions = at.dataframe[0].value
-    assert len(compactions) == 7 and set(compactions["BLUE-HERON-7"]) == {"in summary"}
+    assert len(compactions) == 6 and set(compactions["BLUE-HERON-7"]) == {"in summary"}
     at.text_area(key="ev_needles").set_value("blue-heron-7\nNOT-THERE-42").run()
     assert not at.exception
     assert chart(at, "ev_retention_chart")["data"][0]["y"] == ["blue-heron-7", "NOT-THERE-42", "session intent"]
@@ -104,15 +104,15 @@ def test_a_new_user_runs_the_summarization_lesson_end_to_end(start) -> None:  # 
     at = start(WORKSHOP)
     at.selectbox(key="ws_lesson").set_value("summarization").run()
     assert [t.value for t in at.title] == ["L2 Summarization: trigger, keep and mode"]
-    assert metrics(at)["summarization.summarize events"] == "1"
+    assert metrics(at)["summarization.summarize events"] == "2"
     # the lesson's own settings: no change, so no "+0" with an arrow that reads as a rise
     unchanged = {m.label: m.proto for m in at.metric}["summarization.summarize events"]
     assert (unchanged.delta, unchanged.direction) == ("no change vs the lesson default", 2)  # MetricDirection.NONE
     at.radio(key="ws_try_summarization_summarization.trigger").set_value("fraction:0.25").run()
     assert not at.exception
-    assert metrics(at)["summarization.summarize events"] == "9"
+    assert metrics(at)["summarization.summarize events"] == "14"
     changed = {m.label: m.proto for m in at.metric}["summarization.summarize events"]
-    assert (changed.delta, changed.direction) == ("+8 vs the lesson default", 1)  # UP
+    assert (changed.delta, changed.direction) == ("+12 vs the lesson default", 1)  # UP
     assert any("trigger fraction:0.85 → fraction:0.25" in c.value for c in at.caption)
     at.radio(key="ws_check_summarization").set_value(0).run()
     assert at.warning and "Not quite" in at.warning[0].value

@@ -63,19 +63,27 @@ def test_deerflow_placeholders_go_right_after_the_ai_message() -> None:
     assert (drop.tokens_before, drop.tokens_after) == (total + added, total + added - APPROX.count_message(msgs[4]))
 
 
-def test_deepagents_texts_including_invalid_calls() -> None:
+def test_each_style_texts_and_invalid_calls() -> None:
     ai = AIMessage("", id="a1", tool_calls=[call("grep", "c1")],
-                   invalid_tool_calls=[{"name": "write_file", "args": "{bad", "id": "c9", "error": "bad json", "type": "invalid_tool_call"}])
-    view = DanglingToolCallLayer(style="deepagents").patched_view([HumanMessage("x", id="h"), ai])
-    assert view is not None
-    assert [m.content for m in view[2:]] == [
+                   invalid_tool_calls=[{"name": "search", "args": "{bad", "id": "c9", "error": "bad json", "type": "invalid_tool_call"}])
+    history = [HumanMessage("x", id="h"), ai]
+    # Deep Agents patches the state when an invocation starts, invalid calls included
+    layer = DanglingToolCallLayer(style="deepagents")
+    update = layer.before_agent({"messages": history}, None)
+    assert update is not None
+    assert [m.content for m in update["messages"][3:]] == [
         "Tool call grep with id c1 did not complete - no result was recorded. It may have been cancelled or interrupted.",
-        "Tool call write_file with id c9 could not be executed - arguments were malformed or truncated.",
+        "Tool call search with id c9 could not be executed - arguments were malformed or truncated.",
     ]
-    assert all(m.status == "error" for m in view[2:])
-    deerflow = DanglingToolCallLayer().patched_view([HumanMessage("x", id="h"), ai])
-    assert deerflow is not None
-    assert deerflow[3].content == "[Tool call could not be executed because its arguments were invalid: bad json]"
+    assert all(m.status == "error" for m in update["messages"][3:])
+    # DeerFlow v2.0-m0 looks at tool_calls only
+    m0 = DanglingToolCallLayer(style="deerflow", drop_orphans=False).patched_view(history)
+    assert m0 is not None and [m.content for m in m0[2:]] == ["[Tool call was interrupted and did not return a result.]"]
+    # DeerFlow HEAD answers the invalid call too
+    head = DanglingToolCallLayer(style="deerflow-head")._head_view(history)
+    assert head is not None and [m.content for m in head[2:]] == [
+        "[Tool call was interrupted and did not return a result.]",
+        "[Tool call could not be executed because its arguments were invalid: bad json]"]
 
 
 def test_orphans_kept_when_drop_orphans_is_off_and_clean_history_is_unchanged() -> None:

@@ -9,7 +9,7 @@ import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
@@ -204,13 +204,17 @@ def test_truncate_tool_call_keeps_20_chars_and_appends_the_text() -> None:
 
 
 def test_keep_cutoff_and_trigger() -> None:
-    prefix = [0, 10, 20, 30, 40, 50]  # five messages of 10 tokens
-    assert keep_cutoff(prefix, ContextSize(type="messages", value=2), None) == 3
-    assert keep_cutoff(prefix, ContextSize(type="messages", value=9), None) == 0
-    assert keep_cutoff(prefix, ContextSize(type="tokens", value=25), None) == 3  # 20 fit, a third would not
-    assert keep_cutoff(prefix, ContextSize(type="tokens", value=30), None) == 2
-    assert keep_cutoff(prefix, ContextSize(type="fraction", value=0.1), 300) == 2
-    assert keep_cutoff(prefix, ContextSize(type="fraction", value=0.1), None) == 0  # fallback: last 20 messages
+    tokens = [10, 10, 10, 10, 10]  # five messages of 10 tokens
+    assert keep_cutoff(tokens, ContextSize(type="messages", value=2), None) == 3
+    assert keep_cutoff(tokens, ContextSize(type="messages", value=9), None) == 5  # all recent: nothing to cut
+    assert keep_cutoff(tokens, ContextSize(type="tokens", value=25), None) == 3  # 20 fit, a third would not
+    assert keep_cutoff(tokens, ContextSize(type="tokens", value=30), None) == 2
+    assert keep_cutoff(tokens, ContextSize(type="tokens", value=100), None) == 0
+    assert keep_cutoff(tokens, ContextSize(type="fraction", value=0.1), 300) == 2
+    assert keep_cutoff(tokens, ContextSize(type="fraction", value=0.1), None) == 5  # fallback: last 20 messages
+    # Deep Agents walks back and stops at the first message that does not fit: the newest alone
+    # over the budget means nothing is old enough
+    assert keep_cutoff([10, 10, 100], ContextSize(type="tokens", value=50), None) == 3
     assert trigger_met(5, 50, ContextSize(type="messages", value=5), None)
     assert not trigger_met(4, 50, ContextSize(type="messages", value=5), None)
     assert trigger_met(1, 85, ContextSize(type="fraction", value=0.85), 100)
@@ -249,10 +253,23 @@ def test_truncated_view_cuts_only_old_write_edit_calls_and_marks_copies() -> Non
     # the same copy objects on the next call (nothing new cut), and nothing below the trigger
     with recording() as rec:
         again = layer.truncated_view(msgs, None)
-    # nothing new cut: the same list again (it only grows by appends; a new cut forks it first)
-    assert again is not None and again[1] is view[1] and again is view
+    assert again is not None and again[1] is view[1] and again[4] is view[4]
     assert (rec.events[0].payload["messages"], rec.events[0].payload["new_message_ids"]) == (2, [])
     assert layer.truncated_view(msgs[:4], None) is None
+    # recomputed at every call, as Deep Agents does: the system message and tools count toward the
+    # trigger, and a summary hides what it replaced (a cut is only made in what the model sees)
+    tokens = TruncateArgsConfig(trigger=ContextSize(type="tokens", value=3000), keep=ContextSize(type="messages", value=2))
+    by_tokens = FilesystemLayer(LayerContext(counter=APPROX), truncate_args=tokens)
+    small = history(1)
+    assert by_tokens.truncated_view(small, None) is None
+    system = SystemMessage("s" * 12_000)
+    assert by_tokens.truncated_view(small, None, system=system) is not None
+    summary = HumanMessage("summary", id="s", additional_kwargs={"lc_source": "summarization"})
+    event = {"cutoff_index": 4, "summary_message": summary, "created_at_index": 4}
+    # [summary, *msgs[4:]]: 7 messages, keep 3 -> a1 is cut; a0, behind the summary, is not
+    projected = layer.truncated_view(msgs, None, event=event)
+    assert projected is not None and [message_kind(m) for m in projected].count("truncated") == 1
+    assert message_kind(projected[4]) == "truncated" and projected[1] is msgs[1]
 
 
 def shape(view: list[Any] | None) -> list[tuple[str, str]] | None:

@@ -151,7 +151,8 @@ def memory_thread(thread_id: str, new_text: str | None) -> Thread:
 def test_replay_persists_memories_across_threads_in_one_workspace(tmp_path: Path) -> None:
     ws = Workspace(tmp_path)
     ws.write_memory("/memories/AGENTS.md", "Answer in English.")
-    config = preset("deerflow").with_overrides(["summarization.enabled=false", "tokens.counter=approximate"])
+    config = preset("deerflow").with_overrides(["summarization.enabled=false", "tokens.counter=approximate",
+                                                "todo.system_prompt=false"])
     first = replay(memory_thread("one", "Answer in French."), config, workspace=ws)
     assert "Answer in English." in first.steps[0].system.content  # loaded from the workspace
     assert "Answer in English." in first.steps[1].system.content  # still the thread's copy (loaded once)

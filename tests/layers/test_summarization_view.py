@@ -158,7 +158,9 @@ def test_overflow_fallback_summarizes_below_the_trigger_and_clips_the_tail(mode:
     overflow, summarize = step.events
     assert overflow.payload["clipped_ids"] == ["t0", "t1"]
     assert overflow.tokens_before > 4000
-    assert summarize.payload["trigger"] == "overflow"
+    # view mode is Deep Agents 0.7.32: above 95 % of the window it summarizes, then clips what is
+    # still over; state mode (our own extension for LangChain's layout) does it at the window
+    assert summarize.payload["trigger"] == ("input_budget" if mode == "view" else "overflow")
     assert summarize.payload["removed_ids"] == ["h0"]
     read, grep = step.view[2], step.view[3]
     assert read.content == read_file_clip(BIG_READ, "/data/big.txt")

@@ -15,6 +15,7 @@ TEST_STEPS: dict[str, int] = {
     "interrupted": 14,
     "memory-two-threads": 8,
     "needle": 24,
+    "tight-window": 40,
 }
 
 

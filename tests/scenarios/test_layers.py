@@ -108,10 +108,11 @@ def test_memory_carries_across_two_threads_through_the_workspace(tmp_path) -> No
     assert second.extra["previous_thread"] == first.thread_id
     assert "KESTREL" in second.extra["memories_before"]["/memories/AGENTS.md"]
     ws = Workspace(tmp_path)
-    r1 = replay(first, preset("deepagents"), workspace=ws)
+    config = get_scenario("memory-two-threads").lesson_config()  # deepagents with memory on
+    r1 = replay(first, config, workspace=ws)
     assert kinds(r1)["memory.persist"] == 1
     assert "Release 2.4 codename: KESTREL" in (tmp_path / "memories" / "AGENTS.md").read_text()
-    r2 = replay(second, preset("deepagents"), workspace=ws)
+    r2 = replay(second, config, workspace=ws)
     inject = next(e for e in r2.events if e.layer == "memory" and e.kind == "inject")
     assert inject.step == 0 and "KESTREL" in inject.payload["text"]
     # the live agent used the injected memory instead of looking for it

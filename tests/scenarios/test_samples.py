@@ -56,7 +56,7 @@ def test_samples_exercise_their_layers(name: str) -> None:
         pytest.skip(f"{path} not present")
     thread = load_thread(str(path))
     scenario = get_scenario(thread.extra["scenario"]["name"])
-    run = replay(thread, preset(scenario.lesson_preset))
+    run = replay(thread, scenario.lesson_config())
     acted = {e.layer for e in run.events}
     assert set(scenario.layers) <= acted
 
@@ -67,3 +67,16 @@ def test_readme_table_is_computed() -> None:
     text = readme([SampleRow("x.json", "needle", 3, 1234, 0, 0, "deerflow", {"summarization.summarize": 2})])
     assert text.splitlines()[-1] == ("| `x.json` | needle | 3 | 1,234 | — | deerflow | "
                                      "**summarization** (summarize ×2) |")
+
+
+def test_the_tight_window_sample_reaches_the_presets_own_triggers() -> None:
+    """A sample past 85 % of its window, so the deepagents preset's defaults act (the others stay far below)."""
+    thread = load_thread(SAMPLES / "tight-window.json")
+    assert thread.max_input_tokens == 32_000
+    run = replay(thread, preset("deepagents"))
+    kinds = run.events_by_kind()
+    assert kinds["summarization.summarize"] >= 1 and kinds["filesystem.truncate_args"] >= 1
+    assert kinds["filesystem.offload"] >= 1
+    summary = next(e for e in run.events if e.kind == "summarize")
+    assert summary.payload["trigger"] == "fraction:0.85" and summary.payload["mode"] == "view"
+    assert run.files.paths() and any(p.startswith("/conversation_history/session_") for p in run.files.paths())

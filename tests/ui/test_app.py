@@ -41,7 +41,7 @@ def test_opens_on_the_first_sample_with_the_default_preset(start) -> None:  # no
 
 def test_changing_the_trigger_in_the_sidebar_changes_the_summarization_events(start) -> None:  # noqa: ANN001
     at = start(preset="stress")
-    assert layer_event_counts(at)["summarization"] == 7
+    assert layer_event_counts(at)["summarization"] == 6
     assert hline_levels(at)["trigger"] == [25_000]
     at.sidebar.number_input(key="sb_trig_val_0_fraction").set_value(0.5).run()
     assert not at.exception
@@ -176,7 +176,7 @@ def test_layers_page_shows_summaries_files_and_events(start) -> None:  # noqa: A
     assert any("SESSION INTENT" in c for c in codes), "the summary text is shown"
     selects = {s.key: s for s in at.selectbox}
     assert selects["layers_file"].options[0].startswith("/")
-    assert len(selects["layers_summary"].options) == 7
+    assert len(selects["layers_summary"].options) == 6
     markdown = " ".join(m.value for m in at.markdown)
     assert "Removed from the context" in markdown and "Summary" in markdown
 
@@ -207,7 +207,7 @@ def test_invalid_yaml_shows_an_error_and_keeps_the_previous_run(start) -> None: 
     assert "invalid YAML at line" in plain(at.error)
     assert at.session_state["config"] == before
     at.switch_page("pages/timeline.py").run()
-    assert layer_event_counts(at)["summarization"] == 7
+    assert layer_event_counts(at)["summarization"] == 6
 
 
 def test_valid_yaml_applies_and_re_runs(start) -> None:  # noqa: ANN001
@@ -254,7 +254,7 @@ def test_compare_pins_a_and_shows_deltas(start) -> None:  # noqa: ANN001
     delta = next(r for r in rows if '"metric"' in r)  # the A/B table; the agents' policies table comes first
     table = json.loads(delta)
     summ = next(r for r in table if r["metric"] == "events: summarization")
-    assert (summ["A"], summ["B"], summ["B − A"]) == (7, 3, -4)
+    assert (summ["A"], summ["B"], summ["B − A"]) == (6, 3, -3)
     assert any("summarization.trigger" in r for r in rows)
     # the agents' policies side by side, the overlaid timelines, then the cost curves (tests/ui/test_cost_pages.py)
     assert [c.key for c in at.get("plotly_chart")] == [

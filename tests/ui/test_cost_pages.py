@@ -59,7 +59,7 @@ def test_timeline_shows_the_cumulative_cost_and_each_compactions_payback(start) 
     assert values(cumulative["y"]) == [s.cumulative for s in cost.steps]
     notes = [a for a in spec["layout"]["annotations"] if a.get("hovertext")]
     assert [a["hovertext"] for a in notes] == [f"the compaction at step {c.step} {paid_back_sentence(c)}"
-                                              for c in cost.compactions] and len(notes) == 7
+                                              for c in cost.compactions] and len(notes) == 6
     assert [a["text"] for a in notes] == ["never" if c.paid_back_after is None else f"{c.paid_back_after} steps"
                                           for c in cost.compactions]
     table = next(rows for rows in frames(at) if rows and "paid back" in rows[0])

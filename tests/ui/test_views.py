@@ -218,7 +218,7 @@ def test_bad_url_params_are_reported_and_skipped() -> None:
     assert config == preset("deepagents")
     assert errors == [
         "preset: unknown preset 'nope'; choose one of as-recorded, claude-code, codex, gemini-cli, cline, openhands, "
-        "anthropic-compaction, openai-compaction, deepagents, langchain, deerflow, stress",
+        "anthropic-compaction, openai-compaction, deepagents, langchain, deerflow, deerflow-head, stress",
         "summarization.keep: expected TYPE:VALUE like tokens:30000, got 'bogus' (got 'bogus')",
         "x.y: not taken from a link (links may only carry the sidebar's and the Config form's replay settings); "
         "set it on the Config page if you want it",

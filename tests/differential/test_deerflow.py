@@ -1,0 +1,62 @@
+"""Differential: DeerFlow's own middleware files (v2.0-m0 and HEAD) in create_agent vs our presets.
+
+The real stack is DeerFlow's lead-agent order, DanglingToolCall -> summarization -> Todo, built from
+the files in ../shared/reference-code/deerflow (skipped when absent) with the summarization section
+of a DeerFlow config.yaml; ours is that same config.yaml loaded by `EngineConfig.from_yaml`, which
+picks the `deerflow` (v2.0-m0) or `deerflow-head` preset. Scripts add DeerFlow's own moves: todo
+plans, calls the model left invalid, interrupted calls and (HEAD) the extra model calls its
+completion reminder causes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import Counter
+
+import pytest
+
+from engine.replay import replay
+from tests.differential import deerflow_side as df
+from tests.differential.harness import Comparison, ScriptSummarizer, compare_steps
+
+# The default suite plays 60 threads (every mechanism still reached, asserted below); the proof run is
+# `CTXI_DIFF_THREADS=300 python -m pytest -n 2 tests/differential` (README, "Differential tests").
+THREADS = int(os.environ.get("CTXI_DIFF_THREADS", "60"))
+SEED = int(os.environ.get("CTXI_DIFF_SEED", "0"))
+CHUNKS = 2
+# Divergence classes we accept, each with its reason: none.
+ALLOWED: dict[str, str] = {}
+MIN_RATE = 0.995
+
+
+def _chunk(i: int) -> range:
+    size = -(-THREADS // CHUNKS)
+    return range(SEED + i * size, SEED + min(THREADS, (i + 1) * size))
+
+
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+@pytest.mark.parametrize("version", df.VERSIONS)
+def test_deerflow_presets_agree_with_deerflow_middleware(version: str, chunk: int) -> None:
+    df.reference_dir()
+    logging.getLogger("deerflow_reference").setLevel(logging.ERROR)  # DeerFlow warns at every patch
+    total = Comparison()
+    seen: Counter[str] = Counter()
+    for seed in _chunk(chunk):
+        script = df.make_script(seed, version)
+        real, thread = df.run_real(script, version)
+        run = replay(thread, df.our_config(script, version), summarizer=ScriptSummarizer())
+        total.add(compare_steps(real, run, thread, label=f"seed {seed}"))
+        seen.update(f"{e.layer}.{e.kind}" for e in run.events)
+        seen["invalid calls"] += sum(len(r.invalid_tool_calls) for r in script.replies())
+    report = total.report(f"deerflow {version} chunk {chunk}") + "\n  reached: " + ", ".join(
+        f"{k} {v}" for k, v in sorted(seen.items()))
+    print(report)
+    assert set(total.classes) <= set(ALLOWED), report
+    assert total.rate >= MIN_RATE, report
+    n = len(_chunk(chunk))
+    mechanisms = ["summarization.summarize", "dangling.patch", "todo.reminder", "invalid calls"]
+    if version == "head":
+        mechanisms.append("todo.completion_reminder")
+    for mechanism in mechanisms:
+        assert seen[mechanism] >= max(1, n // 20), f"{mechanism} not reached\n{report}"
