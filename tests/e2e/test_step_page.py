@@ -1,7 +1,7 @@
 """The Step page in Debian's Chromium: keys j/k/n/p, search, filters, pages, collapse/expand all.
 
 The synthetic demo (sample a_demo) on its default preset has 86 messages in the view at step 40,
-two of them offloaded stubs, and events at steps 0, 4, 8, 29, 54, 68, ...
+two of them offloaded stubs, and events at steps 0, 4, 8, 29, 49, 50, 54, 68, ...
 """
 
 from __future__ import annotations
