@@ -101,9 +101,14 @@ class _Agent:
 _AGENT: _Agent | None = None
 
 
-def run_real(script: Script) -> tuple[list[RealStep], Thread, dict[str, str], Observer]:
-    """Play the script through create_deep_agent: steps, the raw thread, the layer files, the observer."""
+def run_real(script: Script, *, fresh: bool = False) -> tuple[list[RealStep], Thread, dict[str, str], Observer]:
+    """Play the script through create_deep_agent: steps, the raw thread, the layer files, the observer.
+
+    `fresh`: on a newly built agent, not the shared one (the determinism probe: a difference that
+    changes with the agent's history, the process or the clock is named as such, not as a rule)."""
     global _AGENT
+    if fresh:
+        _AGENT = None
     if _AGENT is None:
         _AGENT = _Agent()
     a = _AGENT
