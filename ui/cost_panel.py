@@ -25,6 +25,7 @@ from engine.cost_views import (
 )
 from engine.run import Run
 from ui.cost_figures import compare_cost_figure, cost_figure
+from ui.figures import cached_figure
 from ui.text import error_text, escape_md
 from ui.widgets import table
 
@@ -62,7 +63,9 @@ def timeline_cost(run: Run) -> None:
     cols[4].metric("Cache writes", dollars(t["cache_write_dollars"]),
                    help="; ".join(f"{cause}: {n:,} tokens not read again" for cause, n in t["lost_tokens"].items())
                    or "no cached prefix was lost")
-    st.plotly_chart(cost_figure(cost), key="timeline_cost_chart", config={"displaylogo": False})
+    # built once per run (ui.figures.cached_figure): a config served from the run cache does not rebuild it
+    st.plotly_chart(cached_figure(run, "cost", lambda: cost_figure(cost)), key="timeline_cost_chart",
+                    config={"displaylogo": False})
     st.caption(escape_md(pricing_note(cost)) + ". Bars: each step's bill by kind of token; lines: cumulative dollars "
                "(the summarizer calls included). Dotted lines: compactions.")
     compactions_table(cost)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import html
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -111,26 +115,55 @@ def _vline(x: float, color: str, dash: str, width: float = 1.0) -> dict[str, obj
             "line": {"color": color, "dash": dash, "width": width}, "layer": "below"}
 
 
-def _step_hover(series: TimelineSeries, window_tokens: int) -> list[str]:
-    """Per step: view vs window, raw, recorded input, and the categories that hold tokens (largest first).
+def _step_hover(series: TimelineSeries, window_tokens: int) -> tuple[str, np.ndarray, list[str]]:
+    """The click layer's hover: a template, per-step numbers (customdata) and the per-step extras.
 
-    The one hover of the chart: the raw and recorded curves do not hover themselves, so where they
-    overlap the view (most of a real session) the nearest point is still the step's own.
+    The label lists view vs window, raw, recorded input and each category of the run in the legend's
+    order (a step's own zeros included, so a category always sits on the same line). The numbers
+    travel as `customdata` rows read by the template: a per-step string for 1,000 steps was 227 KB
+    of the 572 KB figure (issue 17); only what varies in shape (recorded input, event count) stays
+    text, and it is empty at most steps. Column 0 is the step, which a click selection carries.
     """
     present = [c for c in CATEGORIES if series.by_category[c].any()]
-    columns = [series.by_category[c].tolist() for c in present]
+    n = len(series.steps)
+    pct = (np.rint(100 * series.view_tokens / window_tokens).astype(np.int64) if window_tokens
+           else np.zeros(n, dtype=np.int64))
+    columns = np.column_stack([series.steps, pct, series.raw_tokens,
+                               *[series.by_category[c] for c in present]]) if n else np.zeros((0, 3 + len(present)))
     recorded = (series.recorded_input_tokens.tolist() if series.recorded_input_tokens is not None
-                else [float("nan")] * len(series.steps))
-    out = []
-    for j, (view, raw, rec, events) in enumerate(zip(series.view_tokens.tolist(), series.raw_tokens.tolist(),
-                                                     recorded, series.event_counts.tolist(), strict=True)):
-        parts = sorted(((col[j], c) for col, c in zip(columns, present, strict=True) if col[j]), reverse=True)
-        pct = f" ({100 * view / window_tokens:.0f}% of window)" if window_tokens else ""
-        rec_text = f" · recorded input {int(rec):,}" if rec == rec else ""  # NaN: not recorded at this step
-        out.append(f"<b>step {j}</b>: view {view:,}{pct} · raw {raw:,}{rec_text}<br>"
-                   + "<br>".join(f"{category_label(c)} {n:,}" for n, c in parts)
-                   + (f"<br>{events} event(s)" if events else ""))
-    return out
+                else [float("nan")] * n)
+    extras = [(f" · recorded input {int(rec):,}" if rec == rec else "")  # NaN: not recorded at this step
+              + (f"<br>{events} event(s)" if events else "")
+              for rec, events in zip(recorded, series.event_counts.tolist(), strict=True)]
+    template = ("<b>step %{customdata[0]}</b>: view %{y:,}"
+                + (" (%{customdata[1]}% of window)" if window_tokens else "")
+                + " · raw %{customdata[2]:,}%{text}<br>"
+                + "<br>".join(f"{esc(category_label(c))} %{{customdata[{3 + i}]:,}}" for i, c in enumerate(present))
+                + "<extra>click to open</extra>")
+    return template, columns.astype(np.int64), extras  # a 2-D array: sent as rows, copied cheaply
+
+
+# Lines with more points than this are decimated (issue 17: a 16,000-step thread drew 16,000-point
+# areas); every bucket keeps its lowest and highest view and raw step, so peaks and the drops a
+# compaction makes survive, and all the stacked areas share one x so they still stack.
+MAX_LINE_POINTS = 2_000
+
+
+def line_points(series: TimelineSeries, budget: int = MAX_LINE_POINTS) -> np.ndarray:
+    """The step indices the line traces draw: all of them up to `budget`, else ≤ budget by min/max buckets."""
+    n = len(series.steps)
+    if n <= budget:
+        return np.arange(n)
+    buckets = max(1, (budget - 2) // 4)
+    edges = np.linspace(0, n, buckets + 1).astype(np.int64)
+    keep = [0, n - 1]
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        if hi <= lo:
+            continue
+        for values in (series.view_tokens, series.raw_tokens):
+            chunk = values[lo:hi]
+            keep.extend((lo + int(np.argmin(chunk)), lo + int(np.argmax(chunk))))
+    return np.unique(np.array(keep, dtype=np.int64))
 
 
 def event_lanes(run: Run) -> list[str]:
@@ -139,102 +172,147 @@ def event_lanes(run: Run) -> list[str]:
     return lanes + (["recorded (source)"] if recorded_compactions(run) else [])
 
 
+@lru_cache(maxsize=4)
+def _subplots_layout(row_heights: tuple[float, float]) -> dict[str, Any]:
+    """The two-row layout make_subplots gives (axes, domains, the default template), computed once."""
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.04, row_heights=list(row_heights))
+    return fig.to_plotly_json()["layout"]
+
+
 def timeline_figure(run: Run, *, height: int = 620, whole_window: bool = False) -> go.Figure:
     """Stacked view tokens per category, the raw curve, live threshold lines, a click layer; events in lanes below.
 
     The y-axis fits the data (what the model saw, the recorded input, the raw curve unless far above);
     `whole_window` scales it to the window and the live levels instead.
+
+    Built as plain plotly JSON and wrapped without validation: plotly's per-property validation
+    took 0.17–0.65 s of every rerun for a 1,000-step thread (the whole figure is ours and fixed in
+    shape; tests/ui/test_figures.py checks it against plotly's own schema).
     """
     series = timeline_series(run)
     steps = series.steps
     markers = event_markers(run)
     recorded = recorded_compactions(run)
     lanes = event_lanes(run)
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.04,
-                        row_heights=[0.8, 0.2] if len(lanes) > 2 else [0.86, 0.14])
+    top_row = {"xaxis": "x", "yaxis": "y"}
+    lane_row = {"xaxis": "x2", "yaxis": "y2"}
+    idx = line_points(series, MAX_LINE_POINTS)
+    xs_line = steps[idx]
+    data: list[dict[str, Any]] = []
     for cat in CATEGORIES:
         y = series.by_category[cat]
         if not y.any():
             continue
-        label = category_label(cat)
-        fig.add_trace(go.Scatter(
-            x=steps, y=y, name=label, mode="lines", stackgroup="view", legendgroup="categories",
-            legendgrouptitle_text="view by category", line={"width": 0.5, "color": CATEGORY_COLORS.get(cat)},
-            hoverinfo="skip"), row=1, col=1)  # the click layer's hover lists every category instead
-    fig.add_trace(go.Scatter(
-        x=steps, y=series.raw_tokens, name="raw (no layers)", mode="lines",
-        line={"color": "#374151", "width": 1.5, "dash": "dot"}, hoverinfo="skip"), row=1, col=1)
+        data.append({"type": "scatter", "x": xs_line, "y": y[idx], "name": category_label(cat), "mode": "lines",
+                     "stackgroup": "view", "legendgroup": "categories",
+                     "legendgrouptitle": {"text": "view by category"},
+                     "line": {"width": 0.5, "color": CATEGORY_COLORS.get(cat)},
+                     "hoverinfo": "skip", **top_row})  # the click layer's hover lists every category instead
+    data.append({"type": "scatter", "x": xs_line, "y": series.raw_tokens[idx], "name": "raw (no layers)",
+                 "mode": "lines", "line": {"color": "#374151", "width": 1.5, "dash": "dot"}, "hoverinfo": "skip",
+                 **top_row})
     if series.recorded_input_tokens is not None:
-        fig.add_trace(go.Scatter(
-            x=steps, y=series.recorded_input_tokens, name="recorded input (provider usage)", mode="lines",
-            line={"color": "#0f766e", "width": 1, "dash": "dashdot"}, connectgaps=False, hoverinfo="skip"),
-            row=1, col=1)
+        data.append({"type": "scatter", "x": xs_line, "y": series.recorded_input_tokens[idx],
+                     "name": "recorded input (provider usage)", "mode": "lines",
+                     "line": {"color": "#0f766e", "width": 1, "dash": "dashdot"}, "connectgaps": False,
+                     "hoverinfo": "skip", **top_row})
 
     lines = threshold_lines(run.config, run.window_tokens, run.thread.model, run.thread)
     shapes = [_hline(li) for li in lines if li.tokens is not None]
     for li in lines:
         if li.tokens is None:  # a message count: listed in the legend, not drawn as a level
-            fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=esc(li.note), legendgroup=li.role,
-                                     line={**LINE_STYLES.get(li.role, {}), "width": 1}, hoverinfo="skip"),
-                          row=1, col=1)
+            data.append({"type": "scatter", "x": [None], "y": [None], "mode": "lines", "name": esc(li.note),
+                         "legendgroup": li.role, "line": {**LINE_STYLES.get(li.role, {}), "width": 1},
+                         "hoverinfo": "skip", **top_row})
 
     for layer in lanes:
         rows = [m for m in markers if m.layer == layer]
         if not rows:
             continue
         warn = [m.severity == "warning" for m in rows]
-        xs = np.array([m.step for m in rows])
-        # numpy arrays, not lists: plotly validates lists element by element (slow at 1,000+ events)
-        fig.add_trace(go.Scatter(
-            x=xs, y=np.full(len(rows), layer, dtype=object), mode="markers",
-            name=f"{lane_label(layer)} ({len(rows)})", meta={"layer": layer, "events": len(rows)},
-            legendgroup="events", legendgrouptitle_text="events by layer", cliponaxis=False,
-            marker={"color": LAYER_COLORS.get(layer, "#334155"), "size": np.array([12 if w else 9 for w in warn]),
-                    "symbol": np.array(["x" if w else "circle" for w in warn], dtype=object),
-                    "line": {"width": 1, "color": "white"}},
-            customdata=xs, hovertext=np.array([esc(m.text) for m in rows], dtype=object),
-            hovertemplate="step %{x}<br>%{hovertext}<extra></extra>"), row=2, col=1)
+        xs = np.array([m.step for m in rows], dtype=np.int64)
+        data.append({
+            "type": "scatter", "x": xs, "y": [layer] * len(rows), "mode": "markers",
+            "name": f"{lane_label(layer)} ({len(rows)})", "meta": {"layer": layer, "events": len(rows)},
+            "legendgroup": "events", "legendgrouptitle": {"text": "events by layer"}, "cliponaxis": False,
+            # one value for the whole lane unless it mixes warnings in (most lanes have none)
+            "marker": {"color": LAYER_COLORS.get(layer, "#334155"),
+                       "size": [12 if w else 9 for w in warn] if any(warn) else 9,
+                       "symbol": ["x" if w else "circle" for w in warn] if any(warn) else "circle",
+                       "line": {"width": 1, "color": "white"}},
+            "customdata": xs, "hovertext": [esc(m.text) for m in rows],
+            "hovertemplate": "step %{x}<br>%{hovertext}<extra></extra>", **lane_row})
         if layer == "summarization":
             shapes.extend(_vline(m.step, LAYER_COLORS["summarization"], "dot") for m in rows[:MAX_EVENT_LINES])
 
     if recorded:
-        xs = np.array([s for s, _ in recorded])
-        fig.add_trace(go.Scatter(
-            x=xs, y=["recorded (source)"] * len(recorded), mode="markers",
-            name=f"compaction recorded in the source ({len(recorded)})", legendgroup="events", cliponaxis=False,
-            marker={"symbol": "star-diamond", "size": 15, "color": RECORDED_COLOR, "line": {"width": 1, "color": "white"}},
-            customdata=xs,
-            hovertext=[esc(f"recorded compaction ({c.trigger or 'unknown trigger'}): "
-                           f"{f'{c.pre_tokens:,}' if c.pre_tokens else '?'} tokens before; summary {len(c.summary):,} chars")
-                       for _, c in recorded],
-            hovertemplate="step %{x}<br>%{hovertext}<extra></extra>"), row=2, col=1)
+        xs = np.array([s for s, _ in recorded], dtype=np.int64)
+        data.append({
+            "type": "scatter", "x": xs, "y": ["recorded (source)"] * len(recorded), "mode": "markers",
+            "name": f"compaction recorded in the source ({len(recorded)})", "legendgroup": "events",
+            "cliponaxis": False,
+            "marker": {"symbol": "star-diamond", "size": 15, "color": RECORDED_COLOR, "line": {"width": 1, "color": "white"}},
+            "customdata": xs,
+            "hovertext": [esc(f"recorded compaction ({c.trigger or 'unknown trigger'}): "
+                              f"{f'{c.pre_tokens:,}' if c.pre_tokens else '?'} tokens before; summary {len(c.summary):,} chars")
+                          for _, c in recorded],
+            "hovertemplate": "step %{x}<br>%{hovertext}<extra></extra>", **lane_row})
         shapes.extend(_vline(s, RECORDED_COLOR, "dashdot", 2) for s, _ in recorded[:MAX_EVENT_LINES])
 
-    # The click layer: stacked areas return no selection, so invisible markers carry the step;
-    # their hover is the step's whole breakdown (the areas themselves do not hover).
-    fig.add_trace(go.Scattergl(
-        x=steps, y=series.view_tokens, mode="markers", name="steps (click to open)", showlegend=False,
-        marker={"size": 10, "opacity": 0, "color": "#000000"}, customdata=steps,
-        hovertext=np.array(_step_hover(series, run.window_tokens), dtype=object), hoverlabel={"align": "left"},
-        hovertemplate="%{hovertext}<extra>click to open</extra>"), row=1, col=1)
+    # The click layer: stacked areas return no selection, so invisible markers carry the step (every
+    # step, never decimated); their hover is the step's whole breakdown (the areas do not hover).
+    template, customdata, extras = _step_hover(series, run.window_tokens)
+    data.append({"type": "scattergl", "x": steps, "y": series.view_tokens, "mode": "markers",
+                 "name": "steps (click to open)", "showlegend": False,
+                 "marker": {"size": 10, "opacity": 0, "color": "#000000"}, "customdata": customdata,
+                 "text": extras, "hoverlabel": {"align": "left"}, "hovertemplate": template, **top_row})
 
     top, annotations = _y_top(series, lines, run.window_tokens, whole_window)
     last = max(0, len(steps) - 1)
     pad = max(0.6, 0.01 * last)  # room for the step-0 and last-step markers: never half clipped
-    fig.update_layout(
-        shapes=shapes, annotations=annotations, height=height, hovermode="closest", clickmode="event+select",
-        margin={"l": 70, "r": 20, "t": 20, "b": 50},
-        legend={"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 11}, "groupclick": "toggleitem"},
-        xaxis={"range": [-pad, last + pad]},
-        xaxis2={"title": {"text": "step (model call)"}, "range": [-pad, last + pad]},
-        yaxis={"title": {"text": f"tokens in the view ({run.counts_label()})"}, "range": [0, top],
-               "tickformat": ",d"},
-        yaxis2={"categoryorder": "array", "categoryarray": list(reversed(lanes)), "range": [-0.6, max(0.6, len(lanes) - 0.4)],
-                "showgrid": True, "tickfont": {"size": 10}, "tickmode": "array", "tickvals": list(reversed(lanes)),
-                "ticktext": [lane_label(lane) for lane in reversed(lanes)]},
-        uirevision=f"timeline-{'window' if whole_window else 'fit'}",  # a new scale resets the zoom
-    )
+    layout = copy.deepcopy(_subplots_layout((0.8, 0.2) if len(lanes) > 2 else (0.86, 0.14)))
+    layout["xaxis"].update({"range": [-pad, last + pad]})
+    layout["xaxis2"].update({"title": {"text": "step (model call)"}, "range": [-pad, last + pad]})
+    layout["yaxis"].update({"title": {"text": f"tokens in the view ({run.counts_label()})"}, "range": [0, top],
+                            "tickformat": ",d"})
+    layout["yaxis2"].update({
+        "categoryorder": "array", "categoryarray": list(reversed(lanes)), "range": [-0.6, max(0.6, len(lanes) - 0.4)],
+        "showgrid": True, "tickfont": {"size": 10}, "tickmode": "array", "tickvals": list(reversed(lanes)),
+        "ticktext": [lane_label(lane) for lane in reversed(lanes)]})
+    layout.update({
+        "shapes": shapes, "height": height, "hovermode": "closest", "clickmode": "event+select",
+        "margin": {"l": 70, "r": 20, "t": 20, "b": 50},
+        "legend": {"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 11}, "groupclick": "toggleitem"},
+        "uirevision": f"timeline-{'window' if whole_window else 'fit'}",  # a new scale resets the zoom
+    })
+    if annotations:
+        layout["annotations"] = annotations
+    return go.Figure({"data": data, "layout": layout}, _validate=False)
+
+
+# How many figures were built, by kind: tests count builds (a cached config must not rebuild).
+FIGURE_BUILDS: Counter[str] = Counter()
+
+
+def cached_figure(run: Run, key: str, build: Callable[[], go.Figure]) -> go.Figure:
+    """The figure `build` makes for `run`, built once and kept on the run (`Run.derived`, like its cost).
+
+    A rerun that changes nothing a chart shows (a config served from the run cache, a widget below
+    the chart, the Whole window toggle back) reuses the figure instead of rebuilding it, and the
+    figure lives exactly as long as its run in the dashboard's run cache. Pages treat it as read-only.
+    """
+    store = run.derived.setdefault("ui.figures", {})
+    fig = store.get(key)
+    if fig is None:
+        FIGURE_BUILDS[key.split(":", 1)[0]] += 1
+        fig = store[key] = build()
     return fig
+
+
+def cached_timeline_figure(run: Run, *, height: int = 620, whole_window: bool = False) -> go.Figure:
+    """`timeline_figure`, built once per run and options."""
+    return cached_figure(run, f"timeline:{height}:{int(whole_window)}",
+                         lambda: timeline_figure(run, height=height, whole_window=whole_window))
 
 
 def _y_top(series: TimelineSeries, lines: Sequence[ThresholdLine], window_tokens: int,

@@ -499,6 +499,8 @@ def selected_steps(event: Any) -> list[int]:
         data = p.get("customdata") if isinstance(p, dict) else None
         if isinstance(data, list | tuple):
             data = data[0] if data else None
+        elif isinstance(data, dict):  # a row of 2-D typed-array customdata reaches us as {"0": step, "1": …}
+            data = data.get("0")
         if data is None and isinstance(p, dict) and p.get("x") is not None:
             data = p.get("x")
         try:

@@ -127,6 +127,46 @@ def test_timeline_fits_the_data_whole_window_on_demand_and_exports(start) -> Non
     assert [m.proto.direction for m in at.metric[1:3]] == [Metric.MetricDirection.NONE] * 2
 
 
+def test_a_cached_config_redraws_the_timeline_without_rebuilding_its_figures(start) -> None:  # noqa: ANN001
+    """Going back to settings already computed reuses the run and its figures (built once per run and
+    options, ui.figures.cached_figure); so does a widget below the chart. Builds are counted, not timed."""
+    from ui import session
+    from ui.figures import FIGURE_BUILDS
+
+    session._RUNS.clear()  # runs (and the figures kept on them) are shared by every AppTest in this process
+    at = start(preset="stress")
+    first = figure(at)
+    built = dict(FIGURE_BUILDS)
+    box = at.sidebar.number_input(key="sb_trig_val_0_fraction")
+    box.set_value(0.5).run()
+    assert layer_event_counts(at)["summarization"] == 3
+    assert FIGURE_BUILDS["timeline"] == built.get("timeline", 0) + 1  # a new config: one new figure
+    assert FIGURE_BUILDS["cost"] == built.get("cost", 0) + 1
+    at.sidebar.number_input(key="sb_trig_val_0_fraction").set_value(0.25).run()  # back to the first settings
+    assert not at.exception
+    assert FIGURE_BUILDS["timeline"] == built.get("timeline", 0) + 1  # served from the run: no rebuild
+    assert FIGURE_BUILDS["cost"] == built.get("cost", 0) + 1
+    assert figure(at) == first and layer_event_counts(at)["summarization"] == 7
+    at.number_input(key="timeline_open_step").set_value(5).run()  # a widget below the chart
+    assert FIGURE_BUILDS["timeline"] == built.get("timeline", 0) + 1
+    at.toggle(key="timeline_whole_window").set_value(True).run()  # another scale: its own figure, once
+    at.toggle(key="timeline_whole_window").set_value(False).run()
+    at.toggle(key="timeline_whole_window").set_value(True).run()
+    assert FIGURE_BUILDS["timeline"] == built.get("timeline", 0) + 2
+    assert figure(at)["layout"]["yaxis"]["range"][1] == int(100_000 * 1.1 * 1.06)
+
+
+def test_a_click_on_the_chart_reads_the_step_from_its_customdata_row() -> None:
+    from ui.session import selected_steps
+
+    # a row of the click layer's 2-D customdata arrives as a list, or as an object keyed "0", "1", …
+    assert selected_steps({"selection": {"points": [{"customdata": [42, 7, 900], "x": 42}]}}) == [42]
+    assert selected_steps({"selection": {"points": [{"customdata": {"0": 17, "1": 3}, "x": 17}]}}) == [17]
+    assert selected_steps({"selection": {"points": [{"customdata": 9, "x": 9}]}}) == [9]  # an event lane
+    assert selected_steps({"selection": {"points": [{"x": 4}]}}) == [4]
+    assert selected_steps({"selection": {"points": []}}) == []
+
+
 # -- step --------------------------------------------------------------------------------------
 def test_step_page_gauge_breakdown_view_and_diff(start) -> None:  # noqa: ANN001
     at = start("pages/step.py", preset="stress", step="30")

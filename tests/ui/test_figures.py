@@ -40,7 +40,7 @@ def test_timeline_traces_lines_and_click_layer(run) -> None:  # noqa: ANN001
     assert "compaction recorded in the source (1)" in names
     hit = spec["data"][-1]
     assert hit["type"] == "scattergl" and hit["marker"]["opacity"] == 0
-    assert fig.data[-1].customdata.tolist() == list(range(10))
+    assert fig.data[-1].customdata[:, 0].tolist() == list(range(10))  # a click carries the step
     shapes = spec["layout"]["shapes"]
     levels = {s["legendgroup"]: s["y0"] for s in shapes if s.get("legendgroup")}
     assert levels == {"window": 40_000, "trigger": 10_000, "keep": 2_000}
@@ -63,8 +63,72 @@ def test_only_the_click_layer_hovers_so_overlapping_curves_still_open_a_step(run
     raw = next(t for t in fig.data if t.name == "raw (no layers)")
     assert raw.hoverinfo == "skip"
     hit = fig.data[-1]
-    assert hit.hovertext[3].startswith(f"<b>step 3</b>: view {run.steps[3].view_tokens:,} (")
-    assert f"raw {run.steps[3].raw_tokens:,}" in hit.hovertext[3]
+    # the label is a template over per-step numbers (no per-step string): view, % of window, raw, categories
+    assert hit.hovertemplate == ("<b>step %{customdata[0]}</b>: view %{y:,} (%{customdata[1]}% of window)"
+                                    " · raw %{customdata[2]:,}%{text}<br>system prompt %{customdata[3]:,}<br>"
+                                    "tool schemas %{customdata[4]:,}<br>human %{customdata[5]:,}<br>"
+                                    "AI text %{customdata[6]:,}<br>tool calls %{customdata[7]:,}<br>"
+                                    "tool results %{customdata[8]:,}<extra>click to open</extra>")
+    s3 = run.steps[3]
+    by = s3.view_by_category
+    assert hit.customdata[3].tolist() == [3, round(100 * s3.view_tokens / run.window_tokens), s3.raw_tokens,
+                                    *[by.get(c, 0) for c in ("system", "tools", "human", "ai", "tool_calls",
+                                                             "tool_results")]]
+    assert sum(hit.customdata[3][3:]) == s3.view_tokens
+    # what varies in shape stays text: the event count where a step has events, empty elsewhere
+    assert hit.text[4] == "<br>1 event(s)" and hit.text[6] == "<br>1 event(s)" and hit.text[3] == ""
+
+
+def test_the_figure_is_valid_plotly_though_built_without_validation(run) -> None:  # noqa: ANN001
+    """timeline_figure skips plotly's per-property validation (it took most of a rerun); plotly's own
+    validating constructor must accept every property it sets."""
+    import plotly.graph_objects as go
+
+    for whole in (False, True):
+        spec = json.loads(timeline_figure(run, whole_window=whole).to_json())
+        checked = go.Figure(spec)  # raises on any property plotly does not know or a bad value
+        assert len(checked.data) == len(spec["data"])
+        assert checked.layout.xaxis.matches == "x2" and checked.layout.yaxis2.anchor == "x2"
+
+
+def test_lines_past_the_point_budget_are_decimated_keeping_peaks_and_drops(monkeypatch) -> None:  # noqa: ANN001
+    import numpy as np
+
+    import ui.figures as figures
+    from engine.views import TimelineSeries
+
+    n = 10_000
+    view = np.full(n, 1000, dtype=np.int64)
+    view[4321] = 90_000  # a peak
+    view[4322] = 10  # the drop a compaction makes
+    raw = np.arange(n, dtype=np.int64)
+    raw[777] = 1_000_000
+    series = TimelineSeries(steps=np.arange(n), by_category={}, view_tokens=view, raw_tokens=raw,
+                            state_tokens=raw, recorded_input_tokens=None, event_counts=np.zeros(n, dtype=np.int64))
+    idx = figures.line_points(series, 2000)
+    assert len(idx) <= 2000 and list(idx) == sorted(set(idx.tolist()))
+    assert {0, n - 1, 4321, 4322, 777} <= set(idx.tolist())
+    assert figures.line_points(series, n).tolist() == list(range(n))  # within budget: every step
+
+    # in the figure: every line trace shares the decimated x, the click layer keeps every step
+    r = replay(build_thread(12, result_words=60), preset("stress"), token_counter=COUNTER, layers=[])
+    monkeypatch.setattr(figures, "MAX_LINE_POINTS", 6)
+    spec = json.loads(figures.timeline_figure(r).to_json())
+    lines = [t for t in spec["data"] if t.get("mode") == "lines" and t.get("x") != [None]]
+    xs = {tuple(go_x(t["x"])) for t in lines}
+    assert len(xs) == 1 and len(next(iter(xs))) <= 6
+    assert go_x(spec["data"][-1]["x"]) == list(range(12))
+
+
+def go_x(values) -> list[int]:  # noqa: ANN001
+    """Numbers as plotly JSON carries them (a base64 typed array or a list)."""
+    import base64
+
+    import numpy as np
+
+    if isinstance(values, dict):
+        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=np.dtype(values["dtype"])).tolist()
+    return list(values)
 
 
 def test_the_y_axis_fits_the_data_unless_the_whole_window_is_asked_for(run) -> None:  # noqa: ANN001
