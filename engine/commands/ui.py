@@ -47,7 +47,10 @@ def run(args: argparse.Namespace) -> int:
               "it shows, upload files, and start runs with the API keys in this environment (see SECURITY.md)",
               file=sys.stderr)
     cmd = [sys.executable, "-m", "streamlit", "run", str(app_path()), "--server.port", str(args.port),
-           "--server.address", args.host, "--browser.gatherUsageStats", "false"]
+           "--server.address", args.host, "--browser.gatherUsageStats", "false",
+           # as .streamlit/config.toml says (read only when started from the project folder): going back
+           # to recent settings resends references, not the charts the browser already holds
+           "--global.maxCachedMessageAge", "20"]
     if args.headless:
         cmd += ["--server.headless", "true"]
     return subprocess.call(cmd, env=env)

@@ -532,3 +532,21 @@ def test_the_layers_page_says_a_recorded_summary_was_the_agents_own(start, monke
     captions = [c.value for c in at.caption]
     assert any(c.startswith("Summaries written by the source agent itself") for c in captions)
     assert not any(c.startswith("Summarizer: none") for c in captions)
+
+
+def test_the_browser_keeps_charts_for_going_back_whichever_way_the_server_starts(monkeypatch) -> None:  # noqa: ANN001
+    """`streamlit run app.py` from the project reads .streamlit/config.toml; `ctxi ui` passes the flag."""
+    import argparse
+    import tomllib
+
+    from engine.commands import ui as ui_command
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    seen: list[list[str]] = []
+    monkeypatch.setattr(ui_command.subprocess, "call", lambda cmd, env: seen.append(cmd) or 0)
+    parser = argparse.ArgumentParser()
+    ui_command.add_arguments(parser)
+    assert ui_command.run(parser.parse_args([])) == 0
+    cmd = seen[0]
+    assert config["global"]["maxCachedMessageAge"] == 20
+    assert cmd[cmd.index("--global.maxCachedMessageAge") + 1] == "20"
