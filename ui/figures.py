@@ -115,14 +115,15 @@ def _vline(x: float, color: str, dash: str, width: float = 1.0) -> dict[str, obj
             "line": {"color": color, "dash": dash, "width": width}, "layer": "below"}
 
 
-def _step_hover(series: TimelineSeries, window_tokens: int) -> tuple[str, np.ndarray, list[str]]:
+def _step_hover(series: TimelineSeries, window_tokens: int) -> tuple[str, np.ndarray, list[str], list[str]]:
     """The click layer's hover: a template, per-step numbers (customdata) and the per-step extras.
 
     The label lists view vs window, raw, recorded input and each category of the run in the legend's
     order (a step's own zeros included, so a category always sits on the same line). The numbers
     travel as `customdata` rows read by the template: a per-step string for 1,000 steps was 227 KB
     of the 572 KB figure (issue 17); only what varies in shape (recorded input, event count) stays
-    text, and it is empty at most steps. Column 0 is the step, which a click selection carries.
+    text (`text` after raw, `hovertext` at the end), empty at most steps. Column 0 is the step, which a
+    click selection carries.
     """
     present = [c for c in CATEGORIES if series.by_category[c].any()]
     n = len(series.steps)
@@ -132,15 +133,15 @@ def _step_hover(series: TimelineSeries, window_tokens: int) -> tuple[str, np.nda
                                *[series.by_category[c] for c in present]]) if n else np.zeros((0, 3 + len(present)))
     recorded = (series.recorded_input_tokens.tolist() if series.recorded_input_tokens is not None
                 else [float("nan")] * n)
-    extras = [(f" · recorded input {int(rec):,}" if rec == rec else "")  # NaN: not recorded at this step
-              + (f"<br>{events} event(s)" if events else "")
-              for rec, events in zip(recorded, series.event_counts.tolist(), strict=True)]
+    rec_text = [f" · recorded input {int(rec):,}" if rec == rec else "" for rec in recorded]  # NaN: not recorded
+    events_text = [f"<br>{events} event(s)" if events else "" for events in series.event_counts.tolist()]
     template = ("<b>step %{customdata[0]}</b>: view %{y:,}"
                 + (" (%{customdata[1]}% of window)" if window_tokens else "")
                 + " · raw %{customdata[2]:,}%{text}<br>"
                 + "<br>".join(f"{esc(category_label(c))} %{{customdata[{3 + i}]:,}}" for i, c in enumerate(present))
-                + "<extra>click to open</extra>")
-    return template, columns.astype(np.int64), extras  # a 2-D array: sent as rows, copied cheaply
+                + "%{hovertext}<extra>click to open</extra>")
+    # customdata: a 2-D array, sent as a typed array and copied cheaply
+    return template, columns.astype(np.int64), rec_text, events_text
 
 
 # Lines with more points than this are decimated (issue 17: a 16,000-step thread drew 16,000-point
@@ -261,11 +262,11 @@ def timeline_figure(run: Run, *, height: int = 620, whole_window: bool = False) 
 
     # The click layer: stacked areas return no selection, so invisible markers carry the step (every
     # step, never decimated); their hover is the step's whole breakdown (the areas do not hover).
-    template, customdata, extras = _step_hover(series, run.window_tokens)
+    template, customdata, rec_text, events_text = _step_hover(series, run.window_tokens)
     data.append({"type": "scattergl", "x": steps, "y": series.view_tokens, "mode": "markers",
                  "name": "steps (click to open)", "showlegend": False,
                  "marker": {"size": 10, "opacity": 0, "color": "#000000"}, "customdata": customdata,
-                 "text": extras, "hoverlabel": {"align": "left"}, "hovertemplate": template, **top_row})
+                 "text": rec_text, "hovertext": events_text, "hoverlabel": {"align": "left"}, "hovertemplate": template, **top_row})
 
     top, annotations = _y_top(series, lines, run.window_tokens, whole_window)
     last = max(0, len(steps) - 1)

@@ -68,7 +68,7 @@ def test_only_the_click_layer_hovers_so_overlapping_curves_still_open_a_step(run
                                     " · raw %{customdata[2]:,}%{text}<br>system prompt %{customdata[3]:,}<br>"
                                     "tool schemas %{customdata[4]:,}<br>human %{customdata[5]:,}<br>"
                                     "AI text %{customdata[6]:,}<br>tool calls %{customdata[7]:,}<br>"
-                                    "tool results %{customdata[8]:,}<extra>click to open</extra>")
+                                    "tool results %{customdata[8]:,}%{hovertext}<extra>click to open</extra>")
     s3 = run.steps[3]
     by = s3.view_by_category
     assert hit.customdata[3].tolist() == [3, round(100 * s3.view_tokens / run.window_tokens), s3.raw_tokens,
@@ -76,7 +76,8 @@ def test_only_the_click_layer_hovers_so_overlapping_curves_still_open_a_step(run
                                                              "tool_results")]]
     assert sum(hit.customdata[3][3:]) == s3.view_tokens
     # what varies in shape stays text: the event count where a step has events, empty elsewhere
-    assert hit.text[4] == "<br>1 event(s)" and hit.text[6] == "<br>1 event(s)" and hit.text[3] == ""
+    assert hit.hovertext[4] == "<br>1 event(s)" and hit.hovertext[6] == "<br>1 event(s)" and hit.hovertext[3] == ""
+    assert set(hit.text) == {""}  # no recorded input in this thread
 
 
 def test_the_figure_is_valid_plotly_though_built_without_validation(run) -> None:  # noqa: ANN001
