@@ -146,7 +146,7 @@ def test_a_cached_config_redraws_the_timeline_without_rebuilding_its_figures(sta
     assert not at.exception
     assert FIGURE_BUILDS["timeline"] == built.get("timeline", 0) + 1  # served from the run: no rebuild
     assert FIGURE_BUILDS["cost"] == built.get("cost", 0) + 1
-    assert figure(at) == first and layer_event_counts(at)["summarization"] == 7
+    assert figure(at) == first and layer_event_counts(at)["summarization"] == 6
     at.number_input(key="timeline_open_step").set_value(5).run()  # a widget below the chart
     assert FIGURE_BUILDS["timeline"] == built.get("timeline", 0) + 1
     at.toggle(key="timeline_whole_window").set_value(True).run()  # another scale: its own figure, once
