@@ -136,3 +136,20 @@ def test_diff_and_tool_tabs_show_text_and_tokens_per_tool(start) -> None:  # noq
     assert set(tools["tool"]) == {"grep", "execute", "read_file", "task", "web_search", "write_file", "write_todos"}
     assert (tools["tokens"] == tools["call tokens"] + tools["result tokens"]).all()
     assert list(tools["tokens"]) == sorted(tools["tokens"], reverse=True)
+
+
+def test_per_step_data_is_computed_once_and_the_cache_stays_bounded() -> None:
+    from engine.config import preset
+    from engine.replay import replay
+    from engine.tokens import get_counter
+    from tests.ui.builders import build_thread
+    from ui import step_view
+
+    run = replay(build_thread(40), preset("stress"), token_counter=get_counter("approximate"))
+    first = step_view.step_detail(run, 3)
+    assert step_view.step_detail(run, 3) is first  # paging and filtering reuse it
+    for k in range(40):
+        step_view.step_detail(run, k)
+    assert len(step_view._DETAILS) <= step_view._DETAILS_MAX
+    other = replay(build_thread(40), preset("stress"), token_counter=get_counter("approximate"))
+    assert step_view.step_detail(other, 39) is not step_view.step_detail(run, 39)  # keyed by the run too
