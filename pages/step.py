@@ -98,7 +98,9 @@ view_tab, diff_tab, tools_tab = st.tabs(["View (what the model received)", "Stat
                                         key="step_tab", on_change="rerun")
 if view_tab.open:
     with view_tab:
-        st.caption(f"{len(detail.entries):,} messages, system prompt first; tools sent: {len(step.tool_names)}. "
+        has_system = bool(detail.entries) and detail.entries[0].role == "system"
+        st.caption(f"{len(detail.entries):,} messages" + (", system prompt first" if has_system else "")
+                   + f"; tools sent: {len(step.tool_names)}. "
                    "Keys: j / k next / previous step, n / p next / previous step with events.")
         message_browser(run, k, detail)
 if diff_tab.open:

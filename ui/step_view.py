@@ -130,8 +130,8 @@ def message_browser(run: Run, k: int, detail: StepDetail) -> None:
     st.session_state[PAGE] = page.number  # clamped before the widget exists in this run
 
     total = len(detail.entries)
-    where = f"{page.start + 1:,}–{page.stop:,} of {len(shown):,}" if len(shown) else "none"
-    note = f"Messages {where}" + (f" (of {total:,} in the view)" if len(shown) != total else " in the view")
+    where = f"Messages {page.start + 1:,}–{page.stop:,} of {len(shown):,}" if len(shown) else "No messages shown"
+    note = where + (f" (of {total:,} in the view)" if len(shown) != total else " in the view")
     if flt.query:
         note += f" · **{shown.total_matches:,}** match{'es' if shown.total_matches != 1 else ''} for " \
                 f"“{escape_md(flt.query, limit=60)}” in {len(shown):,} message{'s' if len(shown) != 1 else ''}"
