@@ -413,6 +413,27 @@ def save_thread(thread: Thread, workspace: Any = None) -> str:
     return str(ws.save_thread(thread))
 
 
+def save_run(result: LiveResult, workspace: Any = None) -> list[str]:
+    """Save a run's threads (the earlier ones of `result.related` first, then `result.thread`); their paths.
+
+    A save may rename a thread to `<id>-2` (engine.workspace: a different thread already holds the
+    id), so a later thread's `extra["previous_thread"]` (the memory scenario's second thread names
+    its first) is pointed at the id the earlier thread was actually saved under: the link opens
+    the thread of this run, never an older run's thread that kept the name.
+    """
+    renamed: dict[str, str] = {}
+    paths: list[str] = []
+    for thread in [*result.related, result.thread]:
+        previous = thread.extra.get("previous_thread")
+        if isinstance(previous, str) and previous in renamed:
+            thread.extra["previous_thread"] = renamed[previous]
+        before = thread.thread_id
+        paths.append(save_thread(thread, workspace))
+        if thread.thread_id != before:
+            renamed[before] = thread.thread_id
+    return paths
+
+
 def _save_thread_file(thread: Thread, folder: Path) -> str:
     from engine.formats.native import dumps
 
@@ -435,5 +456,5 @@ def resolve_config(config_path: str | None, preset_name: str | None, default_pre
 __all__ = [
     "AgentSession", "CancelToken", "LiveResult", "LiveRunError", "RunCancelled",
     "StepLimitReached", "StepProgress", "TranscriptRecorder", "default_threads_dir", "describe_action",
-    "init_real_model", "is_model_target", "redact_secrets", "resolve_config", "save_thread",
+    "init_real_model", "is_model_target", "redact_secrets", "resolve_config", "save_run", "save_thread",
 ]

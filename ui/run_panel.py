@@ -15,7 +15,7 @@ import streamlit as st
 from engine.config import PRESETS, EngineConfig, preset
 from engine.errors import ContextInspectorError
 from engine.formats.native import dumps
-from engine.live import save_thread
+from engine.live import save_run
 from engine.live_run import LiveRunHandle, start_live
 from engine.redaction import one_line
 from engine.scenarios import get_scenario, scenario_names
@@ -64,10 +64,8 @@ def _finish(handle: LiveRunHandle) -> None:
         return
     ws = _workspace()
     try:
-        for earlier in handle.result.related:
-            handle.saved.append(save_thread(earlier, ws))
+        handle.saved.extend(save_run(handle.result, ws))  # renames keep previous_thread links valid
         thread = handle.result.thread
-        handle.saved.append(save_thread(thread, ws))
     except ContextInspectorError as exc:
         st.session_state["run_save_error"] = one_line(str(exc))
         return

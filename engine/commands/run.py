@@ -94,7 +94,7 @@ def run_in_background(target: str, cancel: CancelToken, **kwargs: object) -> Liv
 
 def run(args: argparse.Namespace) -> int:
     from engine.formats.native import dumps
-    from engine.live import CancelToken, is_model_target, resolve_config, save_thread
+    from engine.live import CancelToken, is_model_target, resolve_config, save_run
 
     if not args.out and not args.save:
         raise ContextInspectorError("--out: give a file to write the thread to (or - for stdout), or --save")
@@ -126,9 +126,8 @@ def run(args: argparse.Namespace) -> int:
     elif args.out:
         write_output("--out", args.out, dumps(thread))
     if args.save:
-        for earlier in result.related:
-            save_thread(earlier)
-        print(f"saved {save_thread(thread)}", file=sys.stderr)
+        for path in save_run(result):  # renames keep previous_thread links valid
+            print(f"saved {path}", file=sys.stderr)
     steps = len(thread.ai_indices())
     print(f"{result.outcome}: {plural(steps, 'step')}, {plural(len(thread.messages), 'message')}, "
           f"{plural(len(thread.subagents), 'sub-agent')}"

@@ -91,3 +91,54 @@ def test_saved_runs_skip_an_unreadable_file_and_open_a_renamed_one(tmp_path: Pat
     assert not at.exception and not at.error
     key = at.session_state["thread_key"]
     assert key.startswith("upload:") and at.session_state["uploads"][key].name == "renamed.json"
+
+
+def two_thread_run(first_text: str) -> LiveResult:
+    """A run of two threads where the second names the first (the memory scenario's shape)."""
+    first = Thread(thread_id="mem-1", messages=[HumanMessage(first_text, id="h1"), AIMessage("noted", id="a1")])
+    second = Thread(thread_id="mem-2", messages=[HumanMessage("what was it?", id="h2"), AIMessage("x", id="a2")],
+                    extra={"previous_thread": "mem-1"})
+    return LiveResult(thread=second, outcome="done", steps=1, related=[first])
+
+
+def test_a_renamed_save_keeps_previous_thread_pointing_at_this_runs_first_thread(tmp_path: Path) -> None:
+    from engine.live import save_run
+    from engine.workspace import Workspace
+
+    ws = Workspace(tmp_path)
+    assert save_run(two_thread_run("the codename is KESTREL"), ws) == [
+        str(tmp_path / "threads" / "mem-1.json"), str(tmp_path / "threads" / "mem-2.json")]
+    later = two_thread_run("the codename is OSPREY")  # a different run under the same ids
+    assert save_run(later, ws) == [str(tmp_path / "threads" / "mem-1-2.json"), str(tmp_path / "threads" / "mem-2-2.json")]
+    assert [later.related[0].thread_id, later.thread.thread_id] == ["mem-1-2", "mem-2-2"]
+    # the link names the thread saved by this run (on main it still said mem-1: the earlier run's thread)
+    saved_second = ws.load("mem-2-2")
+    assert saved_second.extra["previous_thread"] == "mem-1-2"
+    assert ws.load(saved_second.extra["previous_thread"]).messages[0].content == "the codename is OSPREY"
+    assert ws.load("mem-2").extra["previous_thread"] == "mem-1"  # the earlier run's link is untouched
+    # saving the same run again renames nothing and changes no link
+    again = two_thread_run("the codename is KESTREL")
+    assert save_run(again, ws)[1] == str(tmp_path / "threads" / "mem-2.json")
+    assert again.thread.extra["previous_thread"] == "mem-1"
+
+
+def test_ctxi_run_save_twice_links_each_second_thread_to_its_own_first(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from engine.cli import main
+    from engine.workspace import Workspace
+
+    monkeypatch.setenv("CTXI_WORKSPACE", str(tmp_path))
+    base = ["run", "memory-two-threads", "--steps", "6", "--save", "--quiet"]
+    assert main(base) == 0
+    assert main([*base, "--task", "Remember: the deploy slot is Monday 09:00 UTC."]) == 0
+    folder = tmp_path / "threads"
+    stem = "memory-two-threads-steps6-seed0"
+    assert [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("saved ")] == [
+        f"saved {folder / f'{stem}-1.json'}", f"saved {folder / f'{stem}-2.json'}",
+        f"saved {folder / f'{stem}-1-2.json'}", f"saved {folder / f'{stem}-2-2.json'}"]
+    ws = Workspace(tmp_path)
+    second = ws.load(f"{stem}-2-2")
+    assert second.extra["previous_thread"] == f"{stem}-1-2"  # on main: {stem}-1, the first run's thread
+    first = ws.load(second.extra["previous_thread"])
+    assert first.messages[0].content == "Remember: the deploy slot is Monday 09:00 UTC."
+    assert ws.load(f"{stem}-2").extra["previous_thread"] == f"{stem}-1"
