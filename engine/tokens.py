@@ -64,6 +64,10 @@ OPAQUE_BLOCKS = frozenset({"redacted_thinking", "compaction", "encrypted_content
 
 # tiktoken releases the GIL while encoding: one thread per core is fastest (more only adds waiting).
 _ENCODE_THREADS = max(1, min(8, os.cpu_count() or 1))
+# Cached one-category breakdowns below this many tokens are shared between messages (_CachedCounter._store).
+SHARED_BELOW = 4096
+# Messages laid out and encoded per batch in TiktokenCounter.prime (bounds its transient memory).
+PRIME_CHUNK = 50_000
 
 
 class EncodingIntegrityError(RuntimeError):
@@ -265,6 +269,19 @@ class _CachedCounter:
         # its copies while searching) is recounted instead of served a stale count.
         self._cache: dict[int, tuple[weakref.ref[BaseMessage], Any, dict[str, int], int]] = {}
         self._lock = threading.Lock()
+        # One-category breakdowns shared by every message with the same count (most messages have
+        # one category): a million tiny messages held a million equal dicts (bench/bench_inspect.py).
+        # Callers only read breakdowns (`breakdown` returns a Mapping). Small counts only, so the
+        # table stays small in a long-lived server.
+        self._single: dict[tuple[str, int], dict[str, int]] = {}
+        cache = self._cache
+
+        def drop(ref: weakref.KeyedRef) -> None:  # one callback for all entries: the key rides on the ref
+            entry = cache.get(ref.key)
+            if entry is not None and entry[0] is ref:
+                cache.pop(ref.key, None)
+
+        self._drop = drop
 
     # subclasses implement the raw breakdown
     def _compute(self, message: BaseMessage) -> dict[str, int]:
@@ -281,16 +298,15 @@ class _CachedCounter:
 
     def _store(self, message: BaseMessage, result: dict[str, int]) -> tuple[Any, Any, dict[str, int], int]:
         key = id(message)
-        cache = self._cache
-
-        def _drop(_ref: weakref.ref[BaseMessage], key: int = key) -> None:
-            entry = cache.get(key)
-            if entry is not None and entry[0] is _ref:
-                cache.pop(key, None)
-
-        entry = (weakref.ref(message, _drop), message.content, result, sum(result.values()))
+        total = sum(result.values())
+        if len(result) == 1 and total < SHARED_BELOW:
+            (category,) = result
+            result = self._single.setdefault((category, total), result)
+        # a KeyedRef (stdlib, as WeakValueDictionary uses) with one shared callback: a closure per
+        # message cost ~240 bytes each
+        entry = (weakref.KeyedRef(message, self._drop, key), message.content, result, total)
         with self._lock:
-            cache[key] = entry
+            self._cache[key] = entry
         return entry
 
     def breakdown(self, message: BaseMessage) -> Mapping[str, int]:
@@ -376,6 +392,12 @@ class TiktokenCounter(_CachedCounter):
         todo = [m for m in messages if self._cached(m) is None]
         if len(todo) < 8:
             return
+        # in chunks: the layouts of a million messages at once held ~300 bytes each until the last was
+        # counted (bench/bench_inspect.py); a chunk is still thousands of texts for the workers
+        for start in range(0, len(todo), PRIME_CHUNK):
+            self._prime(todo[start:start + PRIME_CHUNK])
+
+    def _prime(self, todo: list[BaseMessage]) -> None:
         layouts = [self._layout(m) for m in todo]
         # distinct texts in first-seen order (sorting long texts would cost more than it saves)
         texts = list(dict.fromkeys(t for pieces, _ in layouts for _, t in pieces if t))

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gc
 import gzip
 import hashlib
 import socket
@@ -73,7 +74,22 @@ def test_counts_are_cached_per_message_object() -> None:
     first = c.breakdown(m)
     assert c.breakdown(m) is first
     other = HumanMessage("some text " * 50)
-    assert c.breakdown(other) == first and c.breakdown(other) is not first
+    assert c._cached(other) is None  # another object with the same text is counted afresh, not served m's entry
+    assert c.breakdown(other) == first  # (equal one-category breakdowns may share one dict: SHARED_BELOW)
+
+
+def test_shared_breakdowns_stay_exact_and_entries_drop_with_their_message() -> None:
+    c = TiktokenCounter()
+    small = [HumanMessage(f"m{i % 3}") for i in range(30)]
+    c.prime(small)
+    assert [c.count_message(m) for m in small] == [c.count_text(f"m{i % 3}") + 3 for i in range(30)]
+    assert len({id(c.breakdown(m)) for m in small}) == len({c.count_message(m) for m in small})
+    big = HumanMessage("word " * 5000)  # above SHARED_BELOW: its own dict
+    assert c.breakdown(big) is not c.breakdown(HumanMessage("word " * 5000))
+    before = len(c._cache)
+    del small, big
+    gc.collect()
+    assert len(c._cache) == before - 31  # the KeyedRef callback dropped every entry
 
 
 def test_approximate_counter_equals_langchains() -> None:
