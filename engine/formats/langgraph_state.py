@@ -28,6 +28,7 @@ from langchain_core.messages import (
 from langgraph.checkpoint.serde.types import _DeltaSnapshot as _DeltaSnapshotType
 
 from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.formats.pydantic_text import error_detail
 from engine.formats.source import ThreadRef
 from engine.kinds import message_kind
 from engine.thread import RecordedUsage, Thread, stable_id
@@ -187,9 +188,11 @@ def _latest_messages(store: CheckpointStore, thread_id: str) -> tuple[list[BaseM
         try:
             messages.append(_to_message(item, position))
         except (ValueError, TypeError, KeyError, NotImplementedError) as exc:
-            raise ThreadLoadError(f"{channel!r} item {position} is not a message ({type(exc).__name__}: "
-                                  f"{str(exc).splitlines()[0][:160]})", path=store.label, format=store.format,
-                                  location=where) from None
+            # pydantic's several lines become one with the field's path (engine.formats.pydantic_text)
+            suffix, detail = error_detail(exc)
+            field = f" (at {suffix.lstrip('.')})" if suffix else ""
+            raise ThreadLoadError(f"{channel!r} item {position} is not a message{field}: {detail}",
+                                  path=store.label, format=store.format, location=where) from None
     return messages, latest, info
 
 

@@ -82,7 +82,8 @@ def error_detail(exc: BaseException) -> tuple[str, str]:
     """`validation_detail` for a ValidationError; the exception's first line for anything else."""
     if isinstance(exc, ValidationError):
         return validation_detail(exc)
-    text = " ".join(str(exc).split())[:200]
+    # LangChain's errors end in a troubleshooting link (langchain_core/_api/…: "For troubleshooting, visit: …")
+    text = " ".join(str(exc).split()).split(" For troubleshooting, visit:")[0][:200]
     return "", f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
