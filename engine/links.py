@@ -68,6 +68,10 @@ REFUSED_SETTINGS: dict[str, str] = {
     "middleware": "it names Python code, which would be imported and run on the server",
 }
 
+# Config keys that are no setting at all, so never from a link either: the file's schema version
+# (`preset` is a config key too, and a view parameter above: a link may choose one).
+NOT_SETTINGS: frozenset[str] = frozenset({"version"})
+
 # A sample is named by its file's stem: letters, digits, dot, dash, underscore; no separators.
 _SAMPLE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,199}")
 
@@ -140,6 +144,6 @@ def sample_path(folder: Path, name: str) -> Path | None:
     return candidate
 
 
-__all__ = ["LIBRARY_ID_LENGTH", "LIBRARY_PREFIX", "LINK_SETTINGS", "MAX_THREAD_KEY_CHARS", "REFUSED_SETTINGS",
+__all__ = ["LIBRARY_ID_LENGTH", "LIBRARY_PREFIX", "LINK_SETTINGS", "MAX_THREAD_KEY_CHARS", "NOT_SETTINGS", "REFUSED_SETTINGS",
            "SUBAGENT_PREFIX", "VIEW_PARAMS", "library_id", "link_setting_allowed", "refusal", "sample_path",
            "split_subagent_key", "subagent_key", "valid_library_id"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -37,6 +38,7 @@ pytestmark = pytest.mark.e2e
 OPENAI_KEY = "sk-proj-E2Etestkey0123456789abcdefXYZ"
 ANTHROPIC_KEY = "sk-ant-api03-E2Etestkey0123456789abcdef"
 CANARY = "CANARY-OUTSIDE-THE-SAMPLES"
+TIMEOUT_MS = 120_000  # a ceiling for every expect, not a delay: the machine is shared
 
 # Runs streamlit with an audit hook; every event is one JSON line [event, path, writes].
 LAUNCHER = r'''
@@ -180,53 +182,116 @@ def _inside(path: str, *roots: Path) -> bool:
     return any(path == str(r) or path.startswith(str(r) + os.sep) for r in roots)
 
 
-HOSTILE_LINKS = [
-    # (path and query, the notices the sidebar shows)
-    ("/?thread=sample:memory-two-threads-1&memory.workspace={outside}/ws",
+# Every link below is refused and so must leave the same traces: none. Each entry: the page, the
+# query parameters ({outside}: the folder beside the samples holding a canary file; {provider}: the
+# fake provider's URL, so an endpoint taken from the link would be called and seen), and the notices
+# the sidebar must show, exactly one per refused parameter.
+HOSTILE_LINKS: list[tuple[str, list[tuple[str, str]], list[str]]] = [
+    # a workspace from a link: the memory layer would write /memories/ files there
+    ("/", [("thread", "sample:memory-two-threads-1"), ("memory.workspace", "{outside}/ws")],
      ["memory.workspace: not taken from a link"]),
-    ("/?thread=sample:../outside", ["from the link is not available here"]),
-    ("/?thread=sample:{outside}/outside", ["from the link is not available here"]),
-    ("/?thread=sample:escape", ["from the link is not available here"]),
-    ("/step?thread=file:{outside}/outside.json&step=2", ["from the link is not available here"]),
-    # a trigger that fires on this thread, so a summarizer model taken from the link would be called
-    ("/layers?thread=sample:memory-two-threads-1&summarization.trigger=messages:4"
-     "&summarization.summarizer=openai:gpt-4o-mini&summarization.history_dir={outside}"
-     "&memory.sources=[{outside}/outside.json]",
+    # sample names that leave the samples folder
+    ("/", [("thread", "sample:../outside")], ["from the link is not available here"]),
+    ("/", [("thread", "sample:{outside}/outside")], ["from the link is not available here"]),
+    ("/", [("thread", "sample:escape")], ["from the link is not available here"]),  # a symlink out
+    ("/step", [("thread", "file:{outside}/outside.json"), ("step", "2")], ["from the link is not available here"]),
+    ("/", [("thread", "library:../../outside")], ["from the link is not available here"]),
+    ("/", [("thread", "sub:call_1@file:{outside}/outside.json")], ["from the link is not available here"]),
+    # a summarizer model, with a trigger that fires on this thread, so a model taken from the link would be called
+    ("/layers", [("thread", "sample:memory-two-threads-1"), ("summarization.trigger", "messages:4"),
+                 ("summarization.summarizer", "openai:gpt-4o-mini"), ("summarization.history_dir", "{outside}"),
+                 ("memory.sources", "[{outside}/outside.json]")],
      ["summarization.summarizer: not taken from a link", "summarization.history_dir: not taken from a link",
       "memory.sources: not taken from a link"]),
+    ("/layers", [("thread", "sample:memory-two-threads-1"), ("compaction.summarizer", "openai:gpt-4o-mini"),
+                 ("summarization.model_name", "gpt-4o"), ("cost.prices", "[{prefix: claude, input: 0, output: 0}]")],
+     ["compaction.summarizer: not taken from a link", "summarization.model_name: not taken from a link",
+      "cost.prices: not taken from a link"]),
+    # API endpoints and keys (no such keys today: refused as unknown, whatever a later version adds)
+    ("/layers", [("thread", "sample:memory-two-threads-1"), ("summarization.trigger", "messages:4"),
+                 ("model.base_url", "{provider}"), ("summarization.base_url", "{provider}"),
+                 ("openai_base_url", "{provider}"), ("model.api_key", "sk-from-the-link-0123456789abcdef")],
+     ["model.base_url: not taken from a link", "summarization.base_url: not taken from a link",
+      "openai_base_url: not taken from a link", "model.api_key: not taken from a link"]),
+    # user middleware: Python code the server would import and run
+    ("/", [("thread", "sample:memory-two-threads-1"),
+           ("middleware", "[{use: 'os:system', kwargs: {command: 'touch {outside}/pwned'}}]")],
+     ["middleware: not taken from a link"]),
+    ("/layers", [("thread", "sample:memory-two-threads-1"), ("middleware.0.use", "os:system"),
+                 ("middleware.0.kwargs.command", "touch {outside}/pwned")],
+     ["middleware.0.use: not taken from a link", "middleware.0.kwargs.command: not taken from a link"]),
+    # disk and network keys a later version might add: refused because they are not on the allow-list
+    ("/", [("thread", "sample:memory-two-threads-1"), ("export.path", "{outside}/export.json"),
+           ("summarization.output_dir", "{outside}"), ("workspace", "{outside}"), ("memory.url", "{provider}")],
+     ["export.path: not taken from a link", "summarization.output_dir: not taken from a link",
+      "workspace: not taken from a link", "memory.url: not taken from a link"]),
 ]
+NEVER_IN_URL = ("summarizer=", "workspace=", "history_dir=", "base_url=", "api_key=", "middleware", "export.path",
+                "output_dir=", "memory.url=", "cost.prices=", "model_name=", "memory.sources=")
 
 
-@pytest.mark.parametrize("link,notices", HOSTILE_LINKS)
-def test_a_hostile_link_touches_nothing_outside_and_calls_no_provider(page: Page, server: Server, link: str,
-                                                                        notices: list[str], screenshots: Path) -> None:
+def link_url(server: Server, path: str, params: list[tuple[str, str]]) -> str:
+    fill = {"{outside}": str(server.outside), "{provider}": server.provider.url}
+    values = []
+    for key, value in params:
+        for placeholder, real in fill.items():
+            value = value.replace(placeholder, real)
+        values.append((key, value))
+    return server.url + path + "?" + urllib.parse.urlencode(values, quote_via=urllib.parse.quote)
+
+
+def _label(entry: tuple[str, list[tuple[str, str]], list[str]]) -> str:
+    path, params, _ = entry
+    return path + "?" + "&".join(k for k, _ in params)
+
+
+@pytest.mark.parametrize("path,params,notices", HOSTILE_LINKS, ids=[_label(e) for e in HOSTILE_LINKS])
+def test_a_hostile_link_touches_nothing_outside_and_calls_no_provider(
+        page: Page, server: Server, path: str, params: list[tuple[str, str]], notices: list[str],
+        screenshots: Path) -> None:
     mark = server.mark()
-    target = server.url + link.format(outside=urllib.parse.quote(str(server.outside)))
-    page.goto(target)
+    page.goto(link_url(server, path, params), timeout=TIMEOUT_MS)
     wait_for_app(page)
-    check_nothing_touched(server, mark)
-    expect(page.get_by_test_id("stException")).to_have_count(0)
+    expect(page.get_by_test_id("stException")).to_have_count(0, timeout=TIMEOUT_MS)
     sidebar = page.get_by_test_id("stSidebar")
-    expect(sidebar.get_by_test_id("stAlertContentWarning")).to_have_count(len(notices))
+    warnings = sidebar.get_by_test_id("stAlertContentWarning")
+    expect(warnings).to_have_count(len(notices), timeout=TIMEOUT_MS)  # one notice per refused parameter
     for notice in notices:
-        expect(sidebar.get_by_test_id("stAlertContentWarning").filter(has_text=notice)).to_have_count(1)
-    text = page.inner_text("body")
-    assert OPENAI_KEY not in text and ANTHROPIC_KEY not in text
-    assert CANARY not in text
-    assert "summarizer=" not in page.url and "workspace=" not in page.url and "history_dir=" not in page.url
-    if "memory.workspace" in link:
-        shot(page, screenshots, "hostile-link-refused")
-        page.reload()  # the refused parameter was dropped from the URL: no second notice
-        wait_for_app(page)
-        expect(sidebar.get_by_test_id("stAlertContentWarning")).to_have_count(0)
+        expect(warnings.filter(has_text=notice)).to_have_count(1, timeout=TIMEOUT_MS)
+    body = page.locator("body")
+    for secret in (OPENAI_KEY, ANTHROPIC_KEY, CANARY):
+        expect(body).not_to_contain_text(secret, timeout=TIMEOUT_MS)
+    for fragment in NEVER_IN_URL:  # refused parameters are dropped from the address bar
+        expect(page).not_to_have_url(re.compile(".*" + re.escape(fragment) + ".*"), timeout=TIMEOUT_MS)
     check_nothing_touched(server, mark)
+    if path == "/" and params[-1][0] == "memory.workspace":
+        shot(page, screenshots, "hostile-link-refused")
+        page.reload(timeout=TIMEOUT_MS)  # the refused parameter was dropped from the URL: no second notice
+        wait_for_app(page)
+        expect(warnings).to_have_count(0, timeout=TIMEOUT_MS)
+        check_nothing_touched(server, mark)
+
+
+def settled_events(server: Server, mark: int, quiet_s: float = 1.5) -> list[tuple[str, str, bool]]:
+    """The audit events since `mark`, read once the log has stopped growing for `quiet_s` (polled,
+    up to TIMEOUT_MS): a late write or connect of this page's runs is in it."""
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    size, since = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        now = server.mark()
+        if now != size:
+            size, since = now, time.monotonic()
+        elif now > mark and time.monotonic() - since >= quiet_s:
+            break
+        time.sleep(0.2)
+    return server.events_since(mark)
 
 
 def check_nothing_touched(server: Server, mark: int) -> None:
     """Since `mark`: no provider request, no write outside the workspace, no read outside what the app may read."""
-    assert server.provider.requests == []
-    events = server.events_since(mark)
+    events = settled_events(server, mark)
     assert events, "the audit hook logged nothing: the check would be blind"
+    assert server.provider.requests == []  # the fake provider saw no request at all
     touched_outside = [e for e in events if _inside(e[1], server.outside, server.outside.parent / "outside.json")]
     assert touched_outside == []
     writes = [e for e in events if e[2] and not _inside(e[1], server.workspace, server.tmp, server.home, Path("/dev"))]
@@ -237,4 +302,5 @@ def check_nothing_touched(server: Server, mark: int) -> None:
     assert reads == [], reads
     assert [e for e in events if e[0] == "socket.connect"] == []
     assert sorted(p.name for p in server.samples.iterdir()) == ["escape.json", "memory-two-threads-1.json"]
+    assert sorted(p.name for p in server.outside.iterdir()) == ["outside.json"]  # no pwned, no ws, no export
     assert list(server.workspace.rglob("*")) == []

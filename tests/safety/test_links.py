@@ -8,10 +8,11 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from engine.commands import ui as ui_command
-from engine.config import preset
-from engine.links import LINK_SETTINGS, REFUSED_SETTINGS, refusal, sample_path
+from engine.config import AllOf, ContextSize, EngineConfig, preset
+from engine.links import LINK_SETTINGS, NOT_SETTINGS, REFUSED_SETTINGS, VIEW_PARAMS, refusal, sample_path
 from engine.views import config_from_params, url_params
 from ui.config_form import all_fields
 
@@ -27,6 +28,42 @@ def test_the_allow_list_is_the_sidebar_and_form_settings_minus_paths_and_models(
     unclassified = form - LINK_SETTINGS - set(REFUSED_SETTINGS)
     assert not unclassified, (f"new config keys {sorted(unclassified)}: add each to engine.links.LINK_SETTINGS if a "
                               "link may set it, else to REFUSED_SETTINGS with the reason (and to docs/dashboard.md)")
+
+
+def config_keys(model: type[BaseModel] = EngineConfig, prefix: str = "") -> set[str]:
+    """Every settable key of the config schema, dotted: a section's fields, recursively; a size or
+    trigger (ContextSize, AllOf) is one value, set as one key."""
+    out: set[str] = set()
+    for name, field in model.model_fields.items():
+        key = prefix + name
+        kind = field.annotation
+        if isinstance(kind, type) and issubclass(kind, BaseModel) and not issubclass(kind, (ContextSize, AllOf)):
+            out |= config_keys(kind, key + ".")
+        else:
+            out.add(key)
+    return out
+
+
+def test_every_config_key_is_classified_by_engine_links() -> None:
+    # not only the Config form's fields: every key of the schema, so a key added to engine/config.py
+    # fails here until engine/links.py says whether a link may set it
+    keys = config_keys()
+    assert len(keys) > 60 and "memory.workspace" in keys and "summarization.keep" in keys  # the walk reached the leaves
+
+    def classified(key: str) -> bool:
+        return (key in LINK_SETTINGS or key in NOT_SETTINGS or key in VIEW_PARAMS
+                or any(key == r or key.startswith(r + ".") for r in REFUSED_SETTINGS))
+
+    assert sorted(k for k in keys if not classified(k)) == [], (
+        "add each new config key to engine.links.LINK_SETTINGS if a link may set it, else to REFUSED_SETTINGS "
+        "with the reason (and to docs/dashboard.md)")
+    assert LINK_SETTINGS <= keys  # the allow-list names real keys only
+
+
+def test_an_unknown_key_and_a_schema_key_are_refused_from_a_link() -> None:
+    for key, value in (("version", "2"), ("summarization.output_dir", "/tmp/x"), ("model.base_url", "http://x")):
+        config, errors = config_from_params({"preset": "stress", key: value})
+        assert config == preset("stress") and errors == [refusal(key)]
 
 
 def test_docs_list_exactly_the_allow_list_and_the_refused_keys() -> None:
