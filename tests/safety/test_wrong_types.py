@@ -214,3 +214,28 @@ def test_a_wrong_type_anywhere_is_one_line_or_loads_and_counts(fmt: str, data: s
     forced = None if fmt.endswith("-real") or fmt in REAL else fmt
     load_and_inspect(raw, forced, name)
     load_and_inspect(raw, None, name)  # auto-detected too: another importer may claim it
+
+
+@pytest.mark.parametrize("kind", [["text"], 5, {"a": 1}], ids=["array", "number", "object"])
+def test_a_non_string_block_type_in_the_anthropic_and_claude_code_importers(kind: Any) -> None:
+    # the repro: a traceback in tokens.py through both importers
+    doc = {"model": "claude-sonnet-4-20250514", "messages": [{"role": "user", "content": [{"type": kind, "text": "hi"}]},
+                                                             {"role": "assistant", "content": "ok"}]}
+    with pytest.raises(ThreadLoadError) as info:
+        load_thread(data=json.dumps(doc).encode(), name=NAME, format="anthropic")
+    got = {list: "array", int: "number", dict: "object"}[type(kind)]
+    assert str(info.value) == (f"{NAME}, format anthropic, at $.messages[0].content[0].type: content part needs a "
+                               f"string 'type', got {got}")
+
+    def record(kind_: str, uuid: str, parent: str | None, content: Any) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": kind_, "content": content}
+        if kind_ == "assistant":
+            message |= {"model": "claude-sonnet-4-20250514", "id": "m1", "usage": {"input_tokens": 3, "output_tokens": 1}}
+        return {"type": kind_, "uuid": uuid, "parentUuid": parent, "sessionId": "s1", "isSidechain": False,
+                "timestamp": "2026-01-01T00:00:00Z", "message": message}
+
+    lines = [record("user", "u1", None, "hi"), record("assistant", "a1", "u1", [{"type": kind, "text": "x"}])]
+    thread = load_thread(data="".join(json.dumps(r) + "\n" for r in lines).encode(), name="s.jsonl")
+    assert thread.source_format == "claude_code"
+    assert len(inspect_thread(thread, TiktokenCounter())["steps"]) == 1  # the odd block counts as its JSON text
+    assert replay(thread, load_config(thread=thread)).steps
