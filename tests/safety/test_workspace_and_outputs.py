@@ -178,3 +178,17 @@ def test_concurrent_saves_all_succeed_and_leave_no_tmp(tmp_path: Path) -> None:
         w.join()
     assert failures == []
     assert sorted(p.name for p in ws.threads_dir.iterdir()) == ["same.json"]
+
+
+@pytest.mark.parametrize("args", [["inspect", "--json"], ["inspect"], ["replay", "--json"]], ids=" ".join)
+def test_stdout_on_a_full_disk_is_one_line(thread_file: Path, args: list[str]) -> None:
+    import subprocess
+    import sys
+
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "engine.cli", args[0], str(thread_file), *args[1:]], stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=300, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 2
+    assert done.stderr == f"ctxi {args[0]}: error: stdout: No space left on device\n"
