@@ -7,6 +7,7 @@ import streamlit as st
 
 from engine.step_view import event_step
 from engine.views import category_rows, threshold_lines
+from engine.wording import plural
 from ui import session
 from ui.cost_panel import step_bill
 from ui.figures import category_bar_figure, category_label, gauge_figure
@@ -99,7 +100,7 @@ view_tab, diff_tab, tools_tab = st.tabs(["View (what the model received)", "Stat
 if view_tab.open:
     with view_tab:
         has_system = bool(detail.entries) and detail.entries[0].role == "system"
-        st.caption(f"{len(detail.entries):,} messages" + (", system prompt first" if has_system else "")
+        st.caption(plural(len(detail.entries), "message") + (", system prompt first" if has_system else "")
                    + f"; tools sent: {len(step.tool_names)}. "
                    "Keys: j / k next / previous step, n / p next / previous step with events.")
         message_browser(run, k, detail)

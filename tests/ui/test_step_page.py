@@ -39,6 +39,7 @@ def test_the_view_is_paged_25_at_a_time(start) -> None:  # noqa: ANN001
     assert titles(at) == ["Step 40"]
     assert note(at) == "Messages 1–25 of 86 in the view"
     assert messages(at) == [f"#{i}" for i in range(25)]
+    assert any(c.value.startswith("86 messages, system prompt first; tools sent: ") for c in at.caption)
     assert at.button(key="step_page_prev").disabled
     at.button(key="step_page_next").click().run()
     assert note(at) == "Messages 26–50 of 86 in the view"
