@@ -51,7 +51,8 @@ class Event:
             "severity": self.severity,
             "message": self.message,
             # a text the run rebuilds on demand (engine.lazytext) is rendered here
-            **{k: text_of(v) for k, v in self.payload.items() if k not in _RESERVED},
+            # a key starting with "_" holds in-memory references for the pages (not JSON data)
+            **{k: text_of(v) for k, v in self.payload.items() if k not in _RESERVED and not k.startswith("_")},
         }
 
 

@@ -49,7 +49,8 @@ def edited_messages(run: Run, event: Event) -> list[MessageEdit]:
     step = run.steps[k]
     original = _by_id(run.thread.messages)
     if event.kind == "edit_request":
-        before, after = _by_id(step.state), _by_id(step.view)
+        # after: as this middleware left the request (an inner middleware may rewrite it again before the view)
+        before, after = _by_id(step.state), {**_by_id(step.view), **(event.payload.get("_after_messages") or {})}
     else:
         # a state update happened before this step's call: the previous step's state had the old messages
         before = {**original, **_by_id(run.steps[k - 1].state if k > 0 else ())}

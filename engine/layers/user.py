@@ -208,6 +208,11 @@ class ObservedMiddleware(ContextLayer):
         if not (diff.changed or system_changed or old_tools != new_tools):
             return after
         payload = self._payload("wrap_model_call", diff)
+        # the messages as this middleware left them (references, no copies): with several middlewares the
+        # step's final view also holds the inner ones' rewrites, so the view alone misreports this one's "after"
+        changed = set(diff.replaced) | set(diff.inserted)
+        if changed:
+            payload["_after_messages"] = {str(m.id): m for m in after.messages if str(m.id) in changed}
         parts = [diff.describe()] if diff.changed else []
         if system_changed:
             payload["system_changed"] = True

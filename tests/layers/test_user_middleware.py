@@ -434,3 +434,24 @@ def test_edited_messages_pair_each_message_before_and_after_the_middleware() -> 
     (edit,) = edited_messages(run, hidden)
     assert (edit.status, edit.before.content, edit.after.content) == (
         "replaced", run.steps[hidden.step].state[2].content, "(old result hidden)")
+
+
+def test_each_middleware_shows_its_own_after_when_a_later_one_rewrites_the_same_message() -> None:
+    # ContextEditingMiddleware clears old results, then KeepRecentResults replaces the same messages again: the
+    # final view holds the user class's note, but the outer middleware's own "after" is its placeholder
+    import json
+
+    from engine.middleware_view import edited_messages, middleware_events
+
+    run = replay(make_thread(), config(CONTEXT_EDITING + f"  - use: {HERE}:KeepRecentResults\n"
+                                       "    kwargs: {keep: 2, note: \"(hidden by my middleware)\"}\n"))
+    cleared = next(e for e in middleware_events(run, "ContextEditingMiddleware") if e.payload["replaced_ids"])
+    edits = edited_messages(run, cleared)
+    assert edits and all(x.status == "replaced" for x in edits)
+    assert {x.after.content for x in edits} == {"[cleared]"}  # ClearToolUsesEdit's placeholder, langchain 1.x
+    view = {str(m.id): m for m in run.steps[cleared.step].view}
+    assert {view[x.id].content for x in edits} == {"(hidden by my middleware)"}
+    hidden = next(e for e in middleware_events(run, "KeepRecentResults") if e.step == cleared.step)
+    assert {x.after.content for x in edited_messages(run, hidden)} == {"(hidden by my middleware)"}
+    # the references stay out of the event's JSON
+    assert "_after_messages" not in cleared.to_dict() and json.dumps(cleared.to_dict(), default=str)
