@@ -192,3 +192,18 @@ def test_stdout_on_a_full_disk_is_one_line(thread_file: Path, args: list[str]) -
                               stderr=subprocess.PIPE, text=True, timeout=300, cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 2
     assert done.stderr == f"ctxi {args[0]}: error: stdout: No space left on device\n"
+
+
+def test_concurrent_saves_of_different_threads_under_one_id_lose_none(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path)
+    saved: list[Path] = []
+    runs = [thread(f"t{i % 4}", f"run {i}") for i in range(120)]
+    workers = [threading.Thread(target=lambda t=t: saved.append(ws.save_thread(t))) for t in runs]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert len(set(saved)) == 120  # on main: a few saves that raced for one <id>-n name overwrote each other
+    texts = sorted(json.loads(p.read_text(encoding="utf-8"))["messages"][1]["data"]["content"] for p in set(saved))
+    assert texts == sorted(f"run {i}" for i in range(120))
+    assert not [p for p in ws.threads_dir.iterdir() if p.name.endswith(".tmp")]
