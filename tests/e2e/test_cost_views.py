@@ -9,13 +9,26 @@ import pytest
 pytest.importorskip("playwright")
 from playwright.sync_api import Page, expect  # noqa: E402
 
+from engine.config import preset  # noqa: E402
+from engine.cost import run_cost  # noqa: E402
+from engine.formats import load_thread  # noqa: E402
+from engine.replay import replay  # noqa: E402
 from tests.e2e.test_dashboard import open_page, shot, wait_for_app  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 PRICED = "thread=sample:a_demo&preset=stress&cost.model=claude-sonnet-4-5"
 
 
-def test_the_timeline_shows_cumulative_dollars_and_paybacks(page: Page, app_url: str, screenshots: Path) -> None:
+def compactions(e2e_samples: Path) -> list[int]:
+    """The engine's own compaction steps for the page's run (the page is checked against it, not a constant)."""
+    run = replay(load_thread(e2e_samples / "a_demo.json"), preset("stress").with_overrides(["cost.model=claude-sonnet-4-5"]))
+    return [c.step for c in run_cost(run).compactions]
+
+
+def test_the_timeline_shows_cumulative_dollars_and_paybacks(page: Page, app_url: str, screenshots: Path,
+                                                             e2e_samples: Path) -> None:
+    steps = compactions(e2e_samples)
+    assert len(steps) >= 3
     open_page(page, f"{app_url}/?{PRICED}")
     expect(page.get_by_role("heading", name="Cost")).to_be_visible()
     expect(page.get_by_text("Dollars (modelled)")).to_be_visible()
@@ -24,16 +37,17 @@ def test_the_timeline_shows_cumulative_dollars_and_paybacks(page: Page, app_url:
     assert "cumulative (modelled)" in names and "hit rate (modelled)" in names
     labels = chart.evaluate("c => c.querySelector('.js-plotly-plot').layout.annotations"
                             ".filter(a => a.hovertext).map(a => a.hovertext)")
-    assert len(labels) == 7 and all(label.startswith("the compaction at step ") for label in labels)
+    assert [label.split(" ")[4] for label in labels] == [str(k) for k in steps]  # "the compaction at step K …"
     expect(page.get_by_text("Compactions: did they pay for themselves?")).to_be_visible()
     shot(page, screenshots, "cost-timeline")
 
 
-def test_the_step_page_shows_the_bill(page: Page, app_url: str, screenshots: Path) -> None:
-    open_page(page, f"{app_url}/step?{PRICED}&step=21")
+def test_the_step_page_shows_the_bill(page: Page, app_url: str, screenshots: Path, e2e_samples: Path) -> None:
+    first = compactions(e2e_samples)[0]
+    open_page(page, f"{app_url}/step?{PRICED}&step={first}")
     expect(page.get_by_text("This step's bill", exact=False)).to_be_visible()
     expect(page.get_by_text("Summarizer call before this step", exact=False)).to_be_visible()
-    expect(page.get_by_text("The compaction at step 21", exact=False)).to_be_visible()
+    expect(page.get_by_text(f"The compaction at step {first}", exact=False)).to_be_visible()
     shot(page, screenshots, "cost-step")
 
 
