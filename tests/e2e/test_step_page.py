@@ -13,6 +13,7 @@ import pytest
 
 pytest.importorskip("playwright")
 from playwright.sync_api import Locator, Page, expect  # noqa: E402
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError  # noqa: E402
 
 from tests.e2e.test_dashboard import shot, wait_for_app  # noqa: E402
 
@@ -87,8 +88,17 @@ def test_search_filters_and_pages(page: Page, app_url: str, screenshots: Path) -
     box.press("Enter")
     wait_for_app(page)
 
-    page.get_by_test_id("stMultiSelect").filter(has_text="Kind").locator("input").click()
-    page.get_by_role("option", name=re.compile(r"^offloaded stub \(2\)")).click()
+    # the search box's rerun may redraw the filters after the click and close the menu: open it until it shows
+    kind = page.get_by_test_id("stMultiSelect").filter(has_text="Kind").locator("input")
+    option = page.get_by_role("option", name=re.compile(r"^offloaded stub \(2\)"))
+    for _ in range(20):
+        kind.click(timeout=TIMEOUT_MS)
+        try:
+            option.wait_for(timeout=5_000)
+            break
+        except PlaywrightTimeoutError:
+            page.keyboard.press("Escape")
+    option.click(timeout=TIMEOUT_MS)
     page.keyboard.press("Escape")
     wait_for_app(page)
     expect(page.get_by_text("Messages 1–2 of 2 (of 86 in the view)")).to_be_visible(timeout=TIMEOUT_MS)
