@@ -212,23 +212,78 @@ def _recorded_calls(run: Run) -> list[dict[str, Any]]:
     return out
 
 
-def _separate_input(run: Run, step: StepRecord, event: Event) -> int:
+class _StateIndex:
+    """Where each id first occurs in a step's state, built once per state list and grown as it grows.
+
+    A step's state is a Snapshot (engine.replay) of a list the driver only appends to, so the
+    index of a longer snapshot of the same list extends the shorter one's: pricing every
+    summarization call costs the run's length once, not the state's length per call (view mode
+    never trims the state, and a tiny trigger summarizes at almost every step).
+    """
+
+    def __init__(self) -> None:
+        self._lists: dict[int, tuple[Any, dict[str | None, int]]] = {}
+
+    def first_positions(self, state: Any) -> tuple[Any, int, dict[str | None, int]]:
+        """(the messages, how many belong to `state`, id -> first position) for a step's state."""
+        src = getattr(state, "src", None)
+        n = len(state)
+        if not isinstance(src, list):  # not a Snapshot: index this sequence alone
+            src = list(state)
+            return src, n, _index_ids(src, 0, {})
+        hit = self._lists.get(id(src))
+        positions = hit[1] if hit is not None and hit[0] is src else {}
+        self._lists[id(src)] = (src, _index_ids(src, positions.get(_INDEXED, 0), positions))
+        return src, n, positions
+
+
+_INDEXED = "\x00indexed"  # how far a list has been indexed (no message id can be this)
+
+
+def _index_ids(messages: list[BaseMessage], start: int, positions: dict[str | None, int]) -> dict[str | None, int]:
+    end = len(messages)
+    for i in range(start, end):
+        positions.setdefault(messages[i].id, i)
+    positions[_INDEXED] = end
+    return positions
+
+
+def _separate_input(run: Run, step: StepRecord, event: Event, index: _StateIndex | None = None,
+                    prompt_tokens: dict[str, int] | None = None) -> int:
     """What LangChain's summary call reads: the summarized messages (their counts are already cached;
-    within `trim_tokens_to_summarize`) and the prompt around them."""
-    removed = set(event.payload.get("removed_ids") or ())
-    pool: list[BaseMessage] = [*(run.steps[step.index - 1].state if step.index else ()),
-                               *history_before(run, step, event)]
-    seen: set[str | None] = set()
+    within `trim_tokens_to_summarize`) and the prompt around them.
+
+    Each summarized id is counted once, as its first occurrence in the previous step's state and
+    then in what the thread added before the compaction (`history_before`).
+    """
+    removed = event.payload.get("removed_ids") or ()
+    history = history_before(run, step, event)
+    if step.index:
+        src, n, first = (index or _StateIndex()).first_positions(run.steps[step.index - 1].state)
+    else:
+        src, n, first = [], 0, {}
+    later: dict[str | None, BaseMessage] = {}
+    for m in history:
+        later.setdefault(m.id, m)
+    count = run.counter.count_message
     tokens = 0
-    for m in pool:
-        if m.id in removed and m.id not in seen:
-            seen.add(m.id)
-            tokens += run.counter.count_message(m)
+    for mid in dict.fromkeys(removed):
+        pos = first.get(mid)
+        if pos is not None and pos < n:
+            tokens += count(src[pos])
+        elif mid in later:
+            tokens += count(later[mid])
     summarization = run.config.summarization
     trim = summarization.trim_tokens_to_summarize
     if trim is not None:
         tokens = min(tokens, trim)
-    return tokens + run.counter.count_text(summarization.summary_prompt or DEFAULT_SUMMARY_PROMPT)
+    prompt = summarization.summary_prompt or DEFAULT_SUMMARY_PROMPT
+    cached = None if prompt_tokens is None else prompt_tokens.get(prompt)
+    if cached is None:
+        cached = run.counter.count_text(prompt)
+        if prompt_tokens is not None:
+            prompt_tokens[prompt] = cached
+    return tokens + cached
 
 
 def _summary_text(event: Event) -> str:
@@ -265,6 +320,7 @@ def _compute(run: Run, accounts: bool) -> RunCost:
     recorded_total = 0.0
     prev_keys: list[str] | None = None
     timed = False
+    state_index, prompt_tokens = _StateIndex(), dict[str, int]()  # shared by the run's summarizer calls
     for step in run.steps:
         when = step_time(thread, step)
         timed = timed or when is not None
@@ -272,7 +328,8 @@ def _compute(run: Run, accounts: bool) -> RunCost:
         if compactions:
             snapshots[step.index] = cache.copy()
         for event in compactions:
-            call = _summarizer_call(run, builder, cache, step, event, when, price, rules, recorded_calls)
+            call = _summarizer_call(run, builder, cache, step, event, when, price, rules, recorded_calls,
+                                    state_index, prompt_tokens)
             if call is not None:
                 calls.append(call)
                 total += call.bill.total
@@ -309,14 +366,15 @@ def _compute(run: Run, accounts: bool) -> RunCost:
 
 def _summarizer_call(run: Run, builder: RequestBuilder, cache: PromptCache, step: StepRecord, event: Event,
                      when: float | None, price: Price | None, rules: CacheRules,
-                     recorded_calls: list[dict[str, Any]]) -> SummarizerCall | None:
+                     recorded_calls: list[dict[str, Any]], state_index: _StateIndex | None = None,
+                     prompt_tokens: dict[str, int] | None = None) -> SummarizerCall | None:
     """Price a compaction's own model call (see the module docstring)."""
     summary = _summary_text(event)
     out = run.counter.count_text(summary) if summary else 0
     if event.layer == "recorded" and event.payload.get("compaction_kind") == "trim":
         return None  # dropped, no summary written
     if event.layer == "summarization":
-        tokens = _separate_input(run, step, event)
+        tokens = _separate_input(run, step, event, state_index, prompt_tokens)
         bill = Bill(input=tokens * price.input / PER_MILLION, output=out * price.output / PER_MILLION) if price else Bill()
         return SummarizerCall(step.index, event.layer, "separate", tokens, out, bill)
     if step.index == 0:

@@ -109,6 +109,12 @@ def compaction_costs(run: Run, *, price: Price | None, rules: CacheRules, steps:
     """
     starts = [s.index for s in run.steps if any(is_compaction(e) for e in s.events)]
     out: list[CompactionCost] = []
+    # an id is in the thread from message i on when its last occurrence is at i or later: one pass
+    # over the thread instead of a set of its remaining ids per compaction (quadratic with many)
+    last_at: dict[str, int] = {}
+    for i, m in enumerate(run.thread.messages):
+        if m.id:
+            last_at[m.id] = i
     for n, c in enumerate(starts):
         if c == 0 or c not in snapshots:
             continue
@@ -117,9 +123,9 @@ def compaction_costs(run: Run, *, price: Price | None, rules: CacheRules, steps:
         prev = run.steps[c - 1]
         base = builder.request(prev, history_before(run, run.steps[c], event))
         base_keys = {b.key for b in base.blocks}
-        later_ids = {m.id for m in run.thread.messages[prev.message_index:] if m.id}
+        since = prev.message_index
         made = {m.id for m in run.steps[c].view
-                if builder.block(m).key not in base_keys and m.id not in later_ids}
+                if builder.block(m).key not in base_keys and not (m.id and last_at.get(m.id, -1) >= since)}
         cache = snapshots[c].copy()
         summarizer_dollars = summarizer.get(c, 0.0)
         running = -summarizer_dollars

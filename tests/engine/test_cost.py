@@ -202,3 +202,36 @@ def test_an_unpriced_compaction_reports_tokens_and_never_claims_to_pay_back() ->
     [account] = run_cost(replay(thread, preset("as-recorded"))).compactions
     assert not account.priced and account.paid_back_after is None and account.saved_tokens > 0
     assert "no price for this model" in account.headline
+
+
+def test_summarizer_inputs_of_a_view_mode_run_match_the_summarized_messages_counted_once() -> None:
+    # View mode never trims the state and a tiny trigger summarizes at almost every step: each
+    # summarizer call is priced from an index of the state, grown once, not a rescan per call.
+    # Checked against the rule written plainly: every removed id counted once, as its first
+    # occurrence in the previous step's state, then in what the thread added before the call.
+    from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT
+
+    from engine.payback import history_before
+    from engine.synthetic import synthetic_thread
+
+    thread = synthetic_thread(60, seed=3)
+    run = replay(thread, preset("deepagents").with_overrides(
+        [*PRICES, "summarization.trigger=messages:6", "summarization.keep=messages:2"]))
+    calls = [c for c in run_cost(run).summarizer_calls if c.style == "separate"]
+    expected = []
+    for step in run.steps:
+        for event in step.events:
+            if (event.layer, event.kind) != ("summarization", "summarize"):
+                continue
+            removed = set(event.payload["removed_ids"])
+            pool = [*(run.steps[step.index - 1].state if step.index else ()), *history_before(run, step, event)]
+            first = {}
+            for m in pool:
+                if m.id in removed:
+                    first.setdefault(m.id, m)
+            tokens = sum(run.counter.count_message(m) for m in first.values())
+            trim = run.config.summarization.trim_tokens_to_summarize
+            tokens = tokens if trim is None else min(tokens, trim)
+            expected.append(tokens + run.counter.count_text(run.config.summarization.summary_prompt or DEFAULT_SUMMARY_PROMPT))
+    assert len(calls) == len(expected) > 20
+    assert [c.input_tokens for c in calls] == expected
