@@ -18,8 +18,21 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from engine.config import EngineConfig
 from engine.errors import ConfigError, ModelCallError
 from engine.kinds import message_kind
+from engine.offline_reading import (
+    MEMO,
+    ai_facts,
+    clip,
+    earlier_sections,
+    first_line,
+    has_text,
+    human_fact,
+    intent_line,
+    plan_lines,
+    prior_sections,
+    result_head,
+)
 from engine.redaction import describe_error, one_line
-from engine.tokens import TokenCounter, get_counter, message_text
+from engine.tokens import TokenCounter, get_counter
 
 SECTIONS: tuple[str, ...] = ("SESSION INTENT", "SUMMARY", "ARTIFACTS", "NEXT STEPS")
 MAX_SUMMARY_TOKENS = 1500
@@ -49,60 +62,9 @@ PATH_ARGS: tuple[str, ...] = ("file_path", "path", "filepath", "filename", "note
 EDITOR_COMMANDS = {"view": "read", "create": "written", "str_replace": "edited", "insert": "edited",
                    "undo_edit": "edited"}
 
-# Sentences that state an outcome or a choice; extractive summaries keep these.
-_CONCLUSION = re.compile(
-    r"\b(found|fixed|fix|decided|decision|conclu\w*|because|root cause|the (issue|problem|bug|cause)|"
-    r"works|working|passe[sd]|fail(s|ed)?|confirm\w*|done|complet\w*|implement\w*|created|updated|"
-    r"added|removed|chose|instead|therefore|result\w*|turns out|so the|succeed\w*|verified)\b",
-    re.IGNORECASE,
-)
-_PLAN = re.compile(r"\b(next|i will|i'll|let me|then|plan|need to|remaining|todo|going to|should)\b", re.IGNORECASE)
-# A result reports a failure when its first line says so (not when "error" appears somewhere in it).
-_ERROR = re.compile(r"^\W*(error|exception|traceback|fatal|failed|failure|task failed|permission denied)\b",
-                    re.IGNORECASE)
-# Announcements of the next action are plans, not facts ("Let me read the file.").
-_ANNOUNCEMENT = re.compile(r"^(now,? |ok(ay)?,? |first,? |next,? )?(let me|let's|i'll|i will|i need to|i'm going to)\b",
-                           re.IGNORECASE)
-# Text a harness injected as a user turn (Claude Code hooks and slash commands), not a user request.
-_INJECTED = re.compile(r"^\s*<(system-reminder|command-name|command-message|command-args|local-command-stdout|"
-                       r"local-command-caveat|user-prompt-submit-hook)\b")
-_TAG = re.compile(r"</?[a-z][a-z0-9_-]*>")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_SECTION_HEAD = re.compile(r"^##\s+(SESSION INTENT|SUMMARY|ARTIFACTS|NEXT STEPS)\s*$")
-
-
-def _clip(text: str, limit: int) -> str:
-    """One line of at most `limit` characters (whitespace collapsed)."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
-
-
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(" ".join(text.split())) if s.strip()]
-
-
-def _first_line(text: str) -> str:
-    return next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-
-
 def _tool_names(messages: Sequence[BaseMessage]) -> dict[str, str]:
     return {str(tc["id"]): str(tc.get("name", "")) for m in messages if isinstance(m, AIMessage)
             for tc in m.tool_calls if tc.get("id")}
-
-
-def prior_sections(text: str) -> dict[str, list[str]]:
-    """The checklist lines of each section of an earlier summary (so a summary of a summary keeps them)."""
-    out: dict[str, list[str]] = {}
-    current: str | None = None
-    for raw in text.splitlines():
-        line = raw.strip()
-        head = _SECTION_HEAD.match(line)
-        if head:
-            current = head.group(1)
-            out.setdefault(current, [])
-        elif current and line.startswith("- "):
-            out[current].append(line)
-    return out
 
 
 def _artifact_verb(name: str, args: dict[str, Any]) -> str | None:
@@ -172,7 +134,7 @@ class OfflineSummarizer:
         prior: dict[str, list[str]] = {}
         for m in messages:
             if message_kind(m) == "summary":
-                for section, lines in prior_sections(message_text(m)).items():
+                for section, lines in MEMO.get(m, "prior", earlier_sections).items():
                     prior.setdefault(section, []).extend(lines)
         sections = {
             "SESSION INTENT": self._intent(messages, prior),
@@ -190,9 +152,9 @@ class OfflineSummarizer:
             return carried[:1]
         for m in messages:
             if isinstance(m, HumanMessage) and message_kind(m) == "original":
-                text = message_text(m).strip()
-                if text and not _INJECTED.match(text):
-                    return [f"- {_clip(text, 400)}"]
+                line = MEMO.get(m, "intent", intent_line)
+                if line is not None:
+                    return [line]
         return []
 
     @staticmethod
@@ -204,29 +166,27 @@ class OfflineSummarizer:
             kind = message_kind(m)
             if kind != "original":
                 continue
-            text = message_text(m)
             if isinstance(m, HumanMessage):
-                if _INJECTED.match(text):
-                    plain = _TAG.sub(" ", text)
-                    if re.search(r"\bERROR\b|\berror:", plain):  # a hook reporting a failure is an outcome
-                        facts.append(f"- Reported: {_clip(plain, 200)}")
+                injected, line = MEMO.get(m, "human_fact", human_fact)
+                if injected:
+                    if line is not None:
+                        facts.append(line)
                     continue
-                if seen_first_human and text.strip():
-                    facts.append(f"- User asked: {_clip(text, 240)}")
+                if seen_first_human and line is not None:
+                    facts.append(line)
                 seen_first_human = True
             elif isinstance(m, AIMessage):
-                sentences = _sentences(text)
-                picked = [s for s in sentences if _CONCLUSION.search(s) and not _ANNOUNCEMENT.match(s)][:2]
-                if not picked and not m.tool_calls and sentences:
-                    picked = sentences[:1]  # a final answer is a conclusion even without a cue word
-                facts.extend(f"- {_clip(s, 240)}" for s in picked)
+                picked, first = MEMO.get(m, "ai_facts", ai_facts)
+                if not picked and not m.tool_calls:
+                    picked = first  # a final answer is a conclusion even without a cue word
+                facts.extend(picked)
             elif isinstance(m, ToolMessage):
                 name = m.name or names.get(m.tool_call_id, "tool")
-                head = _first_line(text)
-                if m.status == "error" or _ERROR.search(head):
-                    facts.append(f"- Error from {name}: {_clip(head, 200)}")
+                head, failed, head_200, head_240 = MEMO.get(m, "result_head", result_head)
+                if m.status == "error" or failed:
+                    facts.append(f"- Error from {name}: {head_200}")
                 elif name.lower() in TASK_TOOLS and head:
-                    facts.append(f"- Sub-agent ({name}) reported: {_clip(head, 240)}")
+                    facts.append(f"- Sub-agent ({name}) reported: {head_240}")
         return list(dict.fromkeys(facts))  # exact repeats add nothing
 
     @staticmethod
@@ -264,12 +224,11 @@ class OfflineSummarizer:
         if todos is not None:
             for t in todos:
                 if isinstance(t, dict) and t.get("status") != "completed":
-                    steps.append(f"- [ ] {_clip(str(t.get('content', '')), 200)} ({t.get('status', 'pending')})")
-        last_ai = next((m for m in reversed(messages)
-                        if isinstance(m, AIMessage) and message_kind(m) == "original" and message_text(m).strip()), None)
+                    steps.append(f"- [ ] {clip(str(t.get('content', '')), 200)} ({t.get('status', 'pending')})")
+        last_ai = next((m for m in reversed(messages) if isinstance(m, AIMessage) and message_kind(m) == "original"
+                        and MEMO.get(m, "has_text", has_text)), None)
         if last_ai is not None:
-            plan = [s for s in _sentences(message_text(last_ai)) if _PLAN.search(s)][:2]
-            steps.extend(f"- [ ] {_clip(s, 240)}" for s in plan)
+            steps.extend(MEMO.get(last_ai, "plan", plan_lines))
         if not steps and todos is None:
             steps = [ln for ln in prior.get("NEXT STEPS", []) if ln != "- None"]
         return list(dict.fromkeys(steps))
@@ -324,10 +283,10 @@ def load_chat_model(model_spec: str) -> BaseChatModel:
     try:
         return init_chat_model(model_spec)
     except ImportError as exc:
-        raise ConfigError(f"cannot load {model_spec!r}: {one_line(_first_line(str(exc)), 240) or 'provider package missing'}",
+        raise ConfigError(f"cannot load {model_spec!r}: {one_line(first_line(str(exc)), 240) or 'provider package missing'}",
                           key="summarization.summarizer") from None
     except Exception as exc:  # provider constructors raise their own types (e.g. missing credentials)
-        detail = one_line(_first_line(str(exc)), 240)
+        detail = one_line(first_line(str(exc)), 240)
         raise ConfigError(f"cannot load {model_spec!r} ({type(exc).__name__}): {detail}",
                           key="summarization.summarizer") from None
 

@@ -138,6 +138,7 @@ class InputContextLayer(RequestLayer):
         self.task_tool_names = tuple(task_tool_names)
         self._cache: tuple[SystemMessage | None, tuple[str, ...], SystemMessage | None] | None = None
         self._announced = False
+        self._names: tuple[tuple[int, ...], tuple[Any, ...], tuple[str, ...]] | None = None
 
     @classmethod
     def from_config(cls, config: EngineConfig, context: LayerContext) -> InputContextLayer:
@@ -162,8 +163,16 @@ class InputContextLayer(RequestLayer):
                             additional_kwargs=kwargs)
         return msg, parts
 
+    def _tool_names(self, tools: Sequence[Any]) -> tuple[str, ...]:
+        # The same tool objects every step (a new list holding them): their names are read once.
+        # The entry keeps the tools alive, so their ids cannot be reused by other objects.
+        key = tuple(map(id, tools))
+        if self._names is None or self._names[0] != key:
+            self._names = (key, tuple(tools), tuple(tool_name(t) for t in tools))
+        return self._names[2]
+
     def _prepare(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
-        names = tuple(tool_name(t) for t in request.tools)
+        names = self._tool_names(request.tools)
         incoming = request.system_message
         # The same assembled message while the incoming prompt and tools are unchanged (counts stay cached).
         if self._cache is not None and self._cache[0] is incoming and self._cache[1] == names:

@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from engine.kinds import mark
 from engine.layers.scan import result_text
+from engine.message_memo import MessageMemo
 from engine.vfs import VirtualFilesystem
 
 NUM_CHARS_PER_TOKEN = 4
@@ -142,11 +143,19 @@ def offload_to_stub(vfs: VirtualFilesystem, tool_message: ToolMessage, *, step: 
     """Write the result's text to `/large_tool_results/<id>` and return (stub, path); no threshold check.
 
     The stub keeps tool_call_id, name, id, artifact, status and metadata; non-text blocks (images)
-    are kept after one text block. It is marked kind "stub" with `ctxi_path`.
+    are kept after one text block. It is marked kind "stub" with `ctxi_path`. The stub is built
+    once per result object (`_STUBS`): every replay of a thread offloads the same results, and the
+    same stub object keeps its token count cached.
     """
+    stub, path, text = _STUBS.get(tool_message, "stub", _build_stub)
+    vfs.write(path, text, step=step, layer="filesystem", source_id=tool_message.tool_call_id)
+    return stub, path
+
+
+def _build_stub(tool_message: BaseMessage) -> tuple[ToolMessage, str, str]:
+    assert isinstance(tool_message, ToolMessage)
     text = result_text(tool_message)
     path = offload_path(tool_message.tool_call_id, text)
-    vfs.write(path, text, step=step, layer="filesystem", source_id=tool_message.tool_call_id)
     replacement = stub_text(tool_message.tool_call_id, path, text)
     content: Any = replacement
     if not isinstance(tool_message.content, str):
@@ -164,7 +173,10 @@ def offload_to_stub(vfs: VirtualFilesystem, tool_message: ToolMessage, *, step: 
         response_metadata=dict(tool_message.response_metadata),
     )
     mark(stub, "stub", path=path)
-    return stub, path
+    return stub, path, text
+
+
+_STUBS = MessageMemo()
 
 
 # -- large human messages (Deep Agents' FilesystemMiddleware.wrap_model_call) -------------------------
