@@ -20,6 +20,7 @@ new messages.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -79,7 +80,8 @@ class RunningScaledCount:
         """The count of `lead_messages` leading messages worth `lead_tokens`, then `messages`, then
         `tail` (a message after the last AI message, e.g. DeerFlow's summary stand-in)."""
         n = len(self.prev)
-        if not (n and len(messages) >= n and all(a is b for a, b in zip(self.prev, messages, strict=False))):
+        # identity, element by element, at C speed (map stops at the shorter: `prev`)
+        if not (n and len(messages) >= n and all(map(operator.is_, self.prev, messages))):
             self._reset()
             n = 0
         if len(messages) > n:
