@@ -124,16 +124,21 @@ class SummaryPrompt(LazyText):
     def frame(self) -> tuple[str, str]:
         """The prompt before its first `<message` and after its last `</message>`, without rendering it.
 
-        get_buffer_string renders every message as one `<message …>…</message>` element (content
-        escaped), so with one `{messages}` slot whose surroundings hold neither tag, the first tag
-        opens the first message and the last closes the last one; otherwise the prompt is rendered.
+        get_buffer_string(format="xml") renders every message as one `<message …>…</message>`
+        element whose text and attributes are escaped (langchain-core 1.8, messages/utils.py), so
+        the rendered messages start with the first `<message` and end with the last `</message>`
+        unless the template's own text around its one `{messages}` slot holds one (LangChain's
+        default prompt wraps the slot in `<messages>…</messages>`): then that one is the first
+        or the last, and neither tag can be formed across the slot's edges. Otherwise (no slot,
+        or several) the prompt is rendered.
         """
         template, messages = self._args
         marked = template.format(messages=_SLOT)
         if messages and _SLOT not in template and marked.count(_SLOT) == 1:
             head, tail = marked.split(_SLOT)
-            if "<message" not in head and "</message>" not in tail:
-                return head, tail.rstrip()
+            head = head.split("<message", 1)[0]
+            tail = tail.rsplit("</message>", 1)[-1] if "</message>" in tail else tail
+            return head, tail.rstrip()
         text = str(self)
         return text.split("<message", 1)[0], (text.rsplit("</message>", 1)[-1] if "</message>" in text else "")
 

@@ -59,6 +59,27 @@ def test_summary_prompt_renders_the_template_with_the_messages_xml() -> None:
     assert odd.frame()[0] == ""
 
 
+def test_the_prompt_frame_is_what_rendering_the_prompt_and_splitting_it_gives() -> None:
+    # The frame is read from the template alone (no messages rendered) wherever the slot's
+    # surroundings allow it; it must equal the split of the rendered prompt in every case.
+    from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT
+
+    msgs = [HumanMessage("find <message> & </message> here", id="h"),
+            AIMessage([{"type": "text", "text": "a </message> b"}], id="a",
+                      tool_calls=[{"name": "read", "args": {"p": "</message>"}, "id": "c"}]),
+            ToolMessage("done\n\n", tool_call_id="c", id="t")]
+    templates = [DEFAULT_SUMMARY_PROMPT, "Summarize:\n{messages}\n\nEnd.", "<messages>\n{messages}\n</messages>\n\n",
+                 "<message> is the tag\n{messages}", "{messages}</message> after\n  ", "head {messages} mid {messages} end",
+                 "no slot at all", "{messages}", "x</message>y{messages}z<message w"]
+    for template in templates:
+        for chosen in (msgs, msgs[:1], msgs[2:]):
+            prompt = summary_rules.summary_prompt(template, chosen)
+            assert isinstance(prompt, summary_rules.SummaryPrompt)
+            text = str(prompt)
+            expected = (text.split("<message", 1)[0], text.rsplit("</message>", 1)[-1] if "</message>" in text else "")
+            assert prompt.frame() == expected, (template, len(chosen))
+
+
 def test_only_messages_get_buffer_string_renders_are_deferred() -> None:
     from langchain_core.messages import AIMessageChunk, RemoveMessage
 
@@ -100,3 +121,17 @@ def test_a_lazy_run_reports_byte_for_byte_what_an_eager_run_does(preset_name: st
     assert lazy == _report(eager_run)
     assert [e.to_dict() for e in lazy_run.events] == [e.to_dict() for e in eager_run.events]
     assert all(type(e.to_dict()["prompt"]) is str for e in lazy_run.events if e.kind == "summarize")
+
+
+def test_the_default_prompt_frame_renders_no_message() -> None:
+    from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT
+
+    prompt = summary_rules.summary_prompt(DEFAULT_SUMMARY_PROMPT, [HumanMessage("hi", id="h")])
+    assert isinstance(prompt, summary_rules.SummaryPrompt)
+    expected = prompt.frame()
+
+    def render(*args: object) -> str:
+        raise AssertionError("the frame rendered the messages")
+
+    prompt._build = render  # type: ignore[misc]
+    assert prompt.frame() == expected
