@@ -196,9 +196,10 @@ def _latest_messages(store: CheckpointStore, thread_id: str) -> tuple[list[BaseM
     return messages, latest, info
 
 
-def _summarizations(store: CheckpointStore, thread_id: str) -> list[dict[str, Any]]:
+def _summarizations(store: CheckpointStore, thread_id: str, latest: Checkpoint, channel: str) -> list[dict[str, Any]]:
     """Each recorded summarization: where, the summary text, how many messages it kept and replaced."""
     found: list[dict[str, Any]] = []
+    unnamed: dict[str, list[tuple[dict[str, Any], BaseMessage, int]]] = {}
     for checkpoint_id, task_id, update in store.summarization_writes(thread_id):
         if not isinstance(update, list) or not update or getattr(update[0], "id", None) != REMOVE_ALL:
             continue
@@ -206,15 +207,49 @@ def _summarizations(store: CheckpointStore, thread_id: str) -> list[dict[str, An
         summary = next((m for m in kept if message_kind(m) == "summary"), kept[0] if kept else None)
         before = store.checkpoint(thread_id, checkpoint_id)
         before_messages = before.values.get("messages") if before else None
-        found.append({
+        event = {
             "checkpoint_id": checkpoint_id,
             "task_id": task_id,
             "summary_message_id": summary.id if summary else None,
             "summary": message_text(summary) if summary else "",
             "kept_messages": len(kept) - (1 if summary else 0),
             "messages_before": len(before_messages) if isinstance(before_messages, list) else None,
-        })
+        }
+        found.append(event)
+        if summary is not None and not summary.id:
+            unnamed.setdefault(checkpoint_id, []).append((event, summary, kept.index(summary)))
+    if unnamed:
+        _name_summaries(store, thread_id, latest, channel, unnamed)
     return found
+
+
+def _name_summaries(store: CheckpointStore, thread_id: str, latest: Checkpoint, channel: str,
+                    unnamed: dict[str, list[tuple[dict[str, Any], BaseMessage, int]]]) -> None:
+    """Give each summary written without an id the id the state gave it.
+
+    SummarizationMiddleware returns its summary without an id; `add_messages` assigns a uuid4 in place
+    when the write is applied (langgraph/graph/message.py, `m.id = str(uuid.uuid4())`), while the saver's
+    `put_writes` runs on a background thread (langgraph/pregel/_loop.py `put_writes` -> `self.submit`,
+    langgraph 1.2): whether the stored write already holds the id depends on which thread ran first.
+    The state the write led to (the root checkpoint whose parent is the write's checkpoint) always
+    holds it, at the summary's place after `RemoveMessage(REMOVE_ALL)`; walk back from the latest
+    checkpoint to the earliest such child.
+    """
+    node: Checkpoint | None = latest
+    seen: set[str] = set()
+    while node is not None and unnamed and node.checkpoint_id not in seen:
+        seen.add(node.checkpoint_id)
+        parent = node.parent_id
+        if parent in unnamed:
+            state = [m for m in _as_list(node.values.get(channel)) if isinstance(m, BaseMessage)]
+            for event, summary, place in unnamed.pop(parent):
+                text = message_text(summary)
+                same = [m for m in state if m.type == summary.type and message_text(m) == text]
+                at = state[place] if place < len(state) and any(m is state[place] for m in same) else None
+                named = at or (same[0] if len(same) == 1 else None)
+                if named is not None and named.id:
+                    event["summary_message_id"] = named.id
+        node = store.checkpoint(thread_id, parent) if parent else None
 
 
 def _title(messages: list[BaseMessage]) -> str | None:
@@ -271,7 +306,7 @@ def state_thread(store: CheckpointStore, thread_id: str | None, extra: dict[str,
     todos = latest.values.get("todos")
     details: dict[str, Any] = {"checkpoint_id": latest.checkpoint_id, "step": latest.metadata.get("step"),
                                "threads": len(ids), **info, **(extra or {})}
-    summarizations = _summarizations(store, tid)
+    summarizations = _summarizations(store, tid, latest, info["channel"])
     if summarizations:
         details["summarizations"] = summarizations
     system = messages[0] if messages and messages[0].type == "system" else None
