@@ -8,6 +8,23 @@ from typing import Any, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage, messages_from_dict, messages_to_dict
 
+TITLE_CHARS = 80  # a picker/sidebar line
+
+
+def title_line(text: str, limit: int = TITLE_CHARS) -> str:
+    """A title from free text: its first non-blank line, cut at a word boundary with an ellipsis.
+
+    Cutting at a fixed character count left titles like "... to see the issue details and b".
+    """
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    if len(line) <= limit:
+        return line
+    cut = line[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit // 2:  # a long unbroken token (a path, a URL) is cut where it stands
+        cut = cut[:space]
+    return cut.rstrip(" ,.;:-") + "…"
+
 
 def stable_id(prefix: str, position: int | str, content: Any) -> str:
     """A deterministic message id from the source's position and content (never random)."""

@@ -46,9 +46,8 @@ from engine.formats.claude_code_records import (
     Record,
 )
 from engine.models import model_window
-from engine.thread import RecordedCompaction, RecordedEdit, RecordedUsage, Thread
+from engine.thread import RecordedCompaction, RecordedEdit, RecordedUsage, Thread, title_line
 
-TITLE_CHARS = 80
 SYNTHETIC_MODEL = "<synthetic>"
 
 
@@ -91,10 +90,10 @@ def _title(text: str) -> str | None:
     if text.startswith("<command-name>") or text.startswith("<command-message>"):
         name = _between(text, "<command-name>", "</command-name>")
         args = _between(text, "<command-args>", "</command-args>")
-        return f"{name} {args}".strip()[:TITLE_CHARS] or None
+        return title_line(f"{name} {args}") or None
     if not text or text.startswith(("<", "[Request interrupted")):
         return None
-    return text.splitlines()[0][:TITLE_CHARS]
+    return title_line(text)
 
 
 def _between(text: str, start: str, end: str) -> str:
@@ -425,7 +424,7 @@ def scan(
             s.seen_uuids.add(uuid)
         has_message = isinstance(record.get("message"), dict)
         if rtype == "summary" and isinstance(record.get("summary"), str):
-            s.title = s.title or record["summary"][:TITLE_CHARS]
+            s.title = s.title or title_line(record["summary"]) or None
         elif rtype == "progress":
             _add_progress(s, record)
             s.skipped[rtype] += 1

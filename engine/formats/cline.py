@@ -49,7 +49,7 @@ from engine.formats.cline_context import (
 from engine.formats.cline_xml import parse_tool_calls, split_results
 from engine.formats.jsonshape import Where, check_thread_id, unique_ids
 from engine.formats.source import DEFAULT_MAX_BYTES, Source, ThreadRef
-from engine.thread import RecordedUsage, Thread, stable_id
+from engine.thread import RecordedUsage, Thread, stable_id, title_line
 from engine.tokens import message_text
 
 FORMAT = "cline"
@@ -60,7 +60,6 @@ CONTEXT_FILE = "context_history.json"
 TASK_FILES = frozenset({API_FILE, *UI_FILES, META_FILE, CONTEXT_FILE})
 # Providers whose tokensIn already includes the cache reads (see the module docstring).
 INPUT_INCLUDES_CACHED = frozenset({"openai"})
-TITLE_CHARS = 80
 
 
 def folder_entry(folder: Path) -> Path | None:
@@ -270,10 +269,10 @@ def _title(ui: Any, messages: list[BaseMessage]) -> str | None:
     if isinstance(ui, list) and ui and isinstance(ui[0], dict) and ui[0].get("say") == "task" and isinstance(ui[0].get("text"), str):
         text = ui[0]["text"].strip()
         if text:
-            return text.splitlines()[0][:TITLE_CHARS]
+            return title_line(text)
     first = next((m for m in messages if isinstance(m, HumanMessage)), None)
     text = message_text(first).strip() if first is not None else ""
-    return text.splitlines()[0][:TITLE_CHARS] if text else None
+    return title_line(text) if text else None
 
 
 def load_task(source: Source) -> Thread:

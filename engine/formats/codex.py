@@ -54,12 +54,11 @@ from engine.formats.codex_turn import Call, build_ai, call_id_of, call_name
 from engine.formats.jsonl_lines import head_lines, read_lines
 from engine.formats.jsonshape import Where, json_type, unique_ids
 from engine.formats.source import Source, ThreadRef
-from engine.thread import RecordedCompaction, RecordedUsage, Thread
+from engine.thread import RecordedCompaction, RecordedUsage, Thread, title_line
 
 ROLLOUT_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 LEGACY_META_KEYS = frozenset({"id", "timestamp", "instructions", "git"})
 INPUT_ITEMS = OUTPUT_RESULTS | {"message", "agent_message", "compaction", "compaction_summary"}
-TITLE_CHARS = 80
 SNIFF_LINES = 20
 # compact.rs: "Trimmed {n} older conversation item(s) before compacting so the prompt fits ..."
 TRIMMED = re.compile(r"Trimmed (\d+) older conversation item")
@@ -338,7 +337,7 @@ def _title(messages: list[BaseMessage]) -> str | None:
         if isinstance(m, HumanMessage) and not m.additional_kwargs:
             text = prompt_text(message_text(m.content))
             if text:
-                return text.splitlines()[0][:TITLE_CHARS]
+                return title_line(text)
     return None
 
 

@@ -32,9 +32,8 @@ from engine.formats.gemini_records import FORMAT, Record, Replay, is_metadata, r
 from engine.formats.jsonl_lines import head_lines, read_lines
 from engine.formats.jsonshape import Where, first_byte, json_type
 from engine.formats.source import Source, ThreadRef
-from engine.thread import RecordedCompaction, RecordedEdit, RecordedUsage, Thread
+from engine.thread import RecordedCompaction, RecordedEdit, RecordedUsage, Thread, title_line
 
-TITLE_CHARS = 80
 SENT_TYPES = frozenset({"user", "gemini"})
 ERROR_STATUSES = frozenset({"error", "cancelled"})
 
@@ -252,12 +251,12 @@ def _edit(masking: Any, starts: list[tuple[int, int]], total: int, where: Where)
 
 def _title(meta: dict[str, Any], messages: list[BaseMessage]) -> str | None:
     if isinstance(meta.get("summary"), str) and meta["summary"].strip():
-        return meta["summary"].strip().splitlines()[0][:TITLE_CHARS]
+        return title_line(meta["summary"])
     for m in messages:
         if isinstance(m, HumanMessage):
             text = text_of(m.content).strip()
             if text:
-                return text.splitlines()[0][:TITLE_CHARS]
+                return title_line(text)
     return None
 
 

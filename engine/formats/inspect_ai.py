@@ -30,10 +30,9 @@ from engine.formats.inspect_ai_messages import Attachments, is_summary, to_messa
 from engine.formats.jsonshape import Where, guarded_sniff, unique_ids
 from engine.formats.source import Source, ThreadRef
 from engine.kinds import mark
-from engine.thread import RecordedCompaction, RecordedEdit, RecordedUsage, Thread
+from engine.thread import RecordedCompaction, RecordedEdit, RecordedUsage, Thread, title_line
 from engine.tokens import message_text
 
-TITLE_CHARS = 80
 SHOWN_IDS = 5
 
 
@@ -54,7 +53,7 @@ def _input_text(value: Any) -> str:
 
 def _title(value: Any, resolve: Attachments | None = None) -> str | None:
     text = _input_text(resolve(value) if resolve else value).strip()
-    return text.splitlines()[0][:TITLE_CHARS] if text else None
+    return title_line(text) if text else None
 
 
 class _Sample:

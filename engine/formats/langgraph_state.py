@@ -31,12 +31,11 @@ from engine.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats.pydantic_text import error_detail
 from engine.formats.source import ThreadRef
 from engine.kinds import message_kind
-from engine.thread import RecordedUsage, Thread, stable_id
+from engine.thread import RecordedUsage, Thread, stable_id, title_line
 from engine.tokens import message_text
 
 SUMMARIZATION_TASK = "SummarizationMiddleware.before_model"
 REMOVE_ALL = "__remove_all__"
-TITLE_CHARS = 80
 ROOT_NS = ""
 START = "__start__"
 # Ids of stored dict messages without one. The SQLite importer came first and its ids are kept; the
@@ -257,7 +256,7 @@ def _title(messages: list[BaseMessage]) -> str | None:
         if isinstance(m, HumanMessage) and message_kind(m) == "original":
             text = message_text(m).strip()
             if text:
-                return text.splitlines()[0][:TITLE_CHARS]
+                return title_line(text)
     return None
 
 

@@ -37,7 +37,7 @@ from engine.formats.jsonshape import (
 from engine.formats.openhands_v0 import FORMAT, V0Converter, check_events, is_v0_event
 from engine.formats.source import Source, ThreadRef
 from engine.kinds import mark
-from engine.thread import RecordedCompaction, Thread
+from engine.thread import RecordedCompaction, Thread, title_line
 
 SNIFF = 20
 
@@ -157,7 +157,7 @@ def _title(messages: list[Any]) -> str | None:
 
     first = next((m for m in messages if isinstance(m, HumanMessage)), None)
     text = message_text(first).strip() if first is not None else ""
-    return text.splitlines()[0][:80] if text else None
+    return title_line(text) if text else None
 
 
 class OpenHandsImporter(SingleThreadImporter):

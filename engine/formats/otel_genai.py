@@ -46,7 +46,7 @@ from engine.formats.otel_messages import (
 from engine.formats.otel_spans import Span, flat_spans, is_flat_span, is_otlp, otlp_spans
 from engine.formats.source import Source, ThreadRef
 from engine.kinds import mark
-from engine.thread import RecordedCompaction, RecordedUsage, Thread
+from engine.thread import RecordedCompaction, RecordedUsage, Thread, title_line
 from engine.tokens import message_text
 
 LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "call_llm", "completion"})
@@ -352,7 +352,7 @@ def build(group: Group, where: Where) -> Thread:
     first_model = next((s.attributes.get("gen_ai.response.model") or s.attributes.get("gen_ai.request.model")
                         for s in group.calls), None)
     human = next((m for m in messages if isinstance(m, HumanMessage)), None)
-    title = message_text(human).strip().splitlines()[0][:80] if human is not None and message_text(human).strip() else None
+    title = title_line(message_text(human)) if human is not None and message_text(human).strip() else None
     return Thread(thread_id=group.thread_id, messages=messages, source_format=FORMAT,
                   model=builder.model or (first_model if isinstance(first_model, str) else None),
                   system_prompt=next((message_text(m) for m in messages if isinstance(m, SystemMessage)), None),

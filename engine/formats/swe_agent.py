@@ -36,11 +36,10 @@ from engine.formats.jsonshape import (
 )
 from engine.formats.openai_messages import OpenAIMessageReader
 from engine.formats.source import Source, ThreadRef
-from engine.thread import Thread, stable_id
+from engine.thread import Thread, stable_id, title_line
 from engine.tokens import content_parts
 
 FORMAT = "swe_agent"
-TITLE_CHARS = 80
 # Bulky `info` entries (file snippets around the edits) that the inspector does not need.
 _INFO_SKIP_PREFIX = "edited_files"
 _KWARGS = {"agent": "swe_agent_agent", "message_type": "swe_agent_message_type", "action": "swe_agent_action",
@@ -167,7 +166,7 @@ def _title(messages: list[BaseMessage]) -> str | None:
             if not marker:
                 _, marker, after = text.partition("<pr_description>")
             lines = [line for line in (after if marker else text).splitlines() if line.strip()]
-            return lines[0].strip()[:TITLE_CHARS] if lines else None
+            return title_line(lines[0]) if lines else None
     return None
 
 

@@ -28,7 +28,7 @@ from engine.formats.callids import make_call_ids_unique
 from engine.formats.jsonshape import Where, assemble, guarded_sniff, json_type, leading, parsed_if
 from engine.formats.openai_messages import OpenAIMessageReader
 from engine.formats.source import Source, ThreadRef
-from engine.thread import Thread, stable_id
+from engine.thread import Thread, stable_id, title_line
 
 FORMAT = "tau_bench"
 TITLE_CHARS = 72
@@ -71,7 +71,7 @@ def thread_ids(entries: list[Any]) -> list[str]:
 
 def _first_line(text: Any) -> str:
     lines = text.strip().splitlines() if isinstance(text, str) else []
-    return lines[0][:TITLE_CHARS] if lines else ""
+    return title_line(lines[0], TITLE_CHARS) if lines else ""
 
 
 def _instruction(entry: dict[str, Any]) -> str:

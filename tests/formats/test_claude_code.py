@@ -261,7 +261,7 @@ def test_subagent_file_loads_on_its_own() -> None:
 @pytest.mark.parametrize("name, expected", [
     ("short.jsonl", ("55604662-cf2a-4331-851a-ec234028f8ca", "mix phx.server doesnt seem to start", 5)),
     ("subagent.jsonl", ("491e126e-1e71-469c-ade2-fcc8af567c74",
-                        "/handgemacht:create-beads websearch to learn how to fastest setup credo, dialyze", 32)),
+                        "/handgemacht:create-beads websearch to learn how to fastest setup credo…", 32)),
     ("tool_heavy.jsonl", ("d6e0bada-1959-4eec-a9d2-0bfade768d8f", "start phoenix in background", 17)),
 ])
 def test_small_sessions_list(name: str, expected: tuple[str, str, int]) -> None:

@@ -83,7 +83,7 @@ def test_real_jsonl_session_keeps_first_position_and_last_version() -> None:
     assert thread.by_role() == {"human": 3, "ai": 6, "tool": 12}
     assert thread.extra["skipped_records"] == {"message:info": 2}
     assert thread.thread_id == "0ab84937-9fe7-4284-986a-33c832af0b6a" == lines[0]["sessionId"]
-    assert thread.title == "You are an AI agent that brings the power of Gemini directly into the terminal. "[:80]
+    assert thread.title == "You are an AI agent that brings the power of Gemini directly into the…"  # cut at a word
     assert thread.compactions == [] and thread.edits == []
     assert len(thread.messages) == list_threads(path)[0].messages
 

@@ -43,7 +43,7 @@ def test_any_agent_trace_is_one_thread_with_usage_per_call(name: str) -> None:
     [ref] = list_threads(path)
     thread = load_thread(path)
     assert thread.thread_id == ref.thread_id == f"trace-{trace_id}"
-    assert thread.title == "Find what year it is in the America/New_York timezone and write the value (singl"
+    assert thread.title == "Find what year it is in the America/New_York timezone and write the value…"
     # The first call's input (system, user), each call's output, each tool's result before the next call.
     roles = [type(m) for m in thread.messages]
     assert roles[:6] == [SystemMessage, HumanMessage, AIMessage, ToolMessage, AIMessage, ToolMessage]

@@ -22,7 +22,7 @@ def test_lists_every_result_with_a_unique_id() -> None:
     refs = list_threads(path)
     assert len(refs) == 200 and len({r.thread_id for r in refs}) == 200
     assert [(r.thread_id, r.messages) for r in refs[:4]] == [("0-0", 32), ("1-0", 12), ("2-0", 24), ("3-0", 62)]
-    assert refs[0].title == "reward 0.0: You are mia_li_3668. You want to fly from New York to Seattle on May 20 "
+    assert refs[0].title == "reward 0.0: You are mia_li_3668. You want to fly from New York to Seattle on May…"
     assert refs[-1].thread_id == "49-3"
 
 
