@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.run import Run
 from engine.thread import Thread
-from tests.differential.scripts import Script, summary_for
+from tests.differential.scripts import TASK_PREFIX, Script, summary_for
 
 SUMMARY_PROMPT_START = "<role>\nContext Extraction Assistant\n</role>"
 
@@ -37,8 +37,24 @@ class Interrupted(Exception):
     """The recorded run stops before this tool call returns (a dangling call)."""
 
 
+def lane_of(messages: Sequence[BaseMessage]) -> str:
+    """Whose call this is: "main", or the id of the `task` call whose sub-agent is asking.
+
+    A sub-agent's request ends with its task description (first call) or with a result of one of
+    its own calls (`<task id>.s<k>-<j>`, scripts.py); anything else is the main agent's."""
+    last = messages[-1] if messages else None
+    if isinstance(last, ToolMessage) and ".s" in last.tool_call_id:
+        return last.tool_call_id.split(".s")[0]
+    if isinstance(last, HumanMessage) and isinstance(last.content, str) and last.content.startswith(TASK_PREFIX):
+        return last.content[len(TASK_PREFIX):].split(":", 1)[0]
+    return "main"
+
+
 class ScriptedModel(BaseChatModel):
-    """Answers with the script's AI messages in order; a summary prompt gets `summary_for(prompt)`."""
+    """Answers with the script's AI messages in order; a summary prompt gets `summary_for(prompt)`.
+
+    The main agent's answers are `responses`; a sub-agent's are `lanes[task call id]`, each lane
+    in its own order (sub-agents of parallel task calls run concurrently, in threads)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
     responses: list[AIMessage]
@@ -46,6 +62,8 @@ class ScriptedModel(BaseChatModel):
     calls: list[list[BaseMessage]] = []  # the main-agent requests, exactly as sent
     summary_prompts: list[str] = []
     bound: list[Any] = []  # the tools the agent binds first (the schemas the model is sent)
+    lanes: dict[str, list[AIMessage]] = {}  # sub-agents' answers by task call id
+    lane_calls: dict[str, list[list[BaseMessage]]] = {}  # sub-agents' requests, exactly as sent
 
     @property
     def _llm_type(self) -> str:
@@ -63,6 +81,14 @@ class ScriptedModel(BaseChatModel):
             prompt = str(messages[0].content)
             self.summary_prompts.append(prompt)
             return ChatResult(generations=[ChatGeneration(message=AIMessage(summary_for(normalize_text(prompt))))])
+        lane = lane_of(messages) if self.lanes else "main"
+        if lane != "main":
+            sent = self.lane_calls.setdefault(lane, [])
+            if len(sent) >= len(self.lanes[lane]):
+                raise RuntimeError(f"the scripted sub-agent {lane} ran out of responses")
+            reply = self.lanes[lane][len(sent)]
+            sent.append(list(messages))
+            return ChatResult(generations=[ChatGeneration(message=reply.model_copy(deep=True))])
         if self.position >= len(self.responses):
             raise RuntimeError("the scripted model ran out of responses")
         self.calls.append(list(messages))
@@ -278,8 +304,10 @@ def compare_steps(real: Sequence[RealStep], run: Run, thread: Thread, *, label: 
         else:
             out.agreeing += 1
     if files is not None:
-        # evicted human messages are named by a uuid4 each: key them by their content instead
-        real_files, our_files = ({(normalize_text(p) + (f"#{hash(c)}" if _EVICTED.search(p) else "")): normalize_text(c)
+        # evicted human messages are named by a uuid4 each, and each agent (a parent, its sub-agents)
+        # keeps its own history file under a uuid4 session name: key those by their content instead
+        real_files, our_files = ({(normalize_text(p) + (f"#{hash(normalize_text(c))}" if _EVICTED.search(p) or _HISTORY.search(p)
+                                                        else "")): normalize_text(c)
                                   for p, c in f.items()} for f in files)
         if real_files != our_files:
             cls = "files differ"
@@ -294,5 +322,5 @@ def compare_steps(real: Sequence[RealStep], run: Run, thread: Thread, *, label: 
 
 __all__ = [
     "Comparison", "Interrupted", "Observer", "RealStep", "ScriptSummarizer", "ScriptTool", "ScriptedModel",
-    "compare_steps", "normalize_text", "shape", "thread_from",
+    "compare_steps", "lane_of", "normalize_text", "shape", "thread_from",
 ]

@@ -57,6 +57,8 @@ class Script:
     turns: list[Turn]
     results: dict[str, ToolMessage]  # custom tools' results by tool_call_id
     params: dict[str, Any] = field(default_factory=dict)  # framework settings drawn for this script
+    # a `task` call's sub-agent: what the model answers inside it, in call order, by the task call's id
+    subagents: dict[str, list[AIMessage]] = field(default_factory=dict)
 
     @property
     def thread_id(self) -> str:
@@ -83,6 +85,9 @@ class Knobs:
     write_p: float = 0.0  # a call to write_file / edit_file with long arguments
     huge_human_p: float = 0.0  # a human message over 200,000 characters
     window: tuple[int, int] = (1500, 12000)
+    task_p: float = 0.0  # a call is a `task` call spawning a sub-agent (Deep Agents' general-purpose)
+    sub_steps: tuple[int, int] = (4, 30)  # the sub-agent's own model calls (the last one answers)
+    sub_big_result_p: float = 0.0  # inside a sub-agent: a result of about big_result_chars (offload)
 
 
 def _usage(rng: random.Random, context_chars: int, provider: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -93,12 +98,61 @@ def _usage(rng: random.Random, context_chars: int, provider: str) -> tuple[dict[
     return usage, {"model_provider": provider}
 
 
+TASK_PREFIX = "Sub-task "  # a task description names its call id: the scripted model knows whose turn it is
+
+
+def _subagent(rng: random.Random, cid: str, knobs: Knobs, results: dict[str, ToolMessage]) -> list[AIMessage]:
+    """What the model answers inside one sub-agent: tool-using steps, then a final report.
+
+    Ids name the task call (`<cid>.a<k>`, calls `<cid>.s<k>-<j>`) so the scripted model can tell
+    concurrent sub-agents apart. A sub-agent's tools always return (an interrupt inside one would
+    stop the parent's task call, which the task tool does not survive)."""
+    replies: list[AIMessage] = []
+    context_chars = 0
+    n = rng.randint(*knobs.sub_steps)
+    for k in range(n):
+        last = k == n - 1
+        text = words(rng, rng.randint(0, 25)) if rng.random() < 0.6 else ""
+        if last and rng.random() < 0.8:  # usually a report; else the parent gets an earlier text
+            text = "Report: " + words(rng, rng.randint(3, 30))
+        content: Any = text
+        if knobs.thinking_p and rng.random() < knobs.thinking_p:
+            content = [{"type": "thinking", "thinking": words(rng, rng.randint(5, 60)), "signature": "sig"},
+                       {"type": "text", "text": text or "ok"}]
+        calls: list[dict[str, Any]] = []
+        if not last:
+            for j in range(2 if rng.random() < knobs.parallel_p else 1):
+                sid = f"{cid}.s{k}-{j}"
+                if knobs.write_p and rng.random() < knobs.write_p:
+                    long = text_of_chars(rng, rng.randint(1500, 6000))
+                    calls.append({"name": "write_file", "args": {"file_path": f"/w/{sid}.txt", "content": long},
+                                  "id": sid, "type": "tool_call"})
+                    continue
+                name = rng.choice(CUSTOM_TOOLS)
+                calls.append({"name": name, "args": {"query": words(rng, rng.randint(1, 8))}, "id": sid,
+                              "type": "tool_call"})
+                if knobs.big_result_chars and rng.random() < knobs.sub_big_result_p:
+                    size = knobs.big_result_chars + rng.randint(-2000, 20_000)
+                else:
+                    size = rng.randint(*knobs.result_chars)
+                results[sid] = ToolMessage(text_of_chars(rng, size), tool_call_id=sid, name=name, id=f"t-{sid}")
+        extra: dict[str, Any] = {}
+        if rng.random() < knobs.usage_p:
+            usage, meta = _usage(rng, context_chars, PROVIDER)
+            extra = {"usage_metadata": usage, "response_metadata": meta}
+        replies.append(AIMessage(content=content, id=f"{cid}.a{k}", tool_calls=calls, **extra))
+        context_chars += len(str(content)) + sum(len(str(c["args"])) for c in calls)
+        context_chars += sum(len(str(results[c["id"]].content)) for c in calls if c["id"] in results)
+    return replies
+
+
 def generate(seed: int, knobs: Knobs) -> Script:
     """One script: a few turns of tool-using steps, sizes and options drawn from `knobs`."""
     rng = random.Random(seed)
     window = rng.randint(*knobs.window)
     turns: list[Turn] = []
     results: dict[str, ToolMessage] = {}
+    subagents: dict[str, list[AIMessage]] = {}
     context_chars = 0
     provider_mix = rng.random() < knobs.other_provider_p
     for t in range(rng.randint(*knobs.turns)):
@@ -123,6 +177,13 @@ def generate(seed: int, knobs: Knobs) -> Script:
             if not last:
                 for j in range(2 if rng.random() < knobs.parallel_p else 1):
                     cid = f"c{seed}-{t}-{k}-{j}"
+                    if knobs.task_p and rng.random() < knobs.task_p:
+                        description = f"{TASK_PREFIX}{cid}: {words(rng, rng.randint(5, 40))}"
+                        calls.append({"name": "task", "args": {"description": description,
+                                                               "subagent_type": "general-purpose"},
+                                      "id": cid, "type": "tool_call"})
+                        subagents[cid] = _subagent(rng, cid, knobs, results)
+                        continue
                     if knobs.write_p and rng.random() < knobs.write_p:
                         long = text_of_chars(rng, rng.randint(1500, 6000))
                         if rng.random() < 0.5:
@@ -158,7 +219,7 @@ def generate(seed: int, knobs: Knobs) -> Script:
             if interrupted:
                 break
         turns.append(Turn(human, replies, interrupted))
-    return Script(seed, window, f"You are agent {seed}. {words(rng, 12)}", turns, results)
+    return Script(seed, window, f"You are agent {seed}. {words(rng, 12)}", turns, results, subagents=subagents)
 
 
-__all__ = ["CUSTOM_TOOLS", "Knobs", "PROVIDER", "Script", "Turn", "generate", "summary_for", "text_of_chars", "words"]
+__all__ = ["CUSTOM_TOOLS", "Knobs", "PROVIDER", "Script", "TASK_PREFIX", "Turn", "generate", "summary_for", "text_of_chars", "words"]

@@ -3,19 +3,27 @@
 Seeded scripts reach every mechanism of the default stack: summaries (view mode, history file,
 chained events), argument truncation of old write_file/edit_file calls, large-result offload, the
 input-budget clip, human messages over 200,000 characters, thinking blocks dropped after a summary,
-reported usage (scaling and triggers), interrupted calls patched at the next turn. The real agent
-and our replay of the thread it recorded agree on every step's state, request, system prompt and
-summary position, and on the files the layers wrote.
+reported usage (scaling and triggers), interrupted calls patched at the next turn, and `task` calls
+whose general-purpose sub-agent runs long enough to reach its own summaries, offloads, argument
+truncations and dropped thinking. The real agent and our replay of the thread it recorded agree on
+every step's state, request, system prompt and summary position -- the parent's steps and each
+sub-agent's (its transcript, `Thread.subagents[task call id]`, replayed with the same preset, as
+Deep Agents gives the GP sub-agent the same stack) -- on the files the layers wrote, and each task
+call's result is the sub-agent's last text.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import Counter
+from dataclasses import dataclass
 
 import pytest
 
+from engine.config import EngineConfig
 from engine.replay import replay
+from engine.thread import Thread
 from tests.differential.harness import Comparison, ScriptSummarizer, compare_steps
 
 da = pytest.importorskip("tests.differential.deepagents_side", reason="deepagents==0.7.32 is a test dependency")
@@ -34,6 +42,16 @@ ALLOWED: dict[str, str] = {
     # thread can make it (seed 7959 of CTXI_DIFF_SEED=7777). Every step still compares exactly.
     STOPPED_FILES: "the aborted call's files are not in the thread",
 }
+SUBAGENT_FILES = "files: a sub-agent's files are in its own run, not the parent's"
+ALLOWED[SUBAGENT_FILES] = (
+    # Deep Agents hands the sub-agent the parent's files and merges the ones it writes (offloads, its
+    # own /conversation_history/session_*.md) back into the parent's state when the task call returns
+    # (deepagents 0.7.32 subagents.py `_validate_and_prepare_state`, `_return_command_with_state_update`:
+    # `files` is not an excluded key). A replay keeps each transcript's files in its own run (the
+    # sub-agent's, opened from its task call); the real files equal the parent's run's plus each
+    # sub-agent run's, which is what is compared.
+    "a replay keeps each transcript's files in its own run")
+TASK_RESULT = "task result is not the sub-agent's last text"
 MIN_RATE = 0.995
 
 
@@ -49,59 +67,110 @@ def _dropped_thinking(run: object, thread: object) -> int:
                if any(m.type == "ai" and m.id in recorded and m.content != recorded[m.id].content for m in step.view))
 
 
-def _probe(seed: int, first: Comparison) -> Comparison:
+def _fold(total: Comparison, part: Comparison, prefix: str) -> None:
+    """A sub-agent's steps counted with the parent's, its classes named as the sub-agent's."""
+    total.steps += part.steps
+    total.agreeing += part.agreeing
+    for cls, n in part.classes.items():
+        total.classes[prefix + cls] += n
+        total.examples.setdefault(prefix + cls, part.examples[cls])
+
+
+@dataclass
+class Played:
+    result: Comparison  # the parent's steps and the sub-agents' (classes prefixed "sub-agent ")
+    subagents: Comparison  # the sub-agents' steps alone
+    seen: Counter[str]
+
+
+def _play(seed: int, *, fresh: bool = False) -> Played:
+    script = da.make_script(seed)
+    real, thread, files, observer = da.run_real(script, fresh=fresh)
+    config = da.our_config(script)
+    run = replay(thread, config, summarizer=ScriptSummarizer())
+    subs = Comparison()
+    seen: Counter[str] = Counter()
+    sub_files: dict[str, str] = {}
+    for call_id, sub in observer.subagents.items():
+        sub_run = replay(sub.thread, config, summarizer=ScriptSummarizer())
+        subs.add(compare_steps(sub.steps, sub_run, sub.thread, label=f"seed {seed} sub-agent {call_id}",
+                               summary_position=da.summary_positions(sub.steps, sub.final_event, sub_run)))
+        sub_files.update(da.our_files(sub_run))
+        seen.update(f"sub-agent {e.layer}.{e.kind}" for e in sub_run.events)
+        seen["sub-agent steps showing dropped thinking"] += _dropped_thinking(sub_run, sub.thread)
+        seen["sub-agent replies with usage"] += sum(1 for m in sub.thread.messages if getattr(m, "usage_metadata", None))
+        last = sub.thread.messages[-1] if sub.thread.messages else None
+        seen["task results from an earlier text (last answer empty)"] += bool(
+            last is not None and last.type == "ai" and not last.text.strip())
+    ours = da.our_files(run)
+    result = compare_steps(real, run, thread, label=f"seed {seed}",
+                           summary_position=da.summary_positions(real, observer.final_event, run),
+                           files=(files, {**ours, **sub_files}))
+    if sub_files and "files differ" not in result.classes:
+        result.classes[SUBAGENT_FILES] += 1
+        result.examples.setdefault(SUBAGENT_FILES, f"seed {seed}: {len(sub_files)} files in its sub-agents' runs")
+        result.threads_agreeing = 0
+    if observer.stopped is not None and "files differ" in result.classes:
+        result.classes[STOPPED_FILES] = result.classes.pop("files differ")
+        result.examples[STOPPED_FILES] = result.examples.pop("files differ")
+    for call_id in da.task_result_problems(thread):
+        result.classes[TASK_RESULT] += 1
+        result.examples.setdefault(TASK_RESULT, f"seed {seed} task call {call_id}")
+    _fold(result, subs, "sub-agent ")
+    seen.update(f"{e.layer}.{e.kind}" for e in run.events)
+    seen["steps showing dropped thinking"] += _dropped_thinking(run, thread)
+    seen["real run stopped (ContextOverflowError)"] += observer.stopped is not None
+    seen["replies with usage"] += sum(1 for r in script.replies() if r.usage_metadata)
+    seen["task calls with a sub-agent"] += len(observer.subagents)
+    seen["sub-agent steps"] += subs.steps
+    return Played(result, subs, seen)
+
+
+def _probe(seed: int, first: Played) -> Played:
     """A diverging thread played again on a freshly built agent and replayed again: if the second
     comparison differs from the first, the divergence is not a rule of ours or theirs but a
     nondeterminism (the shared agent's history, the process, the clock), and the report says so.
     The first result still counts: this names the class, it never turns a failure green."""
-    script = da.make_script(seed)
-    real, thread, files, observer = da.run_real(script, fresh=True)
-    run = replay(thread, da.our_config(script), summarizer=ScriptSummarizer())
-    again = compare_steps(real, run, thread, label=f"seed {seed} (rerun)",
-                          summary_position=da.summary_positions(real, observer.final_event, run),
-                          files=(files, da.our_files(run)))
-    if again.classes == first.classes:
+    again = _play(seed, fresh=True).result
+    if again.classes == first.result.classes:
         return first
-    named = Comparison(steps=first.steps, agreeing=first.agreeing, threads=first.threads,
-                       threads_agreeing=first.threads_agreeing)
-    for cls, n in first.classes.items():
+    named = Comparison(steps=first.result.steps, agreeing=first.result.agreeing, threads=first.result.threads,
+                       threads_agreeing=first.result.threads_agreeing)
+    for cls, n in first.result.classes.items():
         tag = f"nondeterministic (rerun on a fresh agent: {again.agreeing}/{again.steps} agree): {cls}"
         named.classes[tag] += n
-        named.examples[tag] = first.examples[cls]
-    return named
+        named.examples[tag] = first.result.examples[cls]
+    return Played(named, first.subagents, first.seen)
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_deepagents_preset_agrees_with_create_deep_agent(chunk: int) -> None:
-    total = Comparison()
+    total, subs = Comparison(), Comparison()
     seen: Counter[str] = Counter()
     for seed in _chunk(chunk):
-        script = da.make_script(seed)
-        real, thread, files, observer = da.run_real(script)
-        run = replay(thread, da.our_config(script), summarizer=ScriptSummarizer())
-        result = compare_steps(real, run, thread, label=f"seed {seed}",
-                               summary_position=da.summary_positions(real, observer.final_event, run),
-                               files=(files, da.our_files(run)))
-        if observer.stopped is not None and "files differ" in result.classes:
-            result.classes[STOPPED_FILES] = result.classes.pop("files differ")
-            result.examples[STOPPED_FILES] = result.examples.pop("files differ")
-        if result.classes and set(result.classes) - set(ALLOWED):
-            result = _probe(seed, result)
-        total.add(result)
-        seen.update(f"{e.layer}.{e.kind}" for e in run.events)
-        seen["steps showing dropped thinking"] += _dropped_thinking(run, thread)
-        seen["real run stopped (ContextOverflowError)"] += observer.stopped is not None
-        seen["replies with usage"] += sum(1 for r in script.replies() if r.usage_metadata)
-    report = total.report(f"deepagents chunk {chunk}") + "\n  reached: " + ", ".join(
-        f"{k} {v}" for k, v in sorted(seen.items()))
+        played = _play(seed)
+        if played.result.classes and set(played.result.classes) - set(ALLOWED):
+            played = _probe(seed, played)
+        total.add(played.result)
+        subs.add(played.subagents)
+        seen.update(played.seen)
+    report = (total.report(f"deepagents chunk {chunk}") + "\n" + subs.report("  of which sub-agents' steps")
+              + "\n  reached: " + ", ".join(f"{k} {v}" for k, v in sorted(seen.items())))
     print(report)
     assert set(total.classes) <= set(ALLOWED), report
     assert total.rate >= MIN_RATE, report
+    assert subs.rate >= MIN_RATE, report
     n = len(_chunk(chunk))
     for mechanism in ("summarization.summarize", "filesystem.truncate_args", "filesystem.offload",
                       "filesystem.evict_human", "dangling.patch", "steps showing dropped thinking"):
         assert seen[mechanism] >= max(1, n // 20), f"{mechanism} not reached\n{report}"
     assert seen["replies with usage"] >= n, report
+    # about half the threads delegate; its sub-agents reach their own summaries and the rest
+    assert seen["task calls with a sub-agent"] >= max(1, n // 6), report
+    for mechanism in ("sub-agent summarization.summarize", "sub-agent filesystem.truncate_args",
+                      "sub-agent filesystem.offload", "sub-agent steps showing dropped thinking"):
+        assert seen[mechanism] >= max(1, n // 30), f"{mechanism} not reached\n{report}"
+    assert seen["sub-agent replies with usage"] >= 1, report
 
 
 def test_a_divergence_that_does_not_reproduce_is_named_nondeterministic() -> None:
@@ -110,8 +179,32 @@ def test_a_divergence_that_does_not_reproduce_is_named_nondeterministic() -> Non
     first = Comparison(steps=3, agreeing=2, threads=1)
     first.classes["view: message N (ai) differs in content"] = 1
     first.examples["view: message N (ai) differs in content"] = "seed 0 step 2: ..."
-    named = _probe(0, first)
+    named = _probe(0, Played(first, Comparison(), Counter())).result
     [(cls, n)] = named.classes.items()
     assert cls.startswith("nondeterministic (rerun on a fresh agent: ") and cls.endswith(
         ": view: message N (ai) differs in content") and n == 1
     assert (named.steps, named.agreeing, named.examples[cls]) == (3, 2, "seed 0 step 2: ...")
+
+
+def test_a_sub_agent_replayed_with_other_settings_is_caught() -> None:
+    # seed 0 delegates twice; its first sub-agent summarizes three times at 0.85 of the window. Its
+    # transcript replayed as recorded agrees step by step; with the trigger at 0.5 the summaries move
+    # (summary position differs); with another system prompt every step's prompt differs.
+    script = da.make_script(0)
+    _, _, _, observer = da.run_real(script)
+    sub = observer.subagents["c0-1-1-1"]
+    config = da.our_config(script)
+
+    def compare(thread: Thread, cfg: EngineConfig) -> Comparison:
+        run = replay(thread, cfg, summarizer=ScriptSummarizer())
+        return compare_steps(sub.steps, run, thread, label="seed 0 sub-agent",
+                             summary_position=da.summary_positions(sub.steps, sub.final_event, run))
+
+    same = compare(sub.thread, config)
+    assert (same.steps, same.agreeing, dict(same.classes)) == (15, 15, {})
+    d = config.to_dict()
+    d["summarization"] = {**d["summarization"], "trigger": [{"type": "fraction", "value": 0.5}]}
+    early = compare(sub.thread, EngineConfig.from_dict(d))
+    assert early.agreeing < early.steps and any("summary position" in c for c in early.classes), early.report("early")
+    other = compare(dataclasses.replace(sub.thread, system_prompt="You are someone else."), config)
+    assert other.agreeing == 0 and all("system prompt" in c for c in other.classes), other.report("other")
