@@ -5,7 +5,12 @@ At every step from the first compaction on, the intent is
   text) is still in the view;
 - `summary` when a summary in the view has an intent section (LangChain's `## SESSION INTENT`, or
   Claude Code's `Primary Request and Intent`) that covers at least 60 % of the intent's content
-  words (in the as-recorded run, the source agent's own summary is such a view message);
+  words, or quotes word for word a sentence of the request that carries at least 3 content words
+  (Claude Code's compaction prompt asks for "all of the user's explicit requests"; a summary that
+  quotes the goal sentence and leaves out the how-to steps, e.g. `User asked to "Work on bead
+  spotter-a0y"` for "Work on bead spotter-a0y. Run bd show … to see the issue details …", has kept
+  the intent although most of its words are gone). In the as-recorded run, the source agent's own
+  summary is such a view message;
 - `missing` otherwise: the step is flagged.
 Steps whose view holds LangChain's "Previous conversation was too long to summarize." placeholder
 are flagged as well (`placeholder`). `score` is the fraction of checked steps not missing.
@@ -35,6 +40,8 @@ from engine.tokens import message_text
 
 KEPT, SUMMARY, MISSING, BEFORE = "kept", "summary", "missing", "before"
 INTENT_OVERLAP = 0.6
+QUOTE_MIN_WORDS = 3  # a quoted sentence this rich names a goal ("Work on bead X"), not a filler ("Thanks.")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _HEADER = re.compile(r"^\s*(?:#{1,6}\s+|\d+\.\s+|\*\*)?(.+?)(?:\*\*)?\s*:?\s*$")
 _INTENT_TITLES = ("session intent", "primary request and intent")
 _WORD = re.compile(r"[a-z0-9][a-z0-9_\-./]*[a-z0-9]|[a-z0-9]")
@@ -55,10 +62,11 @@ class DriftCheck:
     placeholder: bool
     has_intent_section: bool
     overlap: float
+    quoted: bool = False  # the intent section quotes a sentence of the request word for word
 
     def to_dict(self) -> dict[str, Any]:
         return {"step": self.step, "source": self.source, "status": self.status, "placeholder": self.placeholder,
-                "has_intent_section": self.has_intent_section, "overlap": self.overlap}
+                "has_intent_section": self.has_intent_section, "overlap": self.overlap, "quoted": self.quoted}
 
 
 @dataclass
@@ -141,27 +149,40 @@ def intent_overlap(intent: str, text: str) -> float:
     return round(len(words & content_words(text)) / len(words), 4)
 
 
+def quotes_request(intent: str, text: str) -> bool:
+    """Whether `text` holds, word for word, a sentence of `intent` with >= QUOTE_MIN_WORDS content words."""
+    squashed = _squash(text)
+    for sentence in _SENTENCE_END.split(intent):
+        sentence = sentence.strip().rstrip(".!?;:,").strip()
+        if len(content_words(sentence)) >= QUOTE_MIN_WORDS and _squash(sentence) in squashed:
+            return True
+    return False
+
+
 def _squash(text: str) -> str:
     return " ".join(text.lower().split())
 
 
 def _summary_status(intent: str, texts: Iterable[str],
-                    cache: dict[str, tuple[bool, float | None]]) -> tuple[bool, bool, float, bool]:
-    """(represented, has_section, best overlap, placeholder) over the summaries given."""
-    has_section = represented = placeholder = False
+                    cache: dict[str, tuple[bool, float | None, bool]]) -> tuple[bool, bool, float, bool, bool]:
+    """(represented, has_section, best overlap, placeholder, quoted) over the summaries given."""
+    has_section = represented = placeholder = quoted = False
     best = 0.0
     for text in texts:
         if text not in cache:  # a summary stays in the view for many steps: read it once
             section = intent_section(text)
-            cache[text] = (TOO_LONG_PLACEHOLDER in text, None if section is None else intent_overlap(intent, section))
-        is_placeholder, score = cache[text]
+            cache[text] = (TOO_LONG_PLACEHOLDER in text,
+                           None if section is None else intent_overlap(intent, section),
+                           section is not None and quotes_request(intent, section))
+        is_placeholder, score, quotes = cache[text]
         placeholder = placeholder or is_placeholder
         if score is None:
             continue
         has_section = True
         best = max(best, score)
-        represented = represented or score >= INTENT_OVERLAP
-    return represented, has_section, best, placeholder
+        quoted = quoted or quotes
+        represented = represented or score >= INTENT_OVERLAP or quotes
+    return represented, has_section, best, placeholder, quoted
 
 
 def goal_drift(run: Run) -> DriftReport:
@@ -175,9 +196,9 @@ def goal_drift(run: Run) -> DriftReport:
     first = comps[0].step if comps else len(run.steps)
     statuses: list[str] = []
     placeholders: list[int] = []
-    per_step: dict[int, tuple[str, bool, bool, float]] = {}
+    per_step: dict[int, tuple[str, bool, bool, float, bool]] = {}
     seen: dict[int, tuple[BaseMessage, bool, bool]] = {}  # per message object: (it, is summary, is the intent)
-    read: dict[str, tuple[bool, float | None]] = {}
+    read: dict[str, tuple[bool, float | None, bool]] = {}
     prev: Sequence[BaseMessage] = ()
     view_summaries: list[str] = []
     view_kept = False
@@ -197,16 +218,16 @@ def goal_drift(run: Run) -> DriftReport:
                 view_summaries.append(message_text(m))
             view_kept = view_kept or hit[2]
         prev = view
-        represented, has_section, overlap, placeholder = _summary_status(intent, view_summaries, read)
+        represented, has_section, overlap, placeholder, quoted = _summary_status(intent, view_summaries, read)
         status = KEPT if view_kept else SUMMARY if represented else MISSING
         statuses.append(status)
         if placeholder:
             placeholders.append(s.index)
-        per_step[s.index] = (status, placeholder, has_section, overlap)
+        per_step[s.index] = (status, placeholder, has_section, overlap, quoted)
     checks = []
     for c in comps:
-        status, placeholder, has_section, overlap = per_step.get(c.step, (MISSING, c.placeholder, False, 0.0))
-        checks.append(DriftCheck(c.step, c.source, status, placeholder or c.placeholder, has_section, overlap))
+        status, placeholder, has_section, overlap, quoted = per_step.get(c.step, (MISSING, c.placeholder, False, 0.0, False))
+        checks.append(DriftCheck(c.step, c.source, status, placeholder or c.placeholder, has_section, overlap, quoted))
     return DriftReport(intent, intent_msg.id, statuses, checks, placeholders)
 
 

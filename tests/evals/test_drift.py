@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine.config import preset
 from engine.evals import goal_drift, session_intent
-from engine.evals.drift import intent_overlap, intent_section
+from engine.evals.drift import intent_overlap, intent_section, quotes_request
 from engine.replay import replay
 from engine.thread import RecordedCompaction
 from tests.evals.threads import INTENT, greeting_thread, needle_thread, summarization_only
@@ -16,7 +16,7 @@ def test_intent_survives_in_the_summary_session_intent() -> None:
     assert report.statuses == ["before", "before", "before", "summary", "summary"]
     assert [c.to_dict() for c in report.checks] == [{"step": 3, "source": "simulated", "status": "summary",
                                                      "placeholder": False, "has_intent_section": True,
-                                                     "overlap": 1.0}]
+                                                     "overlap": 1.0, "quoted": True}]
     assert report.flagged_steps == [] and report.score == 1.0
 
 
@@ -66,7 +66,7 @@ def test_recorded_compaction_summary_stands_for_the_cut_history() -> None:
     assert report.statuses == ["before", "before", "summary", "summary", "summary"]
     assert [c.to_dict() for c in report.checks] == [{"step": 2, "source": "recorded", "status": "summary",
                                                      "placeholder": False, "has_intent_section": True,
-                                                     "overlap": 1.0}]
+                                                     "overlap": 1.0, "quoted": True}]
     bare = needle_thread()
     bare.compactions.append(RecordedCompaction(index=4, summary="We looked at some files."))
     report = goal_drift(replay(bare, config))
@@ -74,3 +74,22 @@ def test_recorded_compaction_summary_stands_for_the_cut_history() -> None:
     # a what-if that keeps the whole history still shows the intent: nothing drifted in its view
     whatif = goal_drift(replay(bare, preset("langchain").with_overrides(["tokens.counter=approximate"])))
     assert whatif.checks == [] and whatif.flagged_steps == [] and whatif.score is None
+
+
+def test_a_summary_quoting_the_goal_sentence_keeps_the_intent() -> None:
+    # Claude Code session fa812bfe's own summary quotes the request's first sentence and drops its how-to
+    # steps: 4 of 15 content words, yet the intent is there.
+    intent = ("Work on bead spotter-a0y. Run bd show spotter-a0y to see the issue details and bd ready to find "
+              "available subtasks. Start with the first ready task.")
+    section = 'User asked to "Work on bead spotter-a0y" and "continue until all are done."'
+    assert intent_overlap(intent, section) < 0.6
+    assert quotes_request(intent, section)
+    assert not quotes_request(intent, 'User asked to "Start" the work.')  # a fragment is not a quote
+    assert not quotes_request("Thanks. Fix it.", "Thanks. Fix it.")  # sentences too thin to name a goal
+    thread = needle_thread()
+    thread.compactions.append(RecordedCompaction(
+        index=4, summary="1. Primary Request and Intent:\n   " + section))
+    thread.messages[0].content = intent
+    report = goal_drift(replay(thread, preset("as-recorded").with_overrides(["tokens.counter=approximate"])))
+    assert [(c.status, c.quoted) for c in report.checks] == [("summary", True)]
+    assert report.flagged_steps == []
