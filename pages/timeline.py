@@ -66,21 +66,35 @@ def chart(run: Run) -> None:
 
 chart(run)
 
-cols = st.columns([1, 3])
-with cols[0]:
-    target = st.number_input("Open step", min_value=0, max_value=max(0, len(run.steps) - 1),
-                             value=session.current_step(run), step=1, key="timeline_open_step")
-    if st.button("Open in Step page", key="timeline_open"):
-        session.set_step(int(target))
-        st.switch_page("pages/step.py")
 
+def _open_step() -> None:
+    # a callback: app.py switches pages before this page draws anything again (ui.session.go_to)
+    session.set_step(int(st.session_state["timeline_open_step"]))
+    session.go_to("pages/step.py")
+
+
+with st.container(horizontal=True, vertical_alignment="bottom"):
+    st.number_input("Open step", min_value=0, max_value=max(0, len(run.steps) - 1),
+                    value=session.current_step(run), step=1, key="timeline_open_step", width=200)
+    st.button("Open in Step page", key="timeline_open", on_click=_open_step)
+
+# Lazy sections (on_change="rerun": their content runs only while open, and stays open across edits
+# once opened). Drawn on every edit they cost more than the chart itself: the events table (~90 KB
+# for a 1,000-step thread) and the cost section (engine.cost.run_cost, ~0.5 s CPU per new config,
+# plus a second chart) made a sidebar edit wait for them in the browser (docs/benchmarks.md).
 markers = event_markers(run)
-with cols[1]:
-    st.markdown(f"**Events** ({len(markers):,})")
-    if markers:
-        table([{"step": m.step, "layer": m.layer, "kind": m.kind, "severity": m.severity, "what happened": m.text}
-                      for m in markers], height=260)
-    else:
-        st.caption("No layer acted on this thread with these settings.")
+events = st.expander(f"Events ({len(markers):,}): every layer action, step by step", key="timeline_events",
+                     on_change="rerun", icon=":material/list:")
+if events.open:
+    with events:
+        if markers:
+            table([{"step": m.step, "layer": m.layer, "kind": m.kind, "severity": m.severity, "what happened": m.text}
+                   for m in markers], height=260)
+        else:
+            st.caption("No layer acted on this thread with these settings.")
 
-timeline_cost(run)
+cost = st.expander("Cost: modelled dollars, cache hit rate, did each compaction pay for itself?",
+                   key="timeline_cost", on_change="rerun", icon=":material/payments:")
+if cost.open:
+    with cost:
+        timeline_cost(run)

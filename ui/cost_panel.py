@@ -44,7 +44,6 @@ def timeline_cost(run: Run) -> None:
     cost = cost_of(run)
     if cost is None or not cost.steps:
         return
-    st.subheader("Cost")
     if cost.price is None:
         st.info(escape_md(f"No price for the model {cost.model or '(none named)'}: the cache use below is modelled, "
                           "the dollars are not. Choose a model to price it as (Config page, Cost section: "

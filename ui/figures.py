@@ -150,6 +150,37 @@ def _step_hover(series: TimelineSeries, window_tokens: int) -> tuple[str, np.nda
 MAX_LINE_POINTS = 2_000
 
 
+# The click layer is SVG up to this many steps and WebGL beyond. Streamlit redraws a changed
+# figure with Plotly.newPlot (the element's id hashes its spec), so a WebGL trace creates a new
+# WebGL context on every sidebar edit: ~0.25 s of getContext alone in headless Chromium, and
+# invisible SVG markers for 1,000 steps drew the whole figure ~40 % faster (docs/benchmarks.md).
+# Past this many points SVG markers cost more than the context does.
+MAX_SVG_CLICK_POINTS = 2_000
+# Margins that already hold the legend and the axis labels spare plotly's second layout pass: it
+# draws everything, measures what pushes the margins (the legend; the axes, which Streamlit's theme
+# sets to automargin), grows them and draws everything again (measured: 1.0 s of a 1.3 s newPlot
+# of a 1,000-step figure in Chromium). Legend text (size 11) is ~5 px a character, lane names (tick
+# size 10) ~4.6 px; a label longer than estimated still gets its room, by that second pass.
+LEGEND_CHAR_PX = 5.6
+LEGEND_PAD_PX = 60
+MAX_LEGEND_MARGIN_PX = 480
+LANE_CHAR_PX = 5.0
+LANE_PAD_PX = 30
+MIN_LEFT_MARGIN_PX = 100  # the y title and 7-digit tick labels: 88 px measured
+BOTTOM_MARGIN_PX = 70  # the x title and tick labels: 67 px measured
+
+
+def legend_margin(data: Sequence[dict[str, Any]], shapes: Sequence[dict[str, Any]], floor: int = 20) -> int:
+    """The right margin the vertical legend at x=1.01 needs for the longest entry or group title."""
+    texts = [str(t.get("name") or "") for t in data if t.get("showlegend", True) is not False]
+    texts += [str((t.get("legendgrouptitle") or {}).get("text") or "") for t in data]
+    texts += [str(sh.get("name") or "") for sh in shapes if sh.get("showlegend")]
+    longest = max((len(html.unescape(t)) for t in texts), default=0)
+    if not longest:
+        return floor
+    return max(floor, min(MAX_LEGEND_MARGIN_PX, int(LEGEND_PAD_PX + LEGEND_CHAR_PX * longest)))
+
+
 def line_points(series: TimelineSeries, budget: int = MAX_LINE_POINTS) -> np.ndarray:
     """The step indices the line traces draw: all of them up to `budget`, else ≤ budget by min/max buckets."""
     n = len(series.steps)
@@ -263,7 +294,8 @@ def timeline_figure(run: Run, *, height: int = 620, whole_window: bool = False) 
     # The click layer: stacked areas return no selection, so invisible markers carry the step (every
     # step, never decimated); their hover is the step's whole breakdown (the areas do not hover).
     template, customdata, rec_text, events_text = _step_hover(series, run.window_tokens)
-    data.append({"type": "scattergl", "x": steps, "y": series.view_tokens, "mode": "markers",
+    data.append({"type": "scatter" if len(steps) <= MAX_SVG_CLICK_POINTS else "scattergl",
+                 "x": steps, "y": series.view_tokens, "mode": "markers",
                  "name": "steps (click to open)", "showlegend": False,
                  "marker": {"size": 10, "opacity": 0, "color": "#000000"}, "customdata": customdata,
                  "text": rec_text, "hovertext": events_text, "hoverlabel": {"align": "left"}, "hovertemplate": template, **top_row})
@@ -272,6 +304,7 @@ def timeline_figure(run: Run, *, height: int = 620, whole_window: bool = False) 
     last = max(0, len(steps) - 1)
     pad = max(0.6, 0.01 * last)  # room for the step-0 and last-step markers: never half clipped
     layout = copy.deepcopy(_subplots_layout((0.8, 0.2) if len(lanes) > 2 else (0.86, 0.14)))
+    lane_names = [lane_label(lane) for lane in reversed(lanes)]
     layout["xaxis"].update({"range": [-pad, last + pad]})
     layout["xaxis2"].update({"title": {"text": "step (model call)"}, "range": [-pad, last + pad]})
     layout["yaxis"].update({"title": {"text": f"tokens in the view ({run.counts_label()})"}, "range": [0, top],
@@ -279,10 +312,11 @@ def timeline_figure(run: Run, *, height: int = 620, whole_window: bool = False) 
     layout["yaxis2"].update({
         "categoryorder": "array", "categoryarray": list(reversed(lanes)), "range": [-0.6, max(0.6, len(lanes) - 0.4)],
         "showgrid": True, "tickfont": {"size": 10}, "tickmode": "array", "tickvals": list(reversed(lanes)),
-        "ticktext": [lane_label(lane) for lane in reversed(lanes)]})
+        "ticktext": lane_names})
     layout.update({
         "shapes": shapes, "height": height, "hovermode": "closest", "clickmode": "event+select",
-        "margin": {"l": 70, "r": 20, "t": 20, "b": 50},
+        "margin": {"l": max(MIN_LEFT_MARGIN_PX, int(LANE_PAD_PX + LANE_CHAR_PX * max(map(len, lane_names), default=0))),
+                   "r": legend_margin(data, shapes), "t": 20, "b": BOTTOM_MARGIN_PX},
         "legend": {"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 11}, "groupclick": "toggleitem"},
         "uirevision": f"timeline-{'window' if whole_window else 'fit'}",  # a new scale resets the zoom
     })

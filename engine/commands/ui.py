@@ -50,7 +50,9 @@ def run(args: argparse.Namespace) -> int:
            "--server.address", args.host, "--browser.gatherUsageStats", "false",
            # as .streamlit/config.toml says (read only when started from the project folder): going back
            # to recent settings resends references, not the charts the browser already holds
-           "--global.maxCachedMessageAge", "20"]
+           "--global.maxCachedMessageAge", "20",
+           # no full collection after every script run (a pause of up to a second with cached Runs held)
+           "--runner.postScriptGC", "false"]
     if args.headless:
         cmd += ["--server.headless", "true"]
     return subprocess.call(cmd, env=env)

@@ -113,7 +113,7 @@ def test_clicking_a_step_opens_the_step_page(page: Page, app_url: str, screensho
     open_page(page, f"{app_url}/?preset=stress")
     point = page.evaluate("""() => {
         const gd = document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot');
-        const hit = gd._fullData.find(t => t.type === 'scattergl');
+        const hit = gd._fullData.find(t => t.name === 'steps (click to open)');
         const box = gd.getBoundingClientRect();
         const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
         return {x: box.left + xa._offset + xa.l2p(40), y: box.top + ya._offset + ya.l2p(hit.y[40])};

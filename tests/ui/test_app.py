@@ -31,9 +31,16 @@ def plain(elements) -> str:  # noqa: ANN001
 def test_opens_on_the_first_sample_with_the_default_preset(start) -> None:  # noqa: ANN001
     at = start()
     assert titles(at) == ["Timeline"]
+    # the cost tiles are in the Cost section, drawn once opened (tests/ui/test_cost_pages.py)
     assert [m.label for m in at.metric] == ["Steps", "Peak view", "Peak raw (no layers)", "Tokens saved", "Events",
-                                             "Summarizer calls", "Dollars (modelled)", "Dollars (recorded usage)",
-                                             "Cache hit rate", "Summarizer dollars", "Cache writes"]
+                                             "Summarizer calls"]
+    from engine.views import event_markers
+    from ui import session
+
+    markers = event_markers(session.run_for(at.session_state["thread_key"], at.session_state["config"]))
+    assert [e.label for e in at.expander][:2] == [
+        f"Events ({len(markers)}): every layer action, step by step",
+        "Cost: modelled dollars, cache hit rate, did each compaction pay for itself?"]
     assert at.metric[0].value == "120"
     assert hline_levels(at) == {"window": [100_000], "trigger": [85_000], "keep": [10_000]}
     assert dict(at.query_params) == {"thread": "sample:a_demo", "step": "0", "preset": "deepagents"}
@@ -135,6 +142,8 @@ def test_a_cached_config_redraws_the_timeline_without_rebuilding_its_figures(sta
 
     session._RUNS.clear()  # runs (and the figures kept on them) are shared by every AppTest in this process
     at = start(preset="stress")
+    at.session_state["timeline_cost"] = True  # the Cost section open: its chart is counted too
+    at.run()
     first = figure(at)
     built = dict(FIGURE_BUILDS)
     box = at.sidebar.number_input(key="sb_trig_val_0_fraction")
@@ -154,6 +163,22 @@ def test_a_cached_config_redraws_the_timeline_without_rebuilding_its_figures(sta
     at.toggle(key="timeline_whole_window").set_value(True).run()
     assert FIGURE_BUILDS["timeline"] == built.get("timeline", 0) + 2
     assert figure(at)["layout"]["yaxis"]["range"][1] == int(100_000 * 1.1 * 1.06)
+
+
+def test_the_timeline_lists_its_events_once_the_section_is_opened_and_opens_a_step(start) -> None:  # noqa: ANN001
+    from engine.views import event_markers
+    from ui import session
+
+    at = start(preset="stress")
+    markers = event_markers(session.run_for(at.session_state["thread_key"], at.session_state["config"]))
+    assert not any("what happened" in f.value.columns for f in at.dataframe)  # closed: not drawn
+    at.session_state["timeline_events"] = True
+    at.run()
+    rows = next(f.value for f in at.dataframe if "what happened" in f.value.columns)
+    assert rows["step"].tolist() == [m.step for m in markers] and rows["what happened"].tolist() == [m.text for m in markers]
+    at.number_input(key="timeline_open_step").set_value(7).run()
+    at.button(key="timeline_open").click().run()
+    assert not at.exception and titles(at) == ["Step 7"]
 
 
 def test_a_click_on_the_chart_reads_the_step_from_its_customdata_row() -> None:
@@ -534,7 +559,7 @@ def test_the_layers_page_says_a_recorded_summary_was_the_agents_own(start, monke
     assert not any(c.startswith("Summarizer: none") for c in captions)
 
 
-def test_the_browser_keeps_charts_for_going_back_whichever_way_the_server_starts(monkeypatch) -> None:  # noqa: ANN001
+def test_the_server_settings_hold_whichever_way_the_server_starts(monkeypatch) -> None:  # noqa: ANN001
     """`streamlit run app.py` from the project reads .streamlit/config.toml; `ctxi ui` passes the flag."""
     import argparse
     import tomllib
@@ -550,3 +575,6 @@ def test_the_browser_keeps_charts_for_going_back_whichever_way_the_server_starts
     cmd = seen[0]
     assert config["global"]["maxCachedMessageAge"] == 20
     assert cmd[cmd.index("--global.maxCachedMessageAge") + 1] == "20"
+    # no gc.collect(2) after each script run: it paused page switches by up to a second
+    assert config["runner"]["postScriptGC"] is False
+    assert cmd[cmd.index("--runner.postScriptGC") + 1] == "false"

@@ -47,8 +47,16 @@ def expected_cost(at):  # noqa: ANN001, ANN201
     return run_cost(replay(demo_thread(), at.session_state["config"]))
 
 
+def open_section(at, key: str):  # noqa: ANN001, ANN201
+    """Open one of a page's lazy expanders (its content runs only while open) and rerun."""
+    at.session_state[key] = True
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def test_timeline_shows_the_cumulative_cost_and_each_compactions_payback(start) -> None:  # noqa: ANN001
-    at = start(**PRICED)
+    at = open_section(start(**PRICED), "timeline_cost")
     cost = expected_cost(at)
     t = cost.totals()
     tiles = {m.label: m.value for m in at.metric}
@@ -67,8 +75,22 @@ def test_timeline_shows_the_cumulative_cost_and_each_compactions_payback(start) 
     assert [r["net"] for r in table] == [dollars(c.net_dollars) for c in cost.compactions]
 
 
+def test_the_timeline_prices_a_run_only_once_its_cost_section_is_opened(start) -> None:  # noqa: ANN001
+    from engine.cost import COST_KEY
+    from ui import session
+
+    # settings no other test uses: the run cache is the process's, shared by every test
+    at = start(**PRICED, **{"summarization.trigger": "fraction:0.61"})
+    assert [c.value for c in at.session_state["config"].summarization.trigger] == [0.61]
+    assert "Dollars (modelled)" not in {m.label for m in at.metric}
+    run = session.run_for(at.session_state["thread_key"], at.session_state["config"])
+    assert COST_KEY not in run.derived  # a new config costs the replay and the chart, not the pricing
+    open_section(at, "timeline_cost")
+    assert "Dollars (modelled)" in {m.label for m in at.metric} and COST_KEY in run.derived
+
+
 def test_an_unpriced_model_says_how_to_price_it(start) -> None:  # noqa: ANN001
-    at = start(preset="stress")
+    at = open_section(start(preset="stress"), "timeline_cost")
     assert "No price for the model synthetic" in plain(at.info)
     assert {m.label: m.value for m in at.metric}["Cache hit rate"] != "-"  # the cache is still modelled
 
