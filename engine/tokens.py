@@ -68,6 +68,8 @@ _ENCODE_THREADS = max(1, min(8, os.cpu_count() or 1))
 SHARED_BELOW = 4096
 # Messages laid out and encoded per batch in TiktokenCounter.prime (bounds its transient memory).
 PRIME_CHUNK = 50_000
+# Distinct tool schemas whose counts a counter keeps (count_tools); cleared when full.
+SCHEMA_CACHE = 1024
 
 
 class EncodingIntegrityError(RuntimeError):
@@ -274,6 +276,7 @@ class _CachedCounter:
         # Callers only read breakdowns (`breakdown` returns a Mapping). Small counts only, so the
         # table stays small in a long-lived server.
         self._single: dict[tuple[str, int], dict[str, int]] = {}
+        self._schemas: dict[str, int] = {}  # tool schema JSON -> tokens (count_tools)
         cache = self._cache
 
         def drop(ref: weakref.KeyedRef) -> None:  # one callback for all entries: the key rides on the ref
@@ -326,23 +329,38 @@ class _CachedCounter:
 
     def __call__(self, messages: Iterable[BaseMessage], **kwargs: Any) -> int:
         seq: Sequence[BaseMessage] = messages if isinstance(messages, (list, tuple)) else list(messages)
-        if len(seq) > 64:
-            self.prime(seq)
         get = self._cache.get
         total = 0
+        missing: list[BaseMessage] = []
         for m in seq:
             hit = get(id(m))
             if hit is not None and hit[0]() is m and hit[1] is m.content:
                 total += hit[3]
             else:
-                total += self._store(m, self._compute(m))[3]
+                missing.append(m)
+        if missing:
+            # one pass over a warm list (a re-run's are), then the misses in one batch when many
+            if len(seq) > 64:
+                self.prime(missing)
+            for m in missing:
+                total += self.count_message(m)
         tools = kwargs.get("tools")
         if tools:
             total += self.count_tools(tools)
         return total
 
     def count_tools(self, tools: Sequence[Any]) -> int:
-        return sum(self.count_text(json.dumps(tool_schema(t), ensure_ascii=False, sort_keys=True)) for t in tools)
+        return sum(self._schema_tokens(json.dumps(tool_schema(t), ensure_ascii=False, sort_keys=True)) for t in tools)
+
+    def _schema_tokens(self, schema: str) -> int:
+        """A tool schema's count, once per distinct schema text: every model call's request sends
+        the same tools, and a layer that counts them per call encoded them again each time."""
+        known = self._schemas.get(schema)
+        if known is None:
+            if len(self._schemas) >= SCHEMA_CACHE:
+                self._schemas.clear()
+            known = self._schemas[schema] = self.count_text(schema)
+        return known
 
     def invalidate(self, message: BaseMessage) -> None:
         """Forget a message's cached count (call after mutating a message in place)."""

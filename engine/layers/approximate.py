@@ -28,6 +28,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from engine.tokens import ApproximateCounter, TokenCounter
 
+_content = operator.attrgetter("content")
 ANTHROPIC_CHARS_PER_TOKEN = 3.3  # LangChain's choice for anthropic-chat models
 MAX_USAGE_SCALE = 1.25
 
@@ -88,7 +89,10 @@ class RunningScaledCount:
             self._extend(messages[n:])
         self.prev = tuple(messages)
         total = lead_tokens + self.total + (self.counter([tail]) if tail is not None else 0)
-        if not (scaled and self.scaling) or len(messages) + lead_messages + (tail is not None) <= 1 or self.invalid:
+        return self._scaled(total, len(messages) + lead_messages + (tail is not None), lead_tokens, scaled)
+
+    def _scaled(self, total: int, n_messages: int, lead_tokens: int, scaled: bool) -> int:
+        if not (scaled and self.scaling) or n_messages <= 1 or self.invalid:
             return total
         if self.provider is None or self.last_usage is None:
             return total
@@ -97,6 +101,30 @@ class RunningScaledCount:
             return total
         return math.ceil(total * min(MAX_USAGE_SCALE, max(1.0, self.last_usage / approx)))
 
+    def prefix_counts(self, messages: Sequence[BaseMessage]) -> list[int]:
+        """`[self(messages[:k]) for k in range(len(messages) + 1)]` from fresh state, in one pass."""
+        self._reset()
+        out = [0]
+        if not self.scaling:
+            raise ValueError("prefix_counts needs LangChain's approximate counter (its counts add up)")
+        count, scaled, append = self.counter.count_message, self._scaled, out.append
+        for k, m in enumerate(messages, 1):
+            # _extend for one message, inline: this runs once per message of every trimmed list
+            self.total += count(m)
+            if isinstance(m, AIMessage):
+                provider = m.response_metadata.get("model_provider")
+                if self.provider is None:
+                    self.provider = provider
+                elif provider != self.provider:
+                    self.invalid = True
+                usage = m.usage_metadata
+                if usage and isinstance(total := usage.get("total_tokens"), int):
+                    self.last_usage = total
+                    self.total_at_last_usage = self.total
+            append(scaled(self.total, k, 0, True))
+        self.prev = tuple(messages)
+        return out
+
 
 def scaled_count(counter: TokenCounter, messages: Sequence[BaseMessage]) -> int:
     """One-off scaled count of `messages` (for trimming, where the lists are new each call)."""
@@ -104,13 +132,34 @@ def scaled_count(counter: TokenCounter, messages: Sequence[BaseMessage]) -> int:
 
 
 class ScaledCounter:
-    """`counter` as LangChain's trigger counter: each call's list counted with usage scaling."""
+    """`counter` as LangChain's trigger counter: each call's list counted with usage scaling.
+
+    LangChain's `trim_messages` binary-searches the longest prefix of one (reversed) list that fits
+    (langchain_core/messages/utils.py `_first_max_tokens`): every prefix's count is read from one pass
+    over the first list it was given, instead of a pass per probe; any other list is counted anew.
+    """
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
+        self._base: tuple[BaseMessage, ...] = ()
+        self._contents: tuple[Any, ...] = ()
+        self._prefix: list[int] = [0]  # the count of []
 
     def __call__(self, messages: Sequence[BaseMessage], **kwargs: Any) -> int:
-        return scaled_count(self.counter, list(messages))
+        messages = list(messages)
+        if not scales_with_usage(self.counter):  # a custom counter's lists need not add up
+            return scaled_count(self.counter, messages)
+        n, base = len(messages), self._base
+        # the same objects with the same contents (identity, at C speed): trim_messages reassigns a
+        # copy's content in place while it searches a partial fit, and that copy must be recounted
+        if (n <= len(base) and all(map(operator.is_, messages, base))
+                and all(map(operator.is_, map(_content, messages), self._contents))):
+            return self._prefix[n]
+        if n < len(base):  # e.g. trim's partial copy of one message: not a prefix
+            return scaled_count(self.counter, messages)
+        self._base, self._contents = tuple(messages), tuple(map(_content, messages))
+        self._prefix = RunningScaledCount(self.counter).prefix_counts(messages)
+        return self._prefix[n]
 
     def invalidate(self, message: BaseMessage) -> None:
         invalidate = getattr(self.counter, "invalidate", None)

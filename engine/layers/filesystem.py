@@ -143,6 +143,8 @@ class FilesystemLayer(RequestLayer):
         self._candidates: list[int] = []
         self._tagged: list[int] = []
         self._copies: dict[int, tuple[BaseMessage, BaseMessage]] = {}
+        self._tool_counts: dict[tuple[int, ...], tuple[tuple[Any, ...], int]] = {}
+        self._state_tokens = RunningScaledCount(self.counter)
         self._drop = CachedDrop()
         self._totals = RunningScaledCount(self.decision_counter)
         self._cut_before: set[str] = set()
@@ -255,7 +257,7 @@ class FilesystemLayer(RequestLayer):
         # effective index j >= 1 is state index offset + j once a summary exists
         offset = int(event["cutoff_index"]) - 1 if event else 0
         counter = self.decision_counter
-        lead = (counter.count_message(system) if system is not None else 0) + (counter.count_tools(list(tools)) if tools else 0)
+        lead = (counter.count_message(system) if system is not None else 0) + self._tools_tokens(counter, tools)
         total = self._totals(effective, lead_tokens=lead, lead_messages=1 if system is not None else 0)
         if not trigger_met(len(effective), total, cfg.trigger, window_tokens):
             return None
@@ -278,11 +280,24 @@ class FilesystemLayer(RequestLayer):
         ids = [view[i].id for i in cut]
         new_ids = [i for i in ids if i not in self._cut_before]
         self._cut_before = {i for i in ids if i is not None}
-        before = self.counter(messages)
+        before = self._state_tokens(messages, scaled=False)  # = self.counter(messages), kept as the state grows
         self.emit("truncate_args", tokens_before=before, tokens_after=before - saved, messages=len(cut),
                   arguments=arguments, new_message_ids=new_ids, cutoff=cutoff + offset,
                   message=f"{arguments} argument(s) in {len(cut)} old write/edit call(s) truncated in the view")
         return view
+
+    def _tools_tokens(self, counter: Any, tools: Sequence[Any]) -> int:
+        """The tools' tokens, once per set of tool objects (every call sends the same ones); the
+        entry keeps the tools alive, so their ids are not reused by other objects."""
+        if not tools:
+            return 0
+        key = tuple(map(id, tools))
+        hit = self._tool_counts.get(key)
+        if hit is None:
+            if len(self._tool_counts) >= 256:  # a layer making new tool objects every call
+                self._tool_counts.clear()
+            hit = self._tool_counts[key] = (tuple(tools), counter.count_tools(list(tools)))
+        return hit[1]
 
     def _truncated(self, message: AIMessage) -> BaseMessage:
         cfg = self.truncate_args

@@ -190,6 +190,7 @@ class SummarizationLayer(ContextLayer):
         self._state_tokens = RunningScaledCount(self.counter)
         self._view_tokens = RunningScaledCount(self.counter)
         self._tools_tokens: dict[tuple[int, ...], int] = {}
+        self._ai_indices: list[int] | None = None
         uses_fraction = any(kind == "fraction" for c in self.trigger_clauses for kind, _ in c) or self.keep[0] == "fraction"
         # state mode runs in before_model, which has no request model to read a profile from
         if mode == "state" and uses_fraction and self.window_for(None) is None:
@@ -421,7 +422,9 @@ class SummarizationLayer(ContextLayer):
         writes the current UTC time; a replay has no clock), else the step number."""
         thread = self.context.thread
         if thread is not None:
-            indices = thread.ai_indices()
+            if self._ai_indices is None:  # the thread does not change during a run
+                self._ai_indices = thread.ai_indices()
+            indices = self._ai_indices
             if 0 <= step < len(indices):
                 message = thread.messages[indices[step]]
                 usage = thread.usage.get(message.id or "")

@@ -197,6 +197,17 @@ class CachedDrop:
 
     def __init__(self) -> None:
         self._copies: dict[int, tuple[BaseMessage, BaseMessage]] = {}
+        self._span: tuple[tuple[BaseMessage, ...], list[BaseMessage]] = ((), [])
+
+    def span(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+        """`[self(m) for m in messages]`, re-used while the same messages come again: one summary's
+        span `messages[cutoff:created_at_index]` is projected at every call until the next summary."""
+        src, out = self._span
+        if len(src) == len(messages) and all(map(operator.is_, src, messages)):  # identity, at C speed
+            return out
+        out = list(map(self, messages))
+        self._span = (tuple(messages), out)
+        return out
 
     def __call__(self, message: BaseMessage) -> BaseMessage:
         hit = self._copies.get(id(message))
@@ -222,7 +233,9 @@ def apply_event(messages: Sequence[BaseMessage], event: Mapping[str, Any] | None
     kept_from = event.get("created_at_index")
     if not isinstance(kept_from, int) or kept_from <= cutoff:
         return [event["summary_message"], *messages[cutoff:]]
-    return [event["summary_message"], *map(drop, messages[cutoff:kept_from]), *messages[kept_from:]]
+    span = messages[cutoff:kept_from]
+    dropped = drop.span(span) if isinstance(drop, CachedDrop) else map(drop, span)
+    return [event["summary_message"], *dropped, *messages[kept_from:]]
 
 
 def state_cutoff(event: Mapping[str, Any] | None, effective_cutoff: int) -> int:
