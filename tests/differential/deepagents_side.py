@@ -141,21 +141,23 @@ def our_config(script: Script) -> EngineConfig:
 
 
 class _Agent:
-    """One `create_deep_agent` for every script, as a service runs many threads through one agent.
+    """One `create_deep_agent` for every script with its system prompt, as a service runs many
+    threads through one agent (a script file with another system prompt gets an agent of its own).
 
     Building a deep agent (its tools' schemas, the sub-agent graph) costs more than running a short
     thread, so the scripted model's responses and window and the tools' results are swapped per
     script; each script runs on its own thread id, so no state is shared.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, system_prompt: str = SYSTEM_PROMPT) -> None:
+        self.system_prompt = system_prompt
         self.model = ScriptedModel(responses=[], profile={"max_input_tokens": 10_000})
         self.observer = EventObserver(private_keys=(SUMMARIZATION_EVENT_KEY,))
         self.sub_observer = SubagentObserver()
         self.tools = [ScriptTool(name=n, results={}) for n in CUSTOM_TOOLS]
         self.saver = InMemorySaver()
         _SUB_OBSERVER.append(self.sub_observer)
-        self.agent = create_deep_agent(model=self.model, tools=self.tools, system_prompt=SYSTEM_PROMPT,
+        self.agent = create_deep_agent(model=self.model, tools=self.tools, system_prompt=system_prompt,
                                        middleware=[self.observer], checkpointer=self.saver)
 
     def reset(self, script: Script) -> None:
@@ -180,10 +182,10 @@ def run_real(script: Script, *, fresh: bool = False) -> tuple[list[RealStep], Th
     `fresh`: on a newly built agent, not the shared one (the determinism probe: a difference that
     changes with the agent's history, the process or the clock is named as such, not as a rule)."""
     global _AGENT
-    if fresh:
-        _AGENT = None
+    if fresh or (_AGENT is not None and _AGENT.system_prompt != script.system_prompt):
+        _AGENT = None  # a script file may bring its own system prompt: an agent built with it
     if _AGENT is None:
-        _AGENT = _Agent()
+        _AGENT = _Agent(script.system_prompt)
     a = _AGENT
     a.reset(script)
     model, observer = a.model, a.observer
@@ -198,6 +200,8 @@ def run_real(script: Script, *, fresh: bool = False) -> tuple[list[RealStep], Th
         except ContextOverflowError as error:  # Deep Agents gives up: the run ends here, as the thread does
             observer.stopped = str(error)  # type: ignore[attr-defined]
             break
+    if observer.stopped is None:  # type: ignore[attr-defined]
+        model.check_played()
     final = a.agent.get_state(cfg).values
     files = {p: _file_text(f) for p, f in (final.get("files") or {}).items() if p.startswith(LAYER_DIRS)}
     observer.final_event = final.get(SUMMARIZATION_EVENT_KEY)  # type: ignore[attr-defined]

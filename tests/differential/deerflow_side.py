@@ -30,6 +30,7 @@ from engine.config import EngineConfig
 from tests.conftest import ROOT
 from tests.differential.harness import Interrupted, Observer, RealStep, ScriptedModel, ScriptTool, thread_from
 from tests.differential.langchain_side import _size
+from tests.differential.script_files import PARAM_DEFAULTS
 from tests.differential.scripts import CUSTOM_TOOLS, PROVIDER, Knobs, Script, generate, words
 
 REFERENCE = ROOT.parent / "shared" / "reference-code" / "deerflow"
@@ -104,13 +105,18 @@ def draw_params(seed: int, window: int) -> dict[str, Any]:
     return {"trigger": trigger, "keep": keep, "trim": rng.choice([None, 15564, rng.randint(200, 3000)])}
 
 
+def params(script: Script) -> dict[str, Any]:
+    """The script's settings, DeerFlow's config defaults for the ones a script file leaves out."""
+    return {**PARAM_DEFAULTS["deerflow"], **script.params}
+
+
 def _yaml_size(size: tuple[str, Any]) -> dict[str, Any]:
     return {"type": size[0], "value": size[1]}
 
 
 def our_config(script: Script, version: str) -> EngineConfig:
     """Our config as a user gets it: the DeerFlow config.yaml of that version, loaded as it is."""
-    p = script.params
+    p = params(script)
     trigger = p["trigger"]
     doc: dict[str, Any] = {
         "models": [{"name": "scripted", "use": "tests:ScriptedModel"}],
@@ -178,7 +184,7 @@ def run_real(script: Script, version: str) -> tuple[list[RealStep], Any]:
     observer = Observer()
     tools = [ScriptTool(name=n, results=script.results) for n in CUSTOM_TOOLS]
     agent = create_agent(model, tools, system_prompt=script.system_prompt,
-                         middleware=[dangling, _summarization(version, model, script.params), todo, observer],
+                         middleware=[dangling, _summarization(version, model, params(script)), todo, observer],
                          checkpointer=InMemorySaver())
     cfg: RunnableConfig = {"configurable": {"thread_id": script.thread_id}, "recursion_limit": 10_000}
     for turn in script.turns:
@@ -186,6 +192,7 @@ def run_real(script: Script, version: str) -> tuple[list[RealStep], Any]:
             agent.invoke({"messages": [turn.human]}, cfg, durability="exit")
         except Interrupted:
             continue
+    model.check_played()
     for step, sent in zip(observer.steps, model.calls, strict=True):  # the request as the model got it
         step.view = [m for m in sent if m.type != "system"]
     return observer.steps, thread_from(script, observer)

@@ -37,6 +37,11 @@ class Interrupted(Exception):
     """The recorded run stops before this tool call returns (a dangling call)."""
 
 
+class ScriptDoesNotFit(RuntimeError):
+    """The agent asked the scripted model for more, or for fewer, answers than the script holds
+    (a script file whose turns do not match how the framework calls the model)."""
+
+
 def lane_of(messages: Sequence[BaseMessage]) -> str:
     """Whose call this is: "main", or the id of the `task` call whose sub-agent is asking.
 
@@ -83,18 +88,31 @@ class ScriptedModel(BaseChatModel):
             return ChatResult(generations=[ChatGeneration(message=AIMessage(summary_for(normalize_text(prompt))))])
         lane = lane_of(messages) if self.lanes else "main"
         if lane != "main":
+            if lane not in self.lanes:
+                raise ScriptDoesNotFit(f"a sub-agent of task call {lane} asked for an answer: the script has no subagents[{lane!r}]")
             sent = self.lane_calls.setdefault(lane, [])
             if len(sent) >= len(self.lanes[lane]):
-                raise RuntimeError(f"the scripted sub-agent {lane} ran out of responses")
+                raise ScriptDoesNotFit(f"the scripted sub-agent {lane} ran out of responses")
             reply = self.lanes[lane][len(sent)]
             sent.append(list(messages))
             return ChatResult(generations=[ChatGeneration(message=reply.model_copy(deep=True))])
         if self.position >= len(self.responses):
-            raise RuntimeError("the scripted model ran out of responses")
+            raise ScriptDoesNotFit(f"the agent asked for answer {self.position + 1} of a script that has {len(self.responses)}")
         self.calls.append(list(messages))
         reply = self.responses[self.position]
         self.position += 1
         return ChatResult(generations=[ChatGeneration(message=reply.model_copy(deep=True))])
+
+    def check_played(self) -> None:
+        """Every reply of the script was asked for (else the comparison would cover a prefix only)."""
+        if self.position < len(self.responses):
+            left = self.responses[self.position]
+            raise ScriptDoesNotFit(f"the agent stopped after {self.position} of the script's {len(self.responses)} "
+                                   f"answers (next unplayed: {left.id})")
+        for lane, replies in self.lanes.items():
+            played = len(self.lane_calls.get(lane, []))
+            if played < len(replies):
+                raise ScriptDoesNotFit(f"the sub-agent of task call {lane} stopped after {played} of its {len(replies)} answers")
 
 
 class ScriptSummarizer:
@@ -267,6 +285,17 @@ class Comparison:
         return "\n".join(lines)
 
 
+MISFIT = "script does not fit the agent (ScriptDoesNotFit)"
+
+
+def misfit(label: str, error: ScriptDoesNotFit) -> Comparison:
+    """A script the agent could not play as written: a thread that fails, its reason the example."""
+    out = Comparison(threads=1)
+    out.classes[MISFIT] += 1
+    out.examples[MISFIT] = f"{label}: {error}"
+    return out
+
+
 def compare_steps(real: Sequence[RealStep], run: Run, thread: Thread, *, label: str,
                   summary_position: Callable[[int], tuple[Any, Any]] | None = None,
                   files: tuple[dict[str, str], dict[str, str]] | None = None) -> Comparison:
@@ -321,6 +350,6 @@ def compare_steps(real: Sequence[RealStep], run: Run, thread: Thread, *, label: 
 
 
 __all__ = [
-    "Comparison", "Interrupted", "Observer", "RealStep", "ScriptSummarizer", "ScriptTool", "ScriptedModel",
-    "compare_steps", "lane_of", "normalize_text", "shape", "thread_from",
+    "Comparison", "Interrupted", "Observer", "RealStep", "ScriptDoesNotFit", "ScriptSummarizer", "ScriptTool", "ScriptedModel",
+    "compare_steps", "lane_of", "misfit", "normalize_text", "shape", "thread_from",
 ]

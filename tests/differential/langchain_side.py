@@ -12,6 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from engine.config import EngineConfig, preset
 from tests.differential.harness import Interrupted, Observer, RealStep, ScriptedModel, ScriptTool, thread_from
+from tests.differential.script_files import PARAM_DEFAULTS
 from tests.differential.scripts import CUSTOM_TOOLS, PROVIDER, Knobs, Script, generate
 
 KNOBS = Knobs()
@@ -56,8 +57,13 @@ def _clause_yaml(trigger: Any) -> Any:
             else {"type": item[0], "value": item[1]} for item in items]
 
 
+def params(script: Script) -> dict[str, Any]:
+    """The script's settings, LangChain's defaults for the ones a script file leaves out."""
+    return {**PARAM_DEFAULTS["langchain"], **script.params}
+
+
 def our_config(script: Script) -> EngineConfig:
-    p = script.params
+    p = params(script)
     d = preset("langchain").to_dict()
     d["model"] = {**d["model"], "max_input_tokens": script.window, "provider": PROVIDER}
     d["summarization"] = {**d["summarization"], "trigger": _clause_yaml(p["trigger"]),
@@ -75,7 +81,7 @@ def make_script(seed: int) -> Script:
 def run_real(script: Script) -> tuple[list[RealStep], Any]:
     """Play the script through create_agent + SummarizationMiddleware; the steps and the raw thread."""
     model = ScriptedModel(responses=script.replies(), profile={"max_input_tokens": script.window})
-    p = script.params
+    p = params(script)
     summarization = SummarizationMiddleware(model, trigger=p["trigger"], keep=p["keep"],
                                             trim_tokens_to_summarize=p["trim"])
     observer = Observer()
@@ -88,7 +94,8 @@ def run_real(script: Script) -> tuple[list[RealStep], Any]:
             agent.invoke({"messages": [turn.human]}, cfg, durability="exit")
         except Interrupted:
             continue
+    model.check_played()
     return observer.steps, thread_from(script, observer)
 
 
-__all__ = ["KNOBS", "draw_params", "make_script", "our_config", "run_real"]
+__all__ = ["KNOBS", "draw_params", "params", "make_script", "our_config", "run_real"]

@@ -59,10 +59,12 @@ class Script:
     params: dict[str, Any] = field(default_factory=dict)  # framework settings drawn for this script
     # a `task` call's sub-agent: what the model answers inside it, in call order, by the task call's id
     subagents: dict[str, list[AIMessage]] = field(default_factory=dict)
+    name: str = ""  # the thread id of a script from a file (script_files.py); generated: diff-<seed>
+    frameworks: tuple[str, ...] | None = None  # a file's `frameworks` (None: every one it suits)
 
     @property
     def thread_id(self) -> str:
-        return f"diff-{self.seed}"
+        return self.name or f"diff-{self.seed}"
 
     def replies(self) -> list[AIMessage]:
         return [r for t in self.turns for r in t.replies]
@@ -221,5 +223,10 @@ def generate(seed: int, knobs: Knobs) -> Script:
         turns.append(Turn(human, replies, interrupted))
     return Script(seed, window, f"You are agent {seed}. {words(rng, 12)}", turns, results, subagents=subagents)
 
+
+if __name__ == "__main__":  # python -m tests.differential.scripts --write DIR --seed N --count K
+    from tests.differential.script_files import main
+
+    raise SystemExit(main())
 
 __all__ = ["CUSTOM_TOOLS", "Knobs", "PROVIDER", "Script", "TASK_PREFIX", "Turn", "generate", "summary_for", "text_of_chars", "words"]

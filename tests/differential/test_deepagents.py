@@ -24,10 +24,20 @@ import pytest
 from engine.config import EngineConfig
 from engine.replay import replay
 from engine.thread import Thread
-from tests.differential.harness import Comparison, ScriptSummarizer, compare_steps
+from tests.differential.harness import (
+    MISFIT,
+    Comparison,
+    ScriptDoesNotFit,
+    ScriptSummarizer,
+    compare_steps,
+    misfit,
+)
+from tests.differential.script_files import scripts_for
+from tests.differential.scripts import Script
 
 da = pytest.importorskip("tests.differential.deepagents_side", reason="deepagents==0.7.32 is a test dependency")
 
+# CTXI_DIFF_SCRIPTS=<file or folder> plays a reviewer's script files instead (script_files.py).
 # The default suite plays 60 threads (every mechanism still reached, asserted below); the proof run is
 # `CTXI_DIFF_THREADS=300 python -m pytest -n 2 tests/differential` (README, "Differential tests").
 THREADS = int(os.environ.get("CTXI_DIFF_THREADS", "60"))
@@ -83,9 +93,12 @@ class Played:
     seen: Counter[str]
 
 
-def _play(seed: int, *, fresh: bool = False) -> Played:
-    script = da.make_script(seed)
-    real, thread, files, observer = da.run_real(script, fresh=fresh)
+def _play(script: Script, *, fresh: bool = False, label: str = "") -> Played:
+    who = label or f"seed {script.seed}"  # how the report names this thread
+    try:
+        real, thread, files, observer = da.run_real(script, fresh=fresh)
+    except ScriptDoesNotFit as error:
+        return Played(misfit(who, error), Comparison(), Counter())
     config = da.our_config(script)
     run = replay(thread, config, summarizer=ScriptSummarizer())
     subs = Comparison()
@@ -93,7 +106,7 @@ def _play(seed: int, *, fresh: bool = False) -> Played:
     sub_files: dict[str, str] = {}
     for call_id, sub in observer.subagents.items():
         sub_run = replay(sub.thread, config, summarizer=ScriptSummarizer())
-        subs.add(compare_steps(sub.steps, sub_run, sub.thread, label=f"seed {seed} sub-agent {call_id}",
+        subs.add(compare_steps(sub.steps, sub_run, sub.thread, label=f"{who} sub-agent {call_id}",
                                summary_position=da.summary_positions(sub.steps, sub.final_event, sub_run)))
         sub_files.update(da.our_files(sub_run))
         seen.update(f"sub-agent {e.layer}.{e.kind}" for e in sub_run.events)
@@ -103,19 +116,19 @@ def _play(seed: int, *, fresh: bool = False) -> Played:
         seen["task results from an earlier text (last answer empty)"] += bool(
             last is not None and last.type == "ai" and not last.text.strip())
     ours = da.our_files(run)
-    result = compare_steps(real, run, thread, label=f"seed {seed}",
+    result = compare_steps(real, run, thread, label=who,
                            summary_position=da.summary_positions(real, observer.final_event, run),
                            files=(files, {**ours, **sub_files}))
     if sub_files and "files differ" not in result.classes:
         result.classes[SUBAGENT_FILES] += 1
-        result.examples.setdefault(SUBAGENT_FILES, f"seed {seed}: {len(sub_files)} files in its sub-agents' runs")
+        result.examples.setdefault(SUBAGENT_FILES, f"{who}: {len(sub_files)} files in its sub-agents' runs")
         result.threads_agreeing = 0
     if observer.stopped is not None and "files differ" in result.classes:
         result.classes[STOPPED_FILES] = result.classes.pop("files differ")
         result.examples[STOPPED_FILES] = result.examples.pop("files differ")
     for call_id in da.task_result_problems(thread):
         result.classes[TASK_RESULT] += 1
-        result.examples.setdefault(TASK_RESULT, f"seed {seed} task call {call_id}")
+        result.examples.setdefault(TASK_RESULT, f"{who} task call {call_id}")
     _fold(result, subs, "sub-agent ")
     seen.update(f"{e.layer}.{e.kind}" for e in run.events)
     seen["steps showing dropped thinking"] += _dropped_thinking(run, thread)
@@ -126,12 +139,12 @@ def _play(seed: int, *, fresh: bool = False) -> Played:
     return Played(result, subs, seen)
 
 
-def _probe(seed: int, first: Played) -> Played:
+def _probe(script: Script, first: Played, label: str = "") -> Played:
     """A diverging thread played again on a freshly built agent and replayed again: if the second
     comparison differs from the first, the divergence is not a rule of ours or theirs but a
     nondeterminism (the shared agent's history, the process, the clock), and the report says so.
     The first result still counts: this names the class, it never turns a failure green."""
-    again = _play(seed, fresh=True).result
+    again = _play(script, fresh=True, label=label).result
     if again.classes == first.result.classes:
         return first
     named = Comparison(steps=first.result.steps, agreeing=first.result.agreeing, threads=first.result.threads,
@@ -145,21 +158,27 @@ def _probe(seed: int, first: Played) -> Played:
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_deepagents_preset_agrees_with_create_deep_agent(chunk: int) -> None:
+    scripts, from_files = scripts_for("deepagents", chunk, CHUNKS, lambda: [da.make_script(s) for s in _chunk(chunk)])
     total, subs = Comparison(), Comparison()
     seen: Counter[str] = Counter()
-    for seed in _chunk(chunk):
-        played = _play(seed)
-        if played.result.classes and set(played.result.classes) - set(ALLOWED):
-            played = _probe(seed, played)
+    for script in scripts:
+        label = "" if from_files is None else script.thread_id
+        played = _play(script, label=label)
+        if played.result.classes and set(played.result.classes) - set(ALLOWED) - {MISFIT}:
+            played = _probe(script, played, label)
         total.add(played.result)
         subs.add(played.subagents)
         seen.update(played.seen)
     report = (total.report(f"deepagents chunk {chunk}") + "\n" + subs.report("  of which sub-agents' steps")
               + "\n  reached: " + ", ".join(f"{k} {v}" for k, v in sorted(seen.items())))
+    if from_files is not None:
+        report = from_files + "\n" + report
     print(report)
     assert set(total.classes) <= set(ALLOWED), report
     assert total.rate >= MIN_RATE, report
     assert subs.rate >= MIN_RATE, report
+    if from_files is not None:
+        return  # a reviewer's scripts reach what they reach: agreement is the check
     n = len(_chunk(chunk))
     for mechanism in ("summarization.summarize", "filesystem.truncate_args", "filesystem.offload",
                       "filesystem.evict_human", "dangling.patch", "steps showing dropped thinking"):
@@ -179,7 +198,7 @@ def test_a_divergence_that_does_not_reproduce_is_named_nondeterministic() -> Non
     first = Comparison(steps=3, agreeing=2, threads=1)
     first.classes["view: message N (ai) differs in content"] = 1
     first.examples["view: message N (ai) differs in content"] = "seed 0 step 2: ..."
-    named = _probe(0, Played(first, Comparison(), Counter())).result
+    named = _probe(da.make_script(0), Played(first, Comparison(), Counter())).result
     [(cls, n)] = named.classes.items()
     assert cls.startswith("nondeterministic (rerun on a fresh agent: ") and cls.endswith(
         ": view: message N (ai) differs in content") and n == 1

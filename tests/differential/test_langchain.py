@@ -15,8 +15,10 @@ import pytest
 
 from engine.replay import replay
 from tests.differential import langchain_side as lc
-from tests.differential.harness import Comparison, ScriptSummarizer, compare_steps
+from tests.differential.harness import Comparison, ScriptDoesNotFit, ScriptSummarizer, compare_steps, misfit
+from tests.differential.script_files import scripts_for
 
+# CTXI_DIFF_SCRIPTS=<file or folder> plays a reviewer's script files instead (script_files.py).
 # The default suite plays 60 threads (every mechanism is still reached, asserted below); the proof
 # run is `CTXI_DIFF_THREADS=300 python -m pytest -n 2 tests/differential` (README, "Differential tests").
 THREADS = int(os.environ.get("CTXI_DIFF_THREADS", "60"))
@@ -34,22 +36,31 @@ def _chunk(i: int) -> range:
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_langchain_preset_agrees_with_summarization_middleware(chunk: int) -> None:
+    scripts, from_files = scripts_for("langchain", chunk, CHUNKS, lambda: [lc.make_script(s) for s in _chunk(chunk)])
     total = Comparison()
     seen: Counter[str] = Counter()
-    for seed in _chunk(chunk):
-        script = lc.make_script(seed)
-        real, thread = lc.run_real(script)
+    for script in scripts:
+        label = f"seed {script.seed}" if from_files is None else script.thread_id
+        try:
+            real, thread = lc.run_real(script)
+        except ScriptDoesNotFit as error:
+            total.add(misfit(label, error))
+            continue
         run = replay(thread, lc.our_config(script), summarizer=ScriptSummarizer())
-        total.add(compare_steps(real, run, thread, label=f"seed {seed}"))
-        trigger = script.params["trigger"]
+        total.add(compare_steps(real, run, thread, label=label))
+        trigger = lc.params(script)["trigger"]
         seen["trigger " + ("none" if trigger is None else type(trigger).__name__)] += 1
         seen.update(f"{e.layer}.{e.kind}" for e in run.events)
         seen["replies with usage"] += sum(1 for r in script.replies() if r.usage_metadata)
         seen["interrupted turns"] += sum(t.interrupted for t in script.turns)
     report = total.report(f"langchain chunk {chunk}") + "\n  reached: " + ", ".join(f"{k} {v}" for k, v in sorted(seen.items()))
+    if from_files is not None:
+        report = from_files + "\n" + report
     print(report)
     assert set(total.classes) <= set(ALLOWED), report
     assert total.rate >= MIN_RATE, report
+    if from_files is not None:
+        return  # a reviewer's scripts reach what they reach: agreement is the check
     # the scripts reach every mechanism (a test that summarizes nothing proves nothing)
     n = len(_chunk(chunk))
     assert seen["summarization.summarize"] >= n // 2, report
