@@ -225,7 +225,7 @@ def generate(seed: int, knobs: Knobs) -> Script:
 
 
 if __name__ == "__main__":  # python -m tests.differential.scripts --write DIR --seed N --count K
-    from tests.differential.script_files import main
+    from tests.differential.script_write import main
 
     raise SystemExit(main())
 

@@ -27,7 +27,8 @@ from tests.differential.harness import (
     normalize_text,
     shape,
 )
-from tests.differential.script_files import ENV, FORMAT, generated, load_file, load_scripts, main, unsuited
+from tests.differential.script_files import ENV, FORMAT, load_file, load_scripts, unsuited
+from tests.differential.script_write import generated, main
 from tests.differential.scripts import Script
 
 
