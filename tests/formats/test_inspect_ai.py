@@ -37,7 +37,7 @@ def test_browser_json_log_usage_per_call_splits_openai_cache() -> None:
     assert detect_format(open_source(path)) == "inspect_ai"
     thread = load_thread(path)
     assert thread.thread_id == "1:epoch1"
-    assert thread.title == "Use the web browser tool to navigate to https://www.aisi.gov.uk/. Then, see if y"
+    assert thread.title == "Use the web browser tool to navigate to https://www.aisi.gov.uk/. Then, see if…"
     assert (thread.model, thread.max_input_tokens, thread.extra["window_source"]) == (
         "openai/gpt-4o-mini", 128_000, "model table")
     assert thread.by_role() == {"human": 1, "ai": 5, "tool": 4}
