@@ -36,6 +36,7 @@ from engine.errors import ConfigError
 from engine.layers import context_editing_rules as rules
 from engine.layers.base import ContextLayer, LayerContext
 from engine.recorded import starts_turn
+from engine.wording import plural
 
 VIEW_STYLES = frozenset({"langchain", "anthropic"})
 
@@ -179,8 +180,8 @@ class ContextEditingLayer(ContextLayer):
         if new_thinking:
             self._thinking_shown.update(new_thinking)
             self.emit("clear_thinking", tokens_before=self.counter(original), tokens_after=self.counter(edit.messages),
-                      message=f"{self.config.style}: thinking of {len(edit.cleared_thinking_ids)} earlier "
-                              f"assistant message(s) cleared",
+                      message=f"{self.config.style}: thinking of "
+                              f"{plural(len(edit.cleared_thinking_ids), 'earlier assistant message')} cleared",
                       style=self.config.style, cleared_ids=list(edit.cleared_thinking_ids), newly_cleared=new_thinking,
                       keep_thinking_turns=self.settings.keep_thinking_turns, view=True)
 
@@ -244,7 +245,7 @@ class ContextEditingLayer(ContextLayer):
             return None
         self._emit_clear(messages, edit, request_tokens, threshold, newly=edit.cleared_call_ids, **trigger)
         if edit.cleared_thinking_ids:
-            self.emit("clear_thinking", message=f"inspect: thinking of {len(edit.cleared_thinking_ids)} message(s) cleared",
+            self.emit("clear_thinking", message=f"inspect: thinking of {plural(len(edit.cleared_thinking_ids), 'message')} cleared",
                       style=cfg.style, cleared_ids=list(edit.cleared_thinking_ids),
                       keep_thinking_turns=cfg.keep_thinking_turns)
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *edit.messages]}
@@ -253,9 +254,9 @@ class ContextEditingLayer(ContextLayer):
                     *, newly: list[str], **extra: Any) -> None:
         by_call = {m.tool_call_id: m.id for m in original if isinstance(m, ToolMessage)}
         before, after = self.counter(original), self.counter(edit.messages)
-        what = f"{len(edit.cleared_call_ids)} old tool result(s) cleared"
+        what = f"{plural(len(edit.cleared_call_ids), 'old tool result')} cleared"
         if edit.cleared_input_ids:
-            what += f", {len(edit.cleared_input_ids)} call input(s)"
+            what += f", {plural(len(edit.cleared_input_ids), 'call input')}"
         self.emit("clear", tokens_before=before, tokens_after=after,
                   message=f"{self.config.style}: {what} (saved {before - after:,} tokens)",
                   style=self.config.style, cleared_ids=[by_call.get(c) for c in edit.cleared_call_ids],

@@ -40,6 +40,7 @@ from engine.layers.scan import result_text
 from engine.replay import PARTS_KEY
 from engine.tokens import TokenCounter
 from engine.vfs import PathError, normalize_path
+from engine.wording import plural
 from engine.workspace import MEMORIES_PREFIX, Workspace, WorkspaceError
 
 CONTENTS_KEY = "memory_contents"
@@ -265,8 +266,8 @@ class MemoryLayer(RequestLayer):
                       sources=list(inj.sources), facts_included=inj.facts_included, facts_dropped=inj.facts_dropped,
                       content_tokens=inj.content_tokens, budget_tokens=self.max_injection_tokens, clipped=inj.clipped,
                       text=inj.text,
-                      message=f"memory injected: {len(inj.sources)} file(s), {inj.facts_included} fact(s)"
-                              + (f", {inj.facts_dropped} fact(s) over the budget" if inj.facts_dropped else "")
+                      message=f"memory injected: {plural(len(inj.sources), 'file')}, {plural(inj.facts_included, 'fact')}"
+                              + (f", {plural(inj.facts_dropped, 'fact')} over the budget" if inj.facts_dropped else "")
                               + (", files clipped to the budget" if inj.clipped else ""))
         self._last_text = inj.text
         return request.override(system_message=self._system_with(request.system_message, inj.text))
@@ -317,7 +318,7 @@ class MemoryLayer(RequestLayer):
             self.emit("persist", severity="warning", message=f"memory not saved: {problem}")
         if written:
             self.emit("persist", paths=[str(p) for p in written],
-                      message=f"{len(written)} memory file(s) saved to {self.workspace.memories_dir}")
+                      message=f"{plural(len(written), 'memory file')} saved to {self.workspace.memories_dir}")
         return None
 
     async def aafter_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:

@@ -16,6 +16,8 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
+from engine.wording import plural
+
 
 @dataclass(frozen=True)
 class MessageDiff:
@@ -29,10 +31,10 @@ class MessageDiff:
         return bool(self.removed or self.replaced or self.inserted or self.reordered)
 
     def describe(self) -> str:
-        """`removed 3, replaced 1 message(s)`; empty when nothing changed."""
-        parts = [f"{verb} {len(ids)}" for verb, ids in
+        """`removed 3 messages, replaced 1 message`; empty when nothing changed."""
+        parts = [f"{verb} {plural(len(ids), 'message')}" for verb, ids in
                  (("removed", self.removed), ("replaced", self.replaced), ("inserted", self.inserted)) if ids]
-        text = ", ".join(parts) + " message(s)" if parts else ""
+        text = ", ".join(parts)
         if self.reordered:
             text = f"{text}, reordered" if text else "reordered the messages"
         return text

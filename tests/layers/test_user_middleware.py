@@ -19,6 +19,7 @@ from engine.layers.user import check_middleware, observe
 from engine.parity import drive_with_create_agent
 from engine.replay import replay
 from engine.thread import Thread
+from engine.wording import plural
 
 HERE = "tests.layers.test_user_middleware"
 
@@ -154,7 +155,7 @@ def test_context_editing_middleware_from_yaml_clears_old_results_in_the_request(
         (e,) = events
         assert (e.kind, e.payload["hook"], e.payload["replaced_ids"], e.payload["removed_ids"],
                 e.payload["inserted_ids"]) == ("edit_request", "wrap_model_call", expected, [], [])
-        assert e.message == f"request: replaced {len(expected)} message(s)"
+        assert e.message == f"request: replaced {plural(len(expected), 'message')}"
         # tokens before -> after: the request without the middleware, and what the model got with it
         assert (e.tokens_before, e.tokens_after) == (base.view_tokens, step.view_tokens)
         assert e.tokens_after < e.tokens_before
@@ -224,7 +225,7 @@ def test_summarization_middleware_from_yaml_replaces_history_with_a_summary() ->
                                            "- Task 0: read the files and explain them.")
     baseline = replay(thread, EngineConfig.from_yaml(BASE))
     assert (first.tokens_before, first.tokens_after) == (baseline.steps[4].state_tokens, step4.state_tokens)
-    assert first.message == "state: removed 5, inserted 1 message(s)"
+    assert first.message == "state: removed 5 messages, inserted 1 message"
     # deterministic: the same ids and texts on a second replay
     again = replay(thread, config(SUMMARIZATION))
     assert [e.to_dict() for e in events_of(again, "SummarizationMiddleware")] == [e.to_dict() for e in events]
@@ -396,7 +397,7 @@ def test_reconcile_reports_removed_replaced_inserted_and_order() -> None:
     assert same == [a, b, c] and not diff.changed
     out, diff = reconcile([a, b, c], [b.model_copy(update={"content": "B"}), HumanMessage("n", id="n"), a])
     assert (diff.removed, diff.replaced, diff.inserted, diff.reordered) == (("c",), ("b",), ("n",), True)
-    assert out[2] is a and diff.describe() == "removed 1, replaced 1, inserted 1 message(s), reordered"
+    assert out[2] is a and diff.describe() == "removed 1 message, replaced 1 message, inserted 1 message, reordered"
     assert observe(KeepRecentResults()).name == "KeepRecentResults"
 
 

@@ -11,6 +11,7 @@ from langchain_core.messages import ToolMessage
 
 from engine.formats import load_thread
 from engine.replay import replay
+from engine.wording import plural
 from tests.ui.conftest import figure, layer_event_counts
 from ui.text import escape_md
 
@@ -53,8 +54,8 @@ def test_a_custom_middleware_from_the_yaml_editor_shows_on_every_page(start, sam
     lane = next(t for t in figure(at)["data"] if t.get("name") == f"KeepRecentResults ({len(events)})")
     steps = np.frombuffer(base64.b64decode(lane["x"]["bdata"]), dtype=lane["x"]["dtype"])  # plotly's typed array
     assert steps.tolist() == [e.step for e in events]
-    assert lane["hovertext"][0] == (f"KeepRecentResults · edit_request: request: replaced {len(first.payload['replaced_ids'])} "
-                                    f"message(s) (tokens {first.tokens_before:,} → {first.tokens_after:,})")
+    assert lane["hovertext"][0] == (f"KeepRecentResults · edit_request: request: replaced "
+                                    f"{plural(len(first.payload['replaced_ids']), 'message')} (tokens {first.tokens_before:,} → {first.tokens_after:,})")
 
     at.session_state["step"] = first.step
     at.switch_page("pages/step.py").run()
