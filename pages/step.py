@@ -90,7 +90,13 @@ if step.events:
         if e.message:
             st.text(e.message)
 
-step_bill(run, k)
+# the bill needs the whole run priced (engine.cost.run_cost: ~0.5 s CPU for 1,000 steps, once per
+# run): a lazy section, drawn only while open (it stays open from step to step once opened)
+bill = st.expander("This step's bill: tokens and dollars by kind, the cache, the summarizer call before it",
+                   key="step_bill", on_change="rerun", icon=":material/payments:")
+if bill.open:
+    with bill:
+        step_bill(run, k)
 subagent_buttons(run, k)  # a Task call's sub-agent transcript opens as its own thread
 
 detail = step_detail(run, k)

@@ -202,9 +202,17 @@ def _code(text: str) -> None:
 
 def step_message(entry: ViewEntry, *, in_state: bool | None, query: str, matches: int, expanded: bool,
                  key: str) -> None:
-    """One message as an expander: the header line, then its id, search matches, text and tool calls."""
-    with st.expander(message_label(entry, in_state=in_state, matches=matches, query=query), expanded=expanded, key=key,
-                     icon=ROLE_ICONS.get(entry.role)):
+    """One message as an expander: the header line, then its id, search matches, text and tool calls.
+
+    Lazy (`on_change="rerun"`): a closed message sends its header only, and opening it reruns this
+    fragment alone. Drawn closed, the bodies of a page of 25 messages (code blocks of up to 60,000
+    characters each) were most of what opening a Step page cost the browser.
+    """
+    box = st.expander(message_label(entry, in_state=in_state, matches=matches, query=query), expanded=expanded,
+                      key=key, icon=ROLE_ICONS.get(entry.role), on_change="rerun")
+    if not box.open:
+        return
+    with box:
         meta = f"id {escape_md(entry.id, limit=80)}"
         if entry.tool_call_id:
             meta += f" · answers {escape_md(entry.tool_call_id, limit=60)}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,9 @@ def test_the_timeline_shows_cumulative_dollars_and_paybacks(page: Page, app_url:
 def test_the_step_page_shows_the_bill(page: Page, app_url: str, screenshots: Path, e2e_samples: Path) -> None:
     first = compactions(e2e_samples)[0]
     open_page(page, f"{app_url}/step?{PRICED}&step={first}")
-    expect(page.get_by_text("This step's bill", exact=False)).to_be_visible()
+    page.get_by_text("This step's bill: tokens and dollars", exact=False).click()  # a lazy section
+    wait_for_app(page)
+    expect(page.get_by_text(re.compile(r"^This step's bill: .* modelled"))).to_be_visible()
     expect(page.get_by_text("Summarizer call before this step", exact=False)).to_be_visible()
     expect(page.get_by_text(f"The compaction at step {first}", exact=False)).to_be_visible()
     shot(page, screenshots, "cost-step")

@@ -222,6 +222,8 @@ def test_step_page_gauge_breakdown_view_and_diff(start) -> None:  # noqa: ANN001
 def test_hostile_text_is_shown_literally(start) -> None:  # noqa: ANN001
     at = start("pages/step.py", thread="sample:hostile", step="2")
     assert not at.exception
+    assert not at.code  # messages start closed, and a closed message sends its header only
+    at.button(key="step_expand_all").click().run()
     bodies = [c.value for c in at.code]
     assert any(HOSTILE in b for b in bodies), "the hostile text must appear verbatim in a code block"
     for md in at.markdown:

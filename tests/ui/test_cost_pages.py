@@ -99,6 +99,8 @@ def test_step_shows_its_bill_and_the_summarizer_call_before_it(start) -> None:  
     config = preset("stress").with_overrides(["cost.model=claude-sonnet-4-5"])
     c = run_cost(replay(demo_thread(), config)).compactions[0].step
     at = start("pages/step.py", step=str(c), **PRICED)
+    assert not any("This step's bill**" in m.value for m in at.markdown)  # a lazy section: closed, not priced
+    open_section(at, "step_bill")
     cost = expected_cost(at)
     assert [t.value for t in at.title] == [f"Step {c}"]
     s = cost.steps[c]

@@ -61,6 +61,7 @@ def test_a_custom_middleware_from_the_yaml_editor_shows_on_every_page(start, sam
     at.switch_page("pages/step.py").run()
     assert not at.exception
     assert f"KeepRecentResults · edit_request — tokens {first.tokens_before:,} → {first.tokens_after:,}" in plain(at.info)
+    at.button(key="step_expand_all").click().run()  # messages start closed (their bodies drawn once opened)
     assert "(hidden by my middleware)" in [c.value for c in at.code]  # the view the model got
 
     at.switch_page("pages/layers.py").run()
