@@ -34,7 +34,7 @@ from typing import Any
 
 from engine.errors import ThreadLoadError
 from engine.formats.dburl import ambiguity, scrub
-from engine.formats.langgraph_serde import decode_value
+from engine.formats.langgraph_serde import decode_value, shown
 from engine.formats.langgraph_state import ROOT_NS, SUMMARIZATION_TASK, Checkpoint, state_thread, thread_refs
 from engine.formats.source import Source, ThreadRef
 from engine.thread import Thread
@@ -110,28 +110,59 @@ class Schema:
     migration: int | None
 
 
-def _columns(conn: Any) -> dict[str, set[str]]:
+# The column types the saver creates (MIGRATIONS, above) that the queries below read; a table made by
+# hand or by another tool with other types (an integer `type`, a text `blob`) is refused by name
+# rather than met by casts and comparisons that fail on some row. json for JSONB and varchar for
+# text read the same way, so they pass.
+TEXT = frozenset({"text", "character varying"})
+JSON = frozenset({"jsonb", "json"})
+INTEGER = frozenset({"integer", "bigint", "smallint"})
+COLUMN_TYPES: dict[str, dict[str, frozenset[str]]] = {
+    "checkpoints": {"thread_id": TEXT, "checkpoint_ns": TEXT, "checkpoint_id": TEXT, "parent_checkpoint_id": TEXT,
+                    "checkpoint": JSON, "metadata": JSON},
+    "checkpoint_blobs": {"thread_id": TEXT, "checkpoint_ns": TEXT, "channel": TEXT, "version": TEXT, "type": TEXT,
+                         "blob": frozenset({"bytea"})},
+    "checkpoint_writes": {"thread_id": TEXT, "checkpoint_ns": TEXT, "checkpoint_id": TEXT, "task_id": TEXT,
+                          "task_path": TEXT, "idx": INTEGER, "channel": TEXT, "type": TEXT, "blob": frozenset({"bytea"})},
+    "checkpoint_migrations": {"v": INTEGER},
+}
+
+
+def _columns(conn: Any) -> dict[str, dict[str, str]]:
+    """Each of TABLES found through search_path: its columns and their types."""
     # to_regclass resolves through search_path, as the saver's unqualified table names do
     rows = conn.execute(
-        "SELECT c.relname, a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+        "SELECT c.relname, a.attname, format_type(a.atttypid, NULL) FROM pg_attribute a "
+        "JOIN pg_class c ON c.oid = a.attrelid "
         "WHERE c.oid = ANY(ARRAY[" + ", ".join(f"to_regclass('{t}')" for t in TABLES) + "]::oid[]) "
         "AND a.attnum > 0 AND NOT a.attisdropped").fetchall()
-    found: dict[str, set[str]] = {}
-    for table, column in rows:
-        found.setdefault(str(table), set()).add(str(column))
+    found: dict[str, dict[str, str]] = {}
+    for table, column, type_name in rows:
+        found.setdefault(str(table), {})[str(column)] = str(type_name)
     return found
 
 
-def _schema(conn: Any) -> Schema | None:
+def _check_types(cols: dict[str, dict[str, str]], label: str) -> None:
+    for table, expected in COLUMN_TYPES.items():
+        for column, allowed in expected.items():
+            got = cols.get(table, {}).get(column)
+            if got is not None and got not in allowed:
+                want = " or ".join(sorted(allowed, key=lambda t: t not in ("text", "jsonb", "integer", "bytea")))
+                raise ThreadLoadError(f"column {table}.{column} is {got}, not {want} as langgraph-checkpoint-postgres "
+                                      "creates it; not read", path=label, format=FORMAT)
+
+
+def _schema(conn: Any, label: str = "") -> Schema | None:
     cols = _columns(conn)
-    checkpoints, blobs = cols.get("checkpoints", set()), cols.get("checkpoint_blobs", set())
+    checkpoints, blobs = set(cols.get("checkpoints", {})), set(cols.get("checkpoint_blobs", {}))
     if not {"thread_id", "checkpoint_ns", "checkpoint"} <= checkpoints \
             or not {"thread_id", "checkpoint_ns", "channel", "type", "blob"} <= blobs:
         return None
-    writes = cols.get("checkpoint_writes", set())
+    _check_types(cols, label)
+    writes = set(cols.get("checkpoint_writes", {}))
     migration = None
     # a role granted only the data tables still reads: the migration number is a detail
-    if "v" in cols.get("checkpoint_migrations", set()) and \
+    if "v" in cols.get("checkpoint_migrations", {}) and \
             conn.execute("SELECT has_table_privilege('checkpoint_migrations', 'SELECT')").fetchone()[0]:
         row = conn.execute("SELECT max(v) FROM checkpoint_migrations").fetchone()
         migration = row[0] if row else None
@@ -183,17 +214,18 @@ class Store:
         if row is None:
             return None
         cid, parent_id, body_text, meta_text = row
-        where = f"thread {thread_id!r}, checkpoint {cid}"
-        body = _json(body_text, self.label, where)
+        where = f"thread {shown(thread_id)}, checkpoint {shown(cid, quote=False)}"
+        body = _json(body_text, self.label, f"{where}, checkpoints.checkpoint")
         if not isinstance(body, dict):
-            raise ThreadLoadError("checkpoint is not a JSON object", path=self.label, format=FORMAT, location=where)
+            raise ThreadLoadError("checkpoint is not a JSON object", path=self.label, format=FORMAT,
+                                  location=f"{where}, checkpoints.checkpoint")
         inline = body.get("channel_values")  # absent before 2.0.25: every value was a blob
         values: dict[str, Any] = dict(inline) if isinstance(inline, dict) else {}
         versions = body.get("channel_versions")
         if isinstance(versions, dict) and versions:
             # a blob wins over an inline value: a DeltaChannel snapshot is inline `true` plus its blob
             values.update(self._blobs(thread_id, versions, where))
-        meta = _json(meta_text, self.label, where)
+        meta = _json(meta_text, self.label, f"{where}, checkpoints.metadata")
         return Checkpoint(thread_id, str(cid), parent_id, values, meta if isinstance(meta, dict) else {})
 
     def _blobs(self, thread_id: str, versions: dict[str, Any], where: str) -> dict[str, Any]:
@@ -208,7 +240,7 @@ class Store:
             rows = self.conn.execute(
                 "SELECT channel, type, blob FROM checkpoint_blobs WHERE thread_id = %s AND checkpoint_ns = %s "
                 "AND channel = ANY(%s)", (thread_id, ROOT_NS, channels)).fetchall()
-        return {str(channel): self._decode(type_, blob, f"{where}, channel {channel!r}")
+        return {str(channel): self._decode(type_, blob, f"{where}, checkpoint_blobs row of channel {shown(channel)}")
                 for channel, type_, blob in rows if type_ != EMPTY}
 
     def _write_rows(self, thread_id: str, where_sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
@@ -216,21 +248,27 @@ class Store:
         rows = self.conn.execute(
             f"SELECT checkpoint_id, {path}, task_id, idx, type, blob FROM checkpoint_writes "
             f"WHERE thread_id = %s AND checkpoint_ns = %s AND {where_sql}", (thread_id, ROOT_NS, *params)).fetchall()
-        # langgraph.checkpoint.base.writes_sort_key: (task_path, task_id, idx), in Python's string order
-        return sorted(rows, key=lambda r: (str(r[0]), str(r[1]), str(r[2]), int(r[3])))
+        # langgraph.checkpoint.base.writes_sort_key: (task_path, task_id, idx), in Python's string order;
+        # a NULL idx (the saver's column is NOT NULL; a damaged table's need not be) sorts first
+        return sorted(rows, key=lambda r: (str(r[0]), str(r[1]), str(r[2]), -1 if r[3] is None else r[3]))
 
     def writes(self, thread_id: str, checkpoint_id: str, channel: str) -> list[Any]:
         if not self.schema.writes:
             return []
         rows = self._write_rows(thread_id, "checkpoint_id = %s AND channel = %s", (checkpoint_id, channel))
-        return [self._decode(t, v, f"thread {thread_id!r}, writes of {checkpoint_id}") for _, _, _, _, t, v in rows]
+        return [self._decode(t, v, _write_row(thread_id, checkpoint_id, task, idx)) for _, _, task, idx, t, v in rows]
 
     def summarization_writes(self, thread_id: str) -> list[tuple[str, str, Any]]:
         if not self.schema.task_path:
             return []
         rows = self._write_rows(thread_id, "channel = 'messages' AND task_path LIKE %s", (f"%{SUMMARIZATION_TASK}",))
-        return [(str(cid), str(task_id), self._decode(t, v, f"thread {thread_id!r}, writes of {cid}"))
-                for cid, _, task_id, _, t, v in rows]
+        return [(str(cid), str(task_id), self._decode(t, v, _write_row(thread_id, cid, task_id, idx)))
+                for cid, _, task_id, idx, t, v in rows]
+
+
+def _write_row(thread_id: str, checkpoint_id: Any, task_id: Any, idx: Any) -> str:
+    return (f"thread {shown(thread_id)}, checkpoint_writes row of checkpoint {shown(checkpoint_id, quote=False)} "
+            f"(task {shown(task_id, quote=False)}, idx {idx})")
 
 
 class _LangGraphPostgresImporter:
@@ -246,7 +284,7 @@ class _LangGraphPostgresImporter:
             raise ThreadLoadError("not a PostgreSQL URL (give postgresql://user@host:port/database)",
                                   path=source.label, format=FORMAT)
         with open_readonly(source) as conn:
-            schema = _schema(conn)
+            schema = _schema(conn, source.label)
             if schema is None:
                 raise ThreadLoadError(
                     "not a LangGraph checkpoint database (no 'checkpoints' and 'checkpoint_blobs' tables as "

@@ -30,6 +30,18 @@ def strict_serde() -> Any:
     return JsonPlusSerializer(allowed_msgpack_modules=None)
 
 
+SHOWN_CHARS = 60
+
+
+def shown(value: object, *, quote: bool = True) -> str:
+    """An id, channel or type name from a row as an error shows it: cut to SHOWN_CHARS (a row can
+    hold a megabyte where an id goes, and an error is one readable line)."""
+    text = str(value)
+    if len(text) > SHOWN_CHARS:
+        text = text[:SHOWN_CHARS] + f"... ({len(text):,} characters)"
+    return repr(text) if quote else text
+
+
 def decode_value(type_: str | None, blob: Any, *, label: str, format: str, where: str) -> Any:
     """One stored value, refusing what cannot be read safely (pickles) or at all (encrypted).
 
@@ -44,10 +56,10 @@ def decode_value(type_: str | None, blob: Any, *, label: str, format: str, where
                               "pickle_fallback=True); unpickling a file can run code, so it is not read",
                               path=label, format=format, location=where)
     if "+" in type_:
-        raise ThreadLoadError(f"checkpoint is encrypted ({type_!r}, EncryptedSerializer); ctxi has no key to "
+        raise ThreadLoadError(f"checkpoint is encrypted ({shown(type_)}, EncryptedSerializer); ctxi has no key to "
                               "decrypt it", path=label, format=format, location=where)
     if type_ not in SERDE_TYPES:
-        raise ThreadLoadError(f"unsupported serializer type {type_!r}", path=label, format=format, location=where)
+        raise ThreadLoadError(f"unsupported serializer type {shown(type_)}", path=label, format=format, location=where)
     try:
         return strict_serde().loads_typed((type_, data))
     except Exception as exc:  # the serializer meets whatever the database holds

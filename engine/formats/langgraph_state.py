@@ -28,6 +28,7 @@ from langchain_core.messages import (
 from langgraph.checkpoint.serde.types import _DeltaSnapshot as _DeltaSnapshotType
 
 from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.formats.langgraph_serde import shown
 from engine.formats.pydantic_text import error_detail
 from engine.formats.source import ThreadRef
 from engine.kinds import message_kind
@@ -161,15 +162,16 @@ def _merge(left: list[Any], right: list[Any]) -> list[Any]:
 
 def _latest_messages(store: CheckpointStore, thread_id: str) -> tuple[list[BaseMessage], Checkpoint, dict[str, Any]]:
     """The latest root checkpoint's messages, with what was read on the way (channel, pending input)."""
-    where = f"thread {thread_id!r}"
+    where = f"thread {shown(thread_id)}"
     latest = store.checkpoint(thread_id)
     if latest is None:
-        raise ThreadNotFoundError(f"thread {thread_id!r} has no checkpoint", path=store.label, format=store.format)
+        raise ThreadNotFoundError(f"thread {shown(thread_id)} has no checkpoint", path=store.label, format=store.format)
     delta = set(latest.metadata.get("counters_since_delta_snapshot") or {})
     channel = _message_channel(latest.values, delta)
     if channel is None:
-        shown = ", ".join(sorted(k for k in latest.values if not k.startswith(("__", "branch:")))) or "none"
-        raise ThreadLoadError(f"latest checkpoint has no messages (not a chat agent's graph; channels: {shown})",
+        names = sorted(k for k in latest.values if not k.startswith(("__", "branch:")))
+        listed = ", ".join(shown(k, quote=False) for k in names[:10]) + (f" (+{len(names) - 10} more)" if len(names) > 10 else "")
+        raise ThreadLoadError(f"latest checkpoint has no messages (not a chat agent's graph; channels: {listed or 'none'})",
                               path=store.label, format=store.format, location=where)
     if channel in delta and channel not in latest.values:
         raw = _replay_delta(store, latest, channel)
@@ -190,7 +192,7 @@ def _latest_messages(store: CheckpointStore, thread_id: str) -> tuple[list[BaseM
             # pydantic's several lines become one with the field's path (engine.formats.pydantic_text)
             suffix, detail = error_detail(exc)
             field = f" (at {suffix.lstrip('.')})" if suffix else ""
-            raise ThreadLoadError(f"{channel!r} item {position} is not a message{field}: {detail}",
+            raise ThreadLoadError(f"{shown(channel)} item {position} is not a message{field}: {detail}",
                                   path=store.label, format=store.format, location=where) from None
     return messages, latest, info
 
@@ -298,8 +300,8 @@ def state_thread(store: CheckpointStore, thread_id: str | None, extra: dict[str,
         raise ThreadLoadError("database holds no checkpoints", path=store.label, format=store.format)
     tid = ids[0] if thread_id is None else thread_id
     if tid not in ids:
-        shown = ", ".join(repr(i) for i in ids[:5]) + (f" (+{len(ids) - 5} more)" if len(ids) > 5 else "")
-        raise ThreadNotFoundError(f"thread {tid!r} not found; threads: {shown}", path=store.label, format=store.format)
+        listed = ", ".join(shown(i) for i in ids[:5]) + (f" (+{len(ids) - 5} more)" if len(ids) > 5 else "")
+        raise ThreadNotFoundError(f"thread {shown(tid)} not found; threads: {listed}", path=store.label, format=store.format)
     messages, latest, info = _latest_messages(store, tid)
     usage = {m.id: u for m in messages if isinstance(m, AIMessage) and m.id and (u := _usage(m)) is not None}
     todos = latest.values.get("todos")

@@ -384,7 +384,7 @@ def test_pickles_and_encrypted_values_are_refused(hostile: str) -> None:
         load_thread(hostile, thread_id="pickled")
     assert err.value.message == ("checkpoint is a Python pickle (langgraph 0.0.x, or a serializer with "
                                  "pickle_fallback=True); unpickling a file can run code, so it is not read")
-    assert err.value.location == "thread 'pickled', checkpoint 1f0-1, channel 'messages'"
+    assert err.value.location == "thread 'pickled', checkpoint 1f0-1, checkpoint_blobs row of channel 'messages'"
     with pytest.raises(ThreadLoadError) as err:
         load_thread(hostile, thread_id="encrypted")
     assert err.value.message == "checkpoint is encrypted ('msgpack+aes', EncryptedSerializer); ctxi has no key to decrypt it"
