@@ -6,9 +6,14 @@ and epoch, `summaries.json` (id, epoch, input, target, scores per sample), `redu
 `_journal/` written while the eval ran (`_journal/start.json` holds the header before results). The
 `.json` log is one document `{version, status, eval, plan, results, stats, samples, reductions}`.
 
-The zip is read from the bytes already in memory and never extracted: members are decompressed one
-at a time with a cap on what each may inflate to, the archive's declared total is checked first,
-and the member count is capped, so a zip bomb or a corrupt archive is one clear line.
+The zip is read from the bytes already in memory and never extracted (a member's name is only
+matched, never used as a path, so `../` in it reaches nothing): members are decompressed one at a
+time, each to at most the size a file may have (`--max-bytes`, `Source.max_bytes`) and all of them
+to at most MAX_DECOMPRESSED_BYTES, checked against the declared sizes first and enforced while
+inflating (the headers can lie). Only stored and deflated members are read: Inspect writes deflate
+(`ZipFile(..., compression=ZIP_DEFLATED)`, log/_recorders/eval.py), and zipfile inflates deflate in
+bounded steps but a bzip2 or LZMA chunk all at once (a 400-byte bzip2 member filled 600 MB on its
+first 1 MB read). The member count is capped, so a zip bomb or a corrupt archive is one clear line.
 """
 
 from __future__ import annotations
@@ -94,6 +99,7 @@ class EvalLog:
     _inline: dict[SampleKey, tuple[dict[str, Any], str]] = field(default_factory=dict)
     # What the archive may still inflate to, shared by every member read from it.
     _budget: list[int] = field(default_factory=lambda: [MAX_DECOMPRESSED_BYTES])
+    _member_limit: int = MAX_DECOMPRESSED_BYTES  # what one member may inflate to: the file limit
 
     def sample(self, key: SampleKey) -> tuple[dict[str, Any], str]:
         """The sample object and the JSON path prefix errors inside it are named with."""
@@ -101,7 +107,7 @@ class EvalLog:
             return self._inline[key]
         assert self._zip is not None
         member = self._members[key]
-        doc = read_member_json(self._zip, member, self.where, self._budget)
+        doc = read_member_json(self._zip, member, self.where, self._budget, self._member_limit)
         return self.where.want_dict(doc, f"{member}: $", "a sample object"), f"{member}: $"
 
 
@@ -110,25 +116,48 @@ def _zip_error(where: Where, exc: BaseException) -> ThreadLoadError:
     return ThreadLoadError(f"not a readable .eval zip archive ({detail})", path=where.label, format=where.format)
 
 
-def read_member(zf: zipfile.ZipFile, name: str, where: Where, budget: list[int]) -> bytes:
-    """A member's bytes, refusing to inflate past the remaining budget (the header sizes can lie)."""
+BOUNDED_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate"}
+METHOD_NAMES = {zipfile.ZIP_BZIP2: "bzip2", zipfile.ZIP_LZMA: "LZMA", 9: "deflate64"}
+
+
+def read_member(zf: zipfile.ZipFile, name: str, where: Where, budget: list[int],
+                limit: int = MAX_DECOMPRESSED_BYTES) -> bytearray:
+    """A member's bytes, inflating at most `limit` for it and the remaining `budget` for the archive."""
+    info = zf.getinfo(name)
+    if info.compress_type not in BOUNDED_METHODS:
+        method = METHOD_NAMES.get(info.compress_type, f"method {info.compress_type}")
+        where.fail(name, f"the member is compressed with {method}; only stored or deflated members are read "
+                   "(Inspect writes deflate)")
+    cap = min(limit, budget[0])
+    if info.file_size > cap:  # a quick refusal; the loop below enforces the cap whatever the header says
+        where.fail(name, _too_big(info.file_size, limit, budget[0], declared=True))
     out = bytearray()
     try:
-        with zf.open(name) as fh:
-            while chunk := fh.read(READ_CHUNK):
+        with zf.open(info) as fh:
+            while chunk := fh.read(min(READ_CHUNK, cap + 1 - len(out))):
                 out += chunk
-                budget[0] -= len(chunk)
-                if budget[0] < 0:
-                    where.fail(name, f"refusing to decompress: the archive inflates past {MAX_DECOMPRESSED_BYTES:,} bytes "
-                               "(a zip bomb or a log too large to read)")
+                if len(out) > cap:
+                    where.fail(name, _too_big(len(out), limit, budget[0], declared=False))
+        budget[0] -= len(out)
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError, ValueError) as exc:
         raise ThreadLoadError(f"corrupt member in the .eval zip archive ({exc or type(exc).__name__})",
                               path=where.label, format=where.format, location=name) from None
-    return bytes(out)
+    return out  # not copied to bytes: the JSON decode reads it as it is
 
 
-def read_member_json(zf: zipfile.ZipFile, name: str, where: Where, budget: list[int] | None = None) -> Any:
-    raw = read_member(zf, name, where, budget if budget is not None else [MAX_DECOMPRESSED_BYTES])
+def _too_big(size: int, limit: int, budget: int, *, declared: bool) -> str:
+    """Why a member is not inflated: its own limit (the file limit) or what the archive has left."""
+    said = f"declares {size:,} bytes, above" if declared else "inflates past"
+    if limit <= budget:
+        return (f"refusing to decompress: the member {said} the {limit:,}-byte limit for one file "
+                "(--max-bytes; a zip bomb or a log too large to read)")
+    return (f"refusing to decompress: the member {said} the {budget:,} bytes the archive may still inflate to "
+            f"(of {MAX_DECOMPRESSED_BYTES:,}; a zip bomb or a log too large to read)")
+
+
+def read_member_json(zf: zipfile.ZipFile, name: str, where: Where, budget: list[int] | None = None,
+                     limit: int = MAX_DECOMPRESSED_BYTES) -> Any:
+    raw = read_member(zf, name, where, budget if budget is not None else [MAX_DECOMPRESSED_BYTES], limit)
     try:
         return json.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
@@ -170,7 +199,9 @@ def _open_zip(source: Source, where: Where) -> EvalLog:
     header_name = HEADER if HEADER in names else JOURNAL_START if JOURNAL_START in names else None
     if header_name is None:
         where.fail("$", f"the zip archive holds no {HEADER} (not an Inspect .eval log)")
-    header = where.want_dict(read_member_json(zf, header_name, where, budget), f"{header_name}: $", "a log header object")
+    limit = source.max_bytes
+    header = where.want_dict(read_member_json(zf, header_name, where, budget, limit), f"{header_name}: $",
+                             "a log header object")
     if not isinstance(header.get("eval"), dict):
         where.fail(f"{header_name}: $.eval", f"expected an object, got {json_type(header.get('eval'))}")
     members: dict[SampleKey, str] = {}
@@ -181,7 +212,7 @@ def _open_zip(source: Source, where: Where) -> EvalLog:
     summaries: dict[SampleKey, dict[str, Any]] = {}
     order: list[SampleKey] = []
     if SUMMARIES in names:
-        raw = read_member_json(zf, SUMMARIES, where, budget)
+        raw = read_member_json(zf, SUMMARIES, where, budget, limit)
         for i, item in enumerate(where.want_list(raw, f"{SUMMARIES}: $", "an array of sample summaries")):
             item = where.want_dict(item, f"{SUMMARIES}: $[{i}]", "a sample summary object")
             key = _key_of(item, where, f"{SUMMARIES}: $[{i}]")
@@ -190,7 +221,7 @@ def _open_zip(source: Source, where: Where) -> EvalLog:
                 order.append(key)
     # Samples missing from the summaries (a log still being written) follow in archive order.
     order += [k for k in members if k not in order]
-    return EvalLog(where, header, order, summaries, _zip=zf, _members=members, _budget=budget)
+    return EvalLog(where, header, order, summaries, _zip=zf, _members=members, _budget=budget, _member_limit=limit)
 
 
 def _key_of(item: dict[str, Any], where: Where, at: str) -> SampleKey:

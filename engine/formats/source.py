@@ -71,6 +71,8 @@ class Source:
     data: bytes
     path: Path | None = None
     url: str | None = field(default=None, repr=False)
+    # The size limit the bytes were read under; a container (an Inspect .eval zip) inflates no member past it.
+    max_bytes: int = field(default=DEFAULT_MAX_BYTES, repr=False)
     _json: Any = field(default=_UNSET, repr=False)
     _json_error: ThreadLoadError | None = field(default=None, repr=False)
     _jsonl: Any = field(default=_UNSET, repr=False)
@@ -92,12 +94,13 @@ class Source:
                 raise ThreadLoadError("no file given")
             if is_postgres_url(path):
                 assert isinstance(path, str)
-                return cls(label=redact(path), data=b"", url=path)
+                return cls(label=redact(path), data=b"", url=path, max_bytes=max_bytes)
             p = Path(path)
-            return cls(label=name or str(p), data=read_thread_file(p, max_bytes), path=p)
+            return cls(label=name or str(p), data=read_thread_file(p, max_bytes), path=p, max_bytes=max_bytes)
         if len(data) > max_bytes:
             raise FileTooLargeError(path=name or "<upload>", size_bytes=len(data), limit_bytes=max_bytes)
-        return cls(label=name or "<upload>", data=data, path=Path(path) if path is not None else None)
+        return cls(label=name or "<upload>", data=data, path=Path(path) if path is not None else None,
+                   max_bytes=max_bytes)
 
     # -- shapes ------------------------------------------------------------------------
     @property
