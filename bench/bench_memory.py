@@ -1,17 +1,20 @@
 """Replay memory (bench/harness.py conventions: >= 5 runs, median and range).
 
     python bench/bench_memory.py [--runs 5] [--only run,scale] [--steps 1000] [--sizes 20000,40000,80000,100000]
+                                 [--preset deepagents|as-recorded|...]
 
 run     What a Run of synthetic_thread(1000) holds beyond the thread (tracemalloc, after a full
         collection, the Run alive): the thread and its counts cached by an earlier run are the floor,
         measured in the same process. Stress and deepagents presets. Target <= 10 MB. The largest
         holders are listed by source line.
 scale   Peak RSS (the child's own VmHWM: a forked child's ru_maxrss would count the parent's pages) of
-        `ctxi replay FILE` (default preset, no JSON)
-        on threads of 20k, 40k, 80k and 100k small messages written as native JSON, next to a child
-        that only loads the same file (the floor: interpreter, libraries, the thread). Each size's
+        `ctxi replay FILE` (no JSON; `--preset NAME`, default the CLI's own choice: `deepagents` for
+        these threads, which record no usage) on threads of 20k, 40k, 80k and 100k small messages
+        written as native JSON, next to a child that only loads the same file (the floor:
+        interpreter, libraries, the thread). Each child first imports the engine and loads the
+        tokenizer, then notes its RSS (its start); `own` is the peak minus that start. Each size's
         runs are interleaved with the others'. Target: peak RSS 80k / 40k <= 2.2x, and the replay's
-        own growth (replay peak minus load peak) as well; the children's CPU time is shown too.
+        own RSS as well; the children's CPU and wall time are shown too.
 """
 
 from __future__ import annotations
@@ -36,11 +39,20 @@ from engine.thread import Thread
 from engine.tokens import TiktokenCounter, prime_thread
 
 SECTIONS = ("run", "scale")
-# Each child reports its own high-water mark and CPU time on its last stderr line.
-REPORT = ("import sys, time; hwm = next(l for l in open('/proc/self/status') if l.startswith('VmHWM'));"
-          "print('PROBE', int(hwm.split()[1]), time.process_time(), file=sys.stderr)")
-LOAD_ONLY = f"import sys; from engine.formats import load_thread; load_thread(sys.argv[1]); {REPORT}"
-REPLAY = f"import sys; from engine.cli import main; rc = main(['replay', sys.argv[1]]); {REPORT}; sys.exit(rc)"
+# Each child imports the engine and loads the tokenizer (a fixed cost every size pays alike), notes
+# its RSS (its start), runs, then reports its high-water mark, its start, CPU and wall seconds.
+START = ("import gc, sys, time; w0 = time.perf_counter(); from engine.cli import main; "
+         "from engine.formats import load_thread; from engine.tokens import get_counter; "
+         "get_counter().count_text('warm'); gc.collect(); "
+         "base = next(l for l in open('/proc/self/status') if l.startswith('VmRSS')); "
+         "c0, w0 = time.process_time(), time.perf_counter(); ")
+REPORT = ("hwm = next(l for l in open('/proc/self/status') if l.startswith('VmHWM')); "
+          "print('PROBE', int(hwm.split()[1]), int(base.split()[1]), time.process_time() - c0, "
+          "time.perf_counter() - w0, file=sys.stderr)")
+LOAD_ONLY = f"{START}load_thread(sys.argv[1]); {REPORT}"
+REPLAY = f"{START}rc = main(['replay', *sys.argv[1:]]); {REPORT}; sys.exit(rc)"
+# One child's figures: peak MB, start MB, CPU s, wall s.
+PEAK, BASE, CPU, WALL = range(4)
 
 
 def small_thread(messages: int) -> Thread:
@@ -101,19 +113,21 @@ def bench_run(steps: int, runs: int) -> bool:
 
 
 # -- scale -------------------------------------------------------------------------------------
-def _child(code: str, path: Path) -> tuple[float, float]:
-    """Peak RSS (MB) and CPU seconds of one child process running `code` on `path`."""
-    done = subprocess.run([sys.executable, "-c", code, str(path)], cwd=ROOT, stdout=subprocess.DEVNULL,
+def _child(code: str, path: Path, extra: list[str]) -> tuple[float, float, float, float]:
+    """Peak RSS (MB), RSS at the child's start (MB), CPU and wall seconds of one child running `code` on `path`."""
+    done = subprocess.run([sys.executable, "-c", code, str(path), *extra], cwd=ROOT, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True)
     probe = [ln for ln in done.stderr.splitlines() if ln.startswith("PROBE ")]
     if done.returncode != 0 or not probe:
         raise RuntimeError(f"child on {path.name} failed ({done.returncode}): {done.stderr[-400:]}")
-    _, kb, cpu = probe[-1].split()
-    return int(kb) / 1024, float(cpu)
+    _, kb, base_kb, cpu, wall = probe[-1].split()
+    return int(kb) / 1024, int(base_kb) / 1024, float(cpu), float(wall)
 
 
-def bench_scale(sizes: list[int], runs: int) -> bool:
-    rows: dict[int, dict[str, list[tuple[float, float]]]] = {n: {"load": [], "replay": []} for n in sizes}
+def bench_scale(sizes: list[int], runs: int, preset_name: str | None) -> bool:
+    extra = ["--preset", preset_name] if preset_name else []
+    rows: dict[int, dict[str, list[tuple[float, float, float, float]]]] = {
+        n: {"load": [], "replay": []} for n in sizes}
     with tempfile.TemporaryDirectory() as tmp:
         paths = {}
         for n in sizes:
@@ -121,34 +135,41 @@ def bench_scale(sizes: list[int], runs: int) -> bool:
             paths[n].write_text(dumps(small_thread(n), indent=None), encoding="utf-8")
         for r in range(runs):
             for n in sizes:
-                rows[n]["load"].append(_child(LOAD_ONLY, paths[n]))
-                rows[n]["replay"].append(_child(REPLAY, paths[n]))
-                print(f"  run {r + 1}/{runs} {n:,} messages: replay {rows[n]['replay'][-1][0]:.0f} MB, "
-                      f"{rows[n]['replay'][-1][1]:.1f} s CPU", file=sys.stderr, flush=True)
+                rows[n]["load"].append(_child(LOAD_ONLY, paths[n], []))
+                rows[n]["replay"].append(_child(REPLAY, paths[n], extra))
+                got = rows[n]["replay"][-1]
+                print(f"  run {r + 1}/{runs} {n:,} messages: replay peak {got[PEAK]:.0f} MB, "
+                      f"{got[CPU]:.1f} s CPU, {got[WALL]:.1f} s wall", file=sys.stderr, flush=True)
+
+    def values(n: int, side: str, i: int) -> list[float]:
+        if i == -1:  # own: peak minus start, run by run
+            return [v[PEAK] - v[BASE] for v in rows[n][side]]
+        return [v[i] for v in rows[n][side]]
 
     def med(n: int, side: str, i: int) -> float:
-        return statistics.median(v[i] for v in rows[n][side])
+        return statistics.median(values(n, side, i))
 
-    def rng(n: int, side: str, i: int) -> str:
-        values = [v[i] for v in rows[n][side]]
-        return f"[{min(values):.0f}–{max(values):.0f}]"
+    def cell(n: int, side: str, i: int, fmt: str = ".0f") -> str:
+        v = values(n, side, i)
+        return f"{statistics.median(v):{fmt}} [{min(v):{fmt}}–{max(v):{fmt}}]"
 
-    print(f"`ctxi replay` (deepagents preset, no JSON) on small-message threads; {runs} runs a size")
-    print(f"{'messages':>10}{'load-only peak MB':>24}{'replay peak MB':>22}{'replay own MB':>15}"
-          f"{'replay CPU s':>14}{'load CPU s':>12}")
+    print(f"`ctxi replay` ({preset_name or 'the CLI default'} preset, no JSON) on small-message threads; "
+          f"{runs} runs a size; MB, median [range]")
+    print("| messages | replay peak MB | replay own MB | replay CPU s | replay wall s | load-only peak MB "
+          "| load-only own MB | load CPU s |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n in sizes:
-        print(f"{n:>10,}{med(n, 'load', 0):>10.0f} {rng(n, 'load', 0):>13}{med(n, 'replay', 0):>9.0f} "
-              f"{rng(n, 'replay', 0):>12}{med(n, 'replay', 0) - med(n, 'load', 0):>15.0f}"
-              f"{med(n, 'replay', 1):>14.1f}{med(n, 'load', 1):>12.1f}")
+        print(f"| {n:,} | {cell(n, 'replay', PEAK)} | {cell(n, 'replay', -1)} | {cell(n, 'replay', CPU, '.1f')} "
+              f"| {cell(n, 'replay', WALL, '.1f')} | {cell(n, 'load', PEAK)} | {cell(n, 'load', -1)} "
+              f"| {cell(n, 'load', CPU, '.1f')} |")
     ok = True
     if 40_000 in rows and 80_000 in rows:
-        peak = med(80_000, "replay", 0) / med(40_000, "replay", 0)
-        own = ((med(80_000, "replay", 0) - med(80_000, "load", 0))
-               / (med(40_000, "replay", 0) - med(40_000, "load", 0)))
-        cpu = med(80_000, "replay", 1) / med(40_000, "replay", 1)
+        peak = med(80_000, "replay", PEAK) / med(40_000, "replay", PEAK)
+        own = med(80_000, "replay", -1) / med(40_000, "replay", -1)
+        cpu = med(80_000, "replay", CPU) / med(40_000, "replay", CPU)
         ok = peak <= 2.2 and own <= 2.2
-        print(f"80k / 40k messages: peak RSS {peak:.2f}x, replay's own growth {own:.2f}x, CPU {cpu:.2f}x; "
-              f"target <= 2.2x: {'met' if ok else 'MISSED'}")
+        print(f"80k / 40k messages: peak RSS {peak:.2f}x, replay's own RSS {own:.2f}x, CPU {cpu:.2f}x; "
+              f"target <= 2.2x (peak and own RSS): {'met' if ok else 'MISSED'}")
     return ok
 
 
@@ -158,6 +179,7 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=1000)
     ap.add_argument("--sizes", default="20000,40000,80000,100000")
     ap.add_argument("--only", default=",".join(SECTIONS))
+    ap.add_argument("--preset", default=None, help="scale: the replay's preset (default: the CLI's choice)")
     args = ap.parse_args()
     only = [s.strip() for s in args.only.split(",") if s.strip()]
     print(machine_line())
@@ -166,7 +188,7 @@ def main() -> int:
         results["run"] = bench_run(args.steps, args.runs)
         print()
     if "scale" in only:
-        results["scale"] = bench_scale([int(s) for s in args.sizes.split(",")], args.runs)
+        results["scale"] = bench_scale([int(s) for s in args.sizes.split(",")], args.runs, args.preset)
     print("\n" + ", ".join(f"{k}: {'met' if v else 'MISSED'}" for k, v in results.items()))
     return 0
 
