@@ -151,6 +151,9 @@ def _prefix_blocks(step: StepRecord, messages_tokens: int, boundary: int | None)
     return [Block(key, prefix, 1, True, "prompt")]
 
 
+KEPT_STEPS = 4
+
+
 class RequestBuilder:
     """Steps of one run as cache requests (message keys made once per message object)."""
 
@@ -159,6 +162,10 @@ class RequestBuilder:
         self.boundary = boundary
         self._blocks: dict[int, tuple[BaseMessage, Block]] = {}
         self._last: tuple[tuple[BaseMessage, ...], list[Block]] | None = None
+        # the last few steps' block lists only: pricing asks for a step and the one before it (a summarizer
+        # call, a payback), and each list is as long as its view, so keeping every step's held steps x view
+        # references (a 40k-message replay spent 800 MB here). An older step is rebuilt from the per-message
+        # blocks, which are the same objects, so a rebuilt list is equal to the one dropped.
         self._per_step: dict[int, tuple[Any, list[Block]]] = {}
         self._tokens: dict[int, int] = {}
 
@@ -186,6 +193,8 @@ class RequestBuilder:
             blocks = [self.block(m) for m in view]
         self._last = (tuple(view), blocks)
         self._per_step[step.index] = (view, blocks)
+        while len(self._per_step) > KEPT_STEPS:
+            del self._per_step[next(iter(self._per_step))]  # the oldest entry (dicts keep insertion order)
         return list(blocks)
 
     def messages_tokens(self, step: StepRecord) -> int:

@@ -108,3 +108,18 @@ def test_openai_prefixes_expire_after_five_minutes_of_inactivity() -> None:
 def test_no_cache_provider_sends_everything_uncached() -> None:
     uses = simulate([req(PROMPT), req(PROMPT, msg("u", 5))], CacheRules("none"))
     assert [(u.read, u.write, u.uncached) for u in uses] == [(0, 0, 5000), (0, 0, 5005)]
+
+
+def test_request_builder_keeps_a_few_steps_and_rebuilds_older_ones_equal() -> None:
+    from engine.cache_run import KEPT_STEPS, RequestBuilder
+    from engine.config import preset
+    from engine.replay import replay
+    from engine.synthetic import synthetic_thread
+
+    run = replay(synthetic_thread(40, seed=3), preset("langchain"))
+    first = [RequestBuilder(run).messages(s) for s in run.steps]  # a fresh builder per step: nothing shared
+    builder = RequestBuilder(run)
+    walked = [builder.messages(s) for s in run.steps]
+    assert len(builder._per_step) == KEPT_STEPS < len(run.steps)  # memory stays flat, not steps x view
+    assert walked == first
+    assert builder.messages(run.steps[0]) == first[0]  # an evicted step is rebuilt the same
