@@ -66,15 +66,19 @@ class RunningScaledCount:
         for m in messages:
             self.total += count(m)
             if isinstance(m, AIMessage):
-                provider = m.response_metadata.get("model_provider")
-                if self.provider is None:
-                    self.provider = provider
-                elif provider != self.provider:
-                    self.invalid = True
-                usage = m.usage_metadata
-                if usage and isinstance(total := usage.get("total_tokens"), int):
-                    self.last_usage = total
-                    self.total_at_last_usage = self.total
+                self._note_ai(m)
+
+    def _note_ai(self, m: AIMessage) -> None:
+        """An AI message's provider and reported usage, which the scaling reads (after counting `m`)."""
+        provider = m.response_metadata.get("model_provider")
+        if self.provider is None:
+            self.provider = provider
+        elif provider != self.provider:
+            self.invalid = True
+        usage = m.usage_metadata
+        if usage and isinstance(total := usage.get("total_tokens"), int):
+            self.last_usage = total
+            self.total_at_last_usage = self.total
 
     def __call__(self, messages: Sequence[BaseMessage], *, lead_tokens: int = 0, lead_messages: int = 0,
                  tail: BaseMessage | None = None, scaled: bool = True) -> int:
@@ -112,15 +116,7 @@ class RunningScaledCount:
             # _extend for one message, inline: this runs once per message of every trimmed list
             self.total += count(m)
             if isinstance(m, AIMessage):
-                provider = m.response_metadata.get("model_provider")
-                if self.provider is None:
-                    self.provider = provider
-                elif provider != self.provider:
-                    self.invalid = True
-                usage = m.usage_metadata
-                if usage and isinstance(total := usage.get("total_tokens"), int):
-                    self.last_usage = total
-                    self.total_at_last_usage = self.total
+                self._note_ai(m)
             append(scaled(self.total, k, 0, True))
         self.prev = tuple(messages)
         return out
