@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import repeat
 
 ANTHROPIC_LOOKBACK_BLOCKS = 20
 OPENAI_MIN_TOKENS = 1024
@@ -60,9 +61,14 @@ class Request:
     blocks: tuple[Block, ...]
     time_s: float | None = None  # when the request started (seconds); None: no timestamps recorded
     label: str = ""
+    # the blocks' tokens when the caller already summed them as it built the request (engine.cache_run
+    # keeps running sums: summing every request again is O(view) per step)
+    known_total: int | None = field(default=None, compare=False, repr=False)
 
     @cached_property
     def total(self) -> int:
+        if self.known_total is not None:
+            return self.known_total
         return sum(b.tokens for b in self.blocks)
 
 
@@ -131,6 +137,7 @@ class _Layout:
     cumulative: list[int]
     ends: list[int]
     flagged: list[int]  # blocks the agent marks with a breakpoint (besides the last)
+    blocks: Sequence[Block] = ()  # the request's own blocks (the next request compares with them first)
 
 
 def layout(blocks: Sequence[Block], previous: _Layout | None = None) -> _Layout:
@@ -143,8 +150,12 @@ def layout(blocks: Sequence[Block], previous: _Layout | None = None) -> _Layout:
     n = 0
     if previous is not None:
         keys = previous.keys
-        new_keys = [b.key for b in blocks]
-        if new_keys[: len(keys)] == keys:  # the common case, compared at C speed
+        shared = len(previous.blocks)
+        if shared == len(keys) and tuple(blocks[:shared]) == tuple(previous.blocks):
+            # the common case: the same Block objects lead (identity first, at C speed); equal blocks
+            # have equal keys, so this is the keys' common prefix without listing every key
+            n = shared
+        elif (new_keys := [b.key for b in blocks])[: len(keys)] == keys:
             n = len(keys)
         else:
             limit = min(len(keys), len(blocks))
@@ -155,6 +166,7 @@ def layout(blocks: Sequence[Block], previous: _Layout | None = None) -> _Layout:
                       [i for i in previous.flagged if i < n])
     else:
         out = _Layout([], [], [], [], [])
+    out.blocks = blocks
     h = out.hashes[-1] if out.hashes else 0
     tokens = out.cumulative[-1] if out.cumulative else 0
     pos = out.ends[-1] if out.ends else 0
@@ -311,7 +323,8 @@ class PromptCache:
         expiry = self._expiry(now)
         # every prefix of a processed prompt is cached (the longest one is what a later request finds)
         if use.total >= rules.min_tokens:
-            self.entries.update(zip(hashes, ((tokens, expiry) for tokens in cumulative), strict=True))
+            # (tokens, expiry) pairs made by zip, at C speed: this runs over the whole request at every step
+            self.entries.update(zip(hashes, zip(cumulative, repeat(expiry)), strict=True))
         self.previous = _Sent(lay, list(range(len(hashes))), _rounded(use.total, rules))
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -139,19 +139,46 @@ def _model(thread: Thread, config: Any) -> str | None:
     return next((u.model for u in thread.usage.values() if u.model), None)
 
 
-def _prefix_blocks(step: StepRecord, messages_tokens: int, boundary: int | None) -> list[Block]:
+def _prefix_blocks(step: StepRecord, messages_tokens: int, boundary: int | None,
+                   keys: dict[tuple[int, tuple[str, ...], int], tuple[Any, str]] | None = None) -> list[Block]:
     prefix = max(0, step.view_tokens - messages_tokens)
     if not prefix:
         return []
-    system = step.system.content if step.system is not None else None
-    key = hashlib.sha1(json.dumps([system, list(step.tool_names), prefix], default=str).encode()).hexdigest()
+    key = _prefix_key(step, prefix) if keys is None else _known_prefix_key(step, prefix, keys)
     if boundary is not None and 0 < boundary < prefix:
         return [Block(key + ":system", boundary, 1, True, "prompt"),
                 Block(key + ":rest", prefix - boundary, 1, False, "prompt (after the system prompt)")]
     return [Block(key, prefix, 1, True, "prompt")]
 
 
+def _prefix_key(step: StepRecord, prefix: int) -> str:
+    system = step.system.content if step.system is not None else None
+    return hashlib.sha1(json.dumps([system, list(step.tool_names), prefix], default=str).encode()).hexdigest()
+
+
+def _known_prefix_key(step: StepRecord, prefix: int, keys: dict[tuple[int, tuple[str, ...], int], tuple[Any, str]]) -> str:
+    """`_prefix_key`, made once per system message object, tool names and prefix size (most steps of a run
+    share one system message: dumping and hashing it again is O(prompt) per step). The entry keeps the
+    message alive, so its id cannot be reused by another object."""
+    cache_key = (id(step.system), step.tool_names, prefix)
+    hit = keys.get(cache_key)
+    if hit is None or hit[0] is not step.system:
+        if len(keys) >= 256:  # a layer rebuilding the system message every step
+            keys.clear()
+        hit = keys[cache_key] = (step.system, _prefix_key(step, prefix))
+    return hit[1]
+
+
 KEPT_STEPS = 4
+
+
+def _extends(view: Sequence[BaseMessage], last: Sequence[BaseMessage]) -> bool:
+    """`view` starts with exactly the messages of `last` (the same objects). Two Snapshots of one
+    list (engine.replay: the driver only appends to it) answer in O(1); otherwise compared at C speed."""
+    src = getattr(view, "src", None)
+    if src is not None and getattr(last, "src", None) is src:
+        return True  # the caller checked len(last) <= len(view)
+    return tuple(view[: len(last)]) == tuple(last)
 
 
 class RequestBuilder:
@@ -161,13 +188,15 @@ class RequestBuilder:
         self.run = run
         self.boundary = boundary
         self._blocks: dict[int, tuple[BaseMessage, Block]] = {}
-        self._last: tuple[tuple[BaseMessage, ...], list[Block]] | None = None
+        # the last view asked for, its blocks and their tokens (the next step usually extends it)
+        self._last: tuple[Sequence[BaseMessage], list[Block], int] | None = None
         # the last few steps' block lists only: pricing asks for a step and the one before it (a summarizer
         # call, a payback), and each list is as long as its view, so keeping every step's held steps x view
         # references (a 40k-message replay spent 800 MB here). An older step is rebuilt from the per-message
         # blocks, which are the same objects, so a rebuilt list is equal to the one dropped.
         self._per_step: dict[int, tuple[Any, list[Block]]] = {}
         self._tokens: dict[int, int] = {}
+        self._prefix_keys: dict[tuple[int, tuple[str, ...], int], tuple[Any, str]] = {}
 
     def block(self, message: BaseMessage) -> Block:
         """The message as a cache block (made once per message object: counts are fixed per object)."""
@@ -187,11 +216,16 @@ class RequestBuilder:
         view = step.view
         last = self._last
         n = len(last[0]) if last is not None else 0
-        if last is not None and n <= len(view) and tuple(view[:n]) == last[0]:
-            blocks = last[1] + [self.block(m) for m in view[n:]]
+        if last is not None and n <= len(view) and _extends(view, last[0]):
+            new = [self.block(m) for m in view[n:]]
+            blocks = last[1] + new
+            tokens = last[2] + sum(b.tokens for b in new)  # a running sum: the step costs its new blocks
         else:
             blocks = [self.block(m) for m in view]
-        self._last = (tuple(view), blocks)
+            tokens = sum(b.tokens for b in blocks)
+        # a Snapshot is kept as it is (its first messages never change: engine.replay), anything else copied
+        self._last = (view if hasattr(view, "src") else tuple(view), blocks, tokens)
+        self._tokens[step.index] = tokens
         self._per_step[step.index] = (view, blocks)
         while len(self._per_step) > KEPT_STEPS:
             del self._per_step[next(iter(self._per_step))]  # the oldest entry (dicts keep insertion order)
@@ -207,10 +241,12 @@ class RequestBuilder:
     def request(self, step: StepRecord, extra: Iterable[BaseMessage] = (), *, label: str = "",
                 time_s: float | None = None) -> Request:
         body = self.messages(step)
-        blocks = _prefix_blocks(step, self.messages_tokens(step), self.boundary) + body
-        blocks += [self.block(m) for m in extra]
+        body_tokens = self.messages_tokens(step)
+        prefix = _prefix_blocks(step, body_tokens, self.boundary, self._prefix_keys)
+        more = [self.block(m) for m in extra]
         when = time_s if time_s is not None else step_time(self.run.thread, step)
-        return Request(tuple(blocks), when, label or f"step {step.index}")
+        total = sum(b.tokens for b in prefix) + body_tokens + sum(b.tokens for b in more)
+        return Request(tuple(prefix + body + more), when, label or f"step {step.index}", known_total=total)
 
 
 def default_boundary(run: Run) -> int | None:

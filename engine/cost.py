@@ -26,14 +26,16 @@ engine.payback.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from engine.bill import Bill, price_recorded, price_use, recorded_dict, usd
-from engine.cache import CacheRules, CacheUse, PromptCache
+from engine.cache import CacheRules, CacheUse, PromptCache, Request
 from engine.cache_run import RequestBuilder, cache_rules, default_boundary, step_time
 from engine.events import Event
 from engine.payback import compaction_costs, history_before, is_compaction
@@ -176,13 +178,16 @@ def is_as_recorded(run: Run) -> bool:
     return tuple(config.order) == ("recorded",) and config.recorded.enabled and run.calibration is not None
 
 
-def _cause(step: StepRecord, use: CacheUse, first_changed: BaseMessage | None) -> str | None:
+def _cause(step: StepRecord, use: CacheUse, first_changed: Callable[[], BaseMessage | None]) -> str | None:
+    """Why the cache missed; `first_changed` (asked only when the prefix was rewritten: it compares the
+    two requests block by block) gives the first message the two requests do not share."""
     if use.rewritten:
         if any(is_compaction(e) for e in step.events):
             return "compaction"
         if any(e.kind == "edit" or e.layer == "context_editing" for e in step.events):
             return "edit"
-        if first_changed is not None and first_changed.additional_kwargs.get("ctxi_thinking_stripped"):
+        changed = first_changed()
+        if changed is not None and changed.additional_kwargs.get("ctxi_thinking_stripped"):
             return "thinking stripped"
         rewriting = [e for e in step.events if e.layer not in ("input_context", "memory")]
         return f"{rewriting[0].layer}.{rewriting[0].kind}" if rewriting else "prefix changed"
@@ -193,10 +198,10 @@ def _cause(step: StepRecord, use: CacheUse, first_changed: BaseMessage | None) -
     return None
 
 
-def _first_changed(previous: list[str] | None, keys: list[str], view: list[BaseMessage], offset: int) -> BaseMessage | None:
-    if previous is None:
-        return None
-    n = next((i for i, (a, b) in enumerate(zip(previous, keys, strict=False)) if a != b), None)
+def _first_changed(previous: Request, request: Request, view: Sequence[BaseMessage]) -> BaseMessage | None:
+    offset = len(request.blocks) - len(view)
+    pairs = zip((b.key for b in previous.blocks), (b.key for b in request.blocks), strict=False)
+    n = next((i for i, (a, b) in enumerate(pairs) if a != b), None)
     if n is None or n - offset < 0 or n - offset >= len(view):
         return None
     return view[n - offset]
@@ -318,7 +323,7 @@ def _compute(run: Run, accounts: bool) -> RunCost:
     snapshots: dict[int, PromptCache] = {}
     total = 0.0
     recorded_total = 0.0
-    prev_keys: list[str] | None = None
+    prev_request: Request | None = None
     timed = False
     state_index, prompt_tokens = _StateIndex(), dict[str, int]()  # shared by the run's summarizer calls
     for step in run.steps:
@@ -336,13 +341,12 @@ def _compute(run: Run, accounts: bool) -> RunCost:
                 if call.recorded_bill is not None:
                     recorded_total += call.recorded_bill.total
         request = builder.request(step, time_s=when)
-        keys = [b.key for b in request.blocks]
         use = cache.send(request)
         out = output_tokens(run, step)
         bill = price_use(use, out, price)
         total += bill.total
-        offset = len(request.blocks) - len(step.view)
-        cause = "first call" if prev_keys is None else _cause(step, use, _first_changed(prev_keys, keys, list(step.view), offset))
+        cause = ("first call" if prev_request is None
+                 else _cause(step, use, partial(_first_changed, prev_request, request, step.view)))
         entry = StepCost(step.index, step.message_id, use, out, bill, total, cause)
         usage = thread.usage.get(step.message_id)
         if recorded_applies and usage is not None and usage.context_tokens is not None:
@@ -351,7 +355,7 @@ def _compute(run: Run, accounts: bool) -> RunCost:
             recorded_total += entry.recorded_bill.total
             entry.recorded_cumulative = recorded_total
         steps.append(entry)
-        prev_keys = keys
+        prev_request = request
     result = RunCost(model, price, rules, boundary, timed, recorded_applies, steps, calls)
     if accounts:
         summarizer: dict[int, float] = {}

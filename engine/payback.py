@@ -33,7 +33,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from engine.bill import Bill, price_use, write_price
-from engine.cache import CacheRules, CacheUse, PromptCache, Request
+from engine.cache import Block, CacheRules, CacheUse, PromptCache, Request
 from engine.cache_run import RequestBuilder, step_time
 from engine.events import Event
 from engine.prices import PER_MILLION, Price
@@ -135,18 +135,35 @@ def compaction_costs(run: Run, *, price: Price | None, rules: CacheRules, steps:
         exceeded: int | None = None
         per_step: list[dict[str, Any]] = []
         miss_tokens = 0
+        # what each step would have sent without the compaction: the base plus the view's messages the
+        # base lacks. A view that extends the previous step's (the same list, longer: engine.replay's
+        # Snapshot) keeps the previous step's kept blocks and filters only its new messages.
+        prev_view: Any = None
+        kept: tuple[Block, ...] = ()
+        kept_tokens = 0
         for k in range(c, end):
             step = run.steps[k]
             body = builder.messages(step)
-            kept = tuple(b for m, b in zip(step.view, body, strict=True) if b.key not in base_keys and m.id not in made)
-            request = Request(base.blocks + kept, step_time(run.thread, step), f"without the compaction, step {k}")
+            view = step.view
+            src = getattr(view, "src", None)
+            start = len(prev_view) if (prev_view is not None and src is not None and getattr(prev_view, "src", None) is src
+                                       and len(view) >= len(prev_view)) else 0
+            new = tuple(b for m, b in zip(view[start:], body[start:], strict=True)
+                        if b.key not in base_keys and m.id not in made)
+            if start:
+                kept, kept_tokens = kept + new, kept_tokens + sum(b.tokens for b in new)
+            else:
+                kept, kept_tokens = new, sum(b.tokens for b in new)
+            prev_view = view
+            request = Request(base.blocks + kept, step_time(run.thread, step), f"without the compaction, step {k}",
+                              known_total=base.total + kept_tokens)
             use = cache.send(request)
             actual_use, actual_bill, output = steps[k]
             without = price_use(use, output, price)
             delta_dollars = without.total - actual_bill.total
             delta_tokens = use.total - actual_use.total
             if k == c:
-                miss_tokens = max(0, actual_use.write - sum(b.tokens for b in kept))
+                miss_tokens = max(0, actual_use.write - kept_tokens)
             if exceeded is None and use.total > run.window_tokens:
                 exceeded = k
             saved_tokens += delta_tokens

@@ -123,3 +123,30 @@ def test_request_builder_keeps_a_few_steps_and_rebuilds_older_ones_equal() -> No
     assert len(builder._per_step) == KEPT_STEPS < len(run.steps)  # memory stays flat, not steps x view
     assert walked == first
     assert builder.messages(run.steps[0]) == first[0]  # an evicted step is rebuilt the same
+
+
+def test_pricing_shortcuts_give_what_computing_every_step_afresh_gives() -> None:
+    """The running sums (request totals, kept blocks without a compaction) and the shared-prefix checks
+    that trust a Snapshot's list (engine.replay) price a run exactly as plain tuples of the same messages,
+    which take none of the shortcuts, and every request total is its blocks' sum."""
+    import dataclasses
+    import json
+
+    from engine.cache_run import RequestBuilder
+    from engine.config import preset
+    from engine.cost import run_cost
+    from engine.replay import replay
+    from engine.synthetic import synthetic_thread
+
+    for name, cache in [("stress", "anthropic"), ("stress", "openai"), ("deepagents", "anthropic"), ("langchain", "none")]:
+        run = replay(synthetic_thread(120, seed=7), preset(name).with_overrides([f"cost.cache={cache}"]))
+        assert any(e.kind == "summarize" for s in run.steps for e in s.events) or name == "langchain"
+        plain = dataclasses.replace(run, steps=[dataclasses.replace(s, view=tuple(s.view), events=list(s.events))
+                                                for s in run.steps], derived={})
+        assert all(not hasattr(s.view, "src") for s in plain.steps) and all(hasattr(s.view, "src") for s in run.steps)
+        assert json.dumps(run_cost(run).to_dict()) == json.dumps(run_cost(plain).to_dict())
+        builder = RequestBuilder(run)
+        for s in run.steps:
+            walked, fresh = builder.request(s), RequestBuilder(run).request(s)
+            assert walked.blocks == fresh.blocks
+            assert walked.total == fresh.total == sum(b.tokens for b in walked.blocks)
