@@ -14,8 +14,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import ExtendedModelResponse
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import (
     AIMessage,
@@ -30,22 +29,23 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from engine.calibration import UNRECORDED_PROMPT, CalibratedCounter, thread_calibration
+from engine.calibration import CalibratedCounter, thread_calibration
 from engine.config import DEFAULT_PRESET, EngineConfig, preset
 from engine.events import EventRecorder, emit, recording
 from engine.kinds import message_kind
 from engine.layers import LayerContext, build_layers
-from engine.layers.scan import unchanged_prefix
 from engine.layers.user import observe
 from engine.recorded import RecordedHistory, keeps_all_thinking, recorded_history
+from engine.replay_chain import model_chain, new_request, new_tool_request, tool_chain
 from engine.run import Run, StepRecord
 from engine.setting_warnings import KIND as SETTINGS_WARNING
 from engine.setting_warnings import setting_warnings
+from engine.step_sums import PARTS_KEY, Snapshot, StepSums, ViewLog
 from engine.thread import Thread
 from engine.tokens import TokenCounter, counter_for_thread, prime_thread
 from engine.vfs import VirtualFilesystem
 
-PARTS_KEY = "ctxi_parts"  # system message parts: [{"part", "category", "text"}], set by prompt layers
+__all__ = ["PARTS_KEY", "ReplayModel", "Snapshot", "repair_invalid_calls", "replay", "replay_model"]
 
 
 class ReplayModel(GenericFakeChatModel):
@@ -57,101 +57,6 @@ class ReplayModel(GenericFakeChatModel):
 
 def replay_model(window_tokens: int) -> ReplayModel:
     return ReplayModel(messages=iter(()), profile={"max_input_tokens": window_tokens})
-
-
-class Snapshot(Sequence[BaseMessage]):
-    """The first `n` messages of a list the driver only appends to: a step's state or view
-    without copying it (the driver forks the list before any in-place replacement)."""
-
-    __slots__ = ("src", "n")
-
-    def __init__(self, src: list[BaseMessage], n: int | None = None) -> None:
-        self.src = src
-        self.n = len(src) if n is None else n
-
-    def __len__(self) -> int:
-        return self.n
-
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            start, stop, step = i.indices(self.n)
-            if step == 1:
-                return tuple(self.src[start:stop])
-            return tuple(self.src[j] for j in range(start, stop, step))
-        if i < 0:
-            i += self.n
-        if not 0 <= i < self.n:
-            raise IndexError(i)
-        return self.src[i]
-
-    def __iter__(self) -> Any:
-        return itertools.islice(self.src, self.n)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Snapshot):
-            return (other.src is self.src and other.n == self.n) or tuple(self) == tuple(other)
-        if isinstance(other, (tuple, list)):
-            return tuple(self) == tuple(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"Snapshot({self.n} messages)"
-
-
-class _ViewLog:
-    """Views as Snapshots of append-only lists: a view that extends the previous one shares its list.
-
-    A step's view is usually the previous view plus the new messages, but layers hand it over as a
-    new list each time; keeping those lists would hold O(view) references per step (gigabytes
-    over a long thread whose window holds thousands of small messages). The check is one list
-    comparison, identity first at C speed (`unchanged_prefix`).
-    """
-
-    def __init__(self) -> None:
-        self.src: list[BaseMessage] = []
-
-    def add(self, messages: Sequence[BaseMessage]) -> Snapshot:
-        src = self.src
-        n = len(src)
-        if n and unchanged_prefix(src, messages):
-            src.extend(messages[n:])
-        else:
-            src = self.src = list(messages)
-        return Snapshot(src, len(messages))
-
-
-class _PrefixSums:
-    """Token breakdown of a message list, re-using the previous list's sums when it is a prefix.
-
-    Most steps only append to the previous state or view, so the cost per step is the new
-    messages, not the whole list (identity checks run at C speed).
-    """
-
-    def __init__(self, counter: TokenCounter) -> None:
-        self.counter = counter
-        self.prev: Sequence[BaseMessage] = ()
-        self.prev_totals: dict[str, int] = {}
-
-    def breakdown(self, messages: Sequence[BaseMessage]) -> dict[str, int]:
-        prev = self.prev
-        n = len(prev)
-        if (isinstance(messages, Snapshot) and isinstance(prev, Snapshot) and messages.src is prev.src
-                and messages.n >= n):
-            prefix = True  # the same append-only list: O(1)
-        else:
-            # tuple == checks identity first, element by element, at C speed
-            prefix = bool(n) and len(messages) >= n and tuple(messages[:n]) == tuple(prev)
-        totals, start = (dict(self.prev_totals), n) if prefix else ({}, 0)
-        bd = self.counter.breakdown
-        tail = messages.src[start : messages.n] if isinstance(messages, Snapshot) else messages[start:]
-        get = totals.get
-        for m in tail:
-            for cat, k in bd(m).items():
-                totals[cat] = get(cat, 0) + k
-        self.prev, self.prev_totals = messages, totals
-        return dict(totals)
 
 
 def _overrides(mw: AgentMiddleware, hook: str) -> bool:
@@ -173,24 +78,22 @@ class _Driver:
         self.recorder = recorder
         self.runtime: Runtime[Any] = Runtime()
         self.model = replay_model(window_tokens)
-        self.before_agent = [m for m in self.layers if _overrides(m, "before_agent")]
-        self.before_model = [m for m in self.layers if _overrides(m, "before_model")]
-        self.after_model = [m for m in reversed(self.layers) if _overrides(m, "after_model")]
-        self.after_agent = [m for m in reversed(self.layers) if _overrides(m, "after_agent")]
-        self.wrap_model = [m for m in self.layers if _overrides(m, "wrap_model_call")]
+        # each hook list holds the bound hooks, in the order create_agent calls them
+        self.before_agent = [m.before_agent for m in self.layers if _overrides(m, "before_agent")]
+        self.before_model = [m.before_model for m in self.layers if _overrides(m, "before_model")]
+        self.after_model = [m.after_model for m in reversed(self.layers) if _overrides(m, "after_model")]
+        self.after_agent = [m.after_agent for m in reversed(self.layers) if _overrides(m, "after_agent")]
         self.wrap_tool = [m for m in self.layers if _overrides(m, "wrap_tool_call")]
-        self._tools_cache: dict[tuple[int, ...], tuple[tuple[Any, ...], int, tuple[str, ...]]] = {}
-        self._system_cache: dict[int, tuple[SystemMessage, dict[str, int]]] = {}
-        self._state_sums = _PrefixSums(counter)
-        self._view_sums = _PrefixSums(counter)
-        self._views = _ViewLog()
+        self.sums = StepSums(counter, unrecorded_prompt_tokens)
+        self._views = ViewLog()
         self._seen: list[ModelRequest[Any]] = []
         self._recorded: AIMessage | None = None
-        chain: Callable[[ModelRequest[Any]], tuple[ModelResponse[Any], list[Command[Any]]]] = self._innermost
-        for mw in reversed(self.wrap_model):
-            chain = _compose_model(mw, chain)
-        self._model_chain = chain
-        self._invalid_calls = any(isinstance(m, AIMessage) and m.invalid_tool_calls for m in thread.messages)
+        self._model_chain = model_chain([m for m in self.layers if _overrides(m, "wrap_model_call")], self._innermost)
+        self._tool_result: ToolMessage | None = None
+        self._tool_chain = tool_chain(self.wrap_tool, self._tool_innermost)
+        # set when the loop reaches the thread's first AI message with an invalid call: layers never make
+        # AI messages, so no state holds one before (repair_invalid_calls would find nothing to answer)
+        self._invalid_calls = False
 
         leading = list(itertools.takewhile(lambda m: isinstance(m, SystemMessage), thread.messages))
         self.body_start = len(leading)
@@ -251,9 +154,11 @@ class _Driver:
                 self.apply({k: v})
 
     # -- hooks ----------------------------------------------------------------------------
-    def run_hooks(self, hooks: list[AgentMiddleware], name: str) -> None:
-        for mw in hooks:
-            self.apply(getattr(mw, name)(self.state, self.runtime))
+    def run_hooks(self, hooks: list[Callable[..., Any]]) -> None:
+        for hook in hooks:
+            update = hook(self.state, self.runtime)
+            if update:
+                self.apply(update)
 
     def _innermost(self, request: ModelRequest[Any]) -> tuple[ModelResponse[Any], list[Command[Any]]]:
         """The model: records the request it got and answers with the thread's recorded message."""
@@ -276,188 +181,142 @@ class _Driver:
         repaired = repair_invalid_calls(self.state["messages"]) if self._invalid_calls else None
         # like create_agent, the request carries the state's own list (layers override, never mutate)
         # the driver's state is a plain dict shaped like AgentState
-        request = ModelRequest(model=self.model,
-                               messages=cast(list[Any], repaired) if repaired is not None else self.state["messages"],
-                               system_message=self.system,
-                               tools=list(self.thread.tools), state=cast(AgentState[Any], self.state),
-                               runtime=self.runtime)
+        request = new_request(self.model, repaired if repaired is not None else self.state["messages"],
+                              self.system, list(self.thread.tools), self.state, self.runtime)
         response, commands = self._model_chain(request)
         messages = list(response.result)
         if repaired is not None:
             self.state["messages"] = list(repaired)  # a copy: the request's list is this step's view
             self._index = {m.id: i for i, m in enumerate(self.state["messages"])}
-        self.apply({"messages": messages})
+        if len(messages) == 1:
+            self.append(messages[0])
+        else:
+            self.apply({"messages": messages})
         for cmd in commands:
             self.apply_command(cmd)
         if not seen:  # a layer answered without calling the model; keep the state's view
             seen.append(request)
         return seen[-1], messages
 
-    def tool_call(self, ai: AIMessage, call: dict[str, Any], recorded: ToolMessage) -> None:
+    def _tool_innermost(self, request: ToolCallRequest) -> ToolMessage | Command[Any]:
+        assert self._tool_result is not None  # set by tool_call before the chain runs
+        return self._tool_result
+
+    def tool_call(self, call: dict[str, Any], recorded: ToolMessage) -> None:
         if not self.wrap_tool:  # no layer wraps tool calls: the recorded result is what the tool returns
             self.append(recorded)
             return
-
-        def innermost(request: ToolCallRequest) -> ToolMessage | Command[Any]:
-            return recorded
-
-        handler: Callable[[ToolCallRequest], Any] = innermost
-        for mw in reversed(self.wrap_tool):
-            handler = _bind_tool(mw, handler)
-        request = ToolCallRequest(tool_call=call, tool=None, state=self.state, runtime=None)  # type: ignore[arg-type]
-        result = handler(request)
+        self._tool_result = recorded
+        result = self._tool_chain(new_tool_request(call, self.state))
         if isinstance(result, Command):
             self.apply_command(result)
         else:
-            self.apply({"messages": [result]})
-
-    # -- tokens ---------------------------------------------------------------------------
-    def tools_tokens(self, tools: Sequence[Any]) -> int:
-        return self._tools_entry(tools)[1]
-
-    def tool_names(self, tools: Sequence[Any]) -> tuple[str, ...]:
-        return self._tools_entry(tools)[2]
-
-    def _tools_entry(self, tools: Sequence[Any]) -> tuple[tuple[Any, ...], int, tuple[str, ...]]:
-        """(the tools, their tokens, their names), computed once per distinct set of tool objects.
-
-        The entry keeps the tools alive, so their ids cannot be reused by other objects.
-        """
-        key = tuple(map(id, tools))
-        hit = self._tools_cache.get(key)
-        if hit is None:
-            if len(self._tools_cache) >= 256:  # a layer making new tool objects every step
-                self._tools_cache.clear()
-            hit = self._tools_cache[key] = (tuple(tools), self.counter.count_tools(list(tools)) if tools else 0,
-                                            tuple(_tool_name(t) for t in tools))
-        return hit
-
-    def system_breakdown(self, system: SystemMessage | None) -> dict[str, int]:
-        if system is None:
-            return {}
-        hit = self._system_cache.get(id(system))
-        if hit is not None and hit[0] is system:
-            return hit[1]
-        parts = system.additional_kwargs.get(PARTS_KEY)
-        total = self.counter.count_message(system)
-        if parts:
-            out: dict[str, int] = {}
-            for p in parts:
-                cat = p.get("category", "system")
-                out[cat] = out.get(cat, 0) + self.counter.count_text(str(p.get("text", "")))
-            # framing and separators stay "system", so parts always add up to the message's count
-            out["system"] = out.get("system", 0) + max(0, total - sum(out.values()))
-        else:
-            out = {"system": total}
-        self._system_cache[id(system)] = (system, out)
-        return out
-
-    def breakdown(self, messages: Sequence[BaseMessage], system: SystemMessage | None, tools: Sequence[Any]) -> dict[str, int]:
-        totals = dict(self.system_breakdown(system))
-        if self.unrecorded_prompt > 0:
-            totals[UNRECORDED_PROMPT] = self.unrecorded_prompt
-        tool_tokens = self.tools_tokens(tools)
-        if tool_tokens:
-            totals["tools"] = totals.get("tools", 0) + tool_tokens
-        if self.unrecorded_prompt < 0:
-            # the provider billed less for the prompt and tools than we count: take it off our count
-            over = -self.unrecorded_prompt
-            for cat in ("tools", "system"):
-                cut = min(over, totals.get(cat, 0))
-                if cut:
-                    totals[cat] -= cut
-                    over -= cut
-        for cat, n in self._view_sums.breakdown(messages).items():
-            totals[cat] = totals.get(cat, 0) + n
-        return totals
+            self.append(result)
 
     # -- the loop -------------------------------------------------------------------------
     def run(self) -> tuple[list[StepRecord], tuple[BaseMessage, ...]]:
         thread = self.thread
         msgs = thread.messages
         count = self.counter.count_message
-        base_raw = (self.tools_tokens(thread.tools) + (count(self.system) if self.system else 0)
+        sums = self.sums
+        base_raw = (sums.tools_entry(thread.tools)[1] + (count(self.system) if self.system else 0)
                     + self.unrecorded_prompt)
         prefix = 0  # raw tokens of the thread body before the current message
         steps: list[StepRecord] = []
         in_invocation = False
-        pending: dict[str, tuple[AIMessage, dict[str, Any]]] = {}
-        answered = {m.tool_call_id for m in msgs if isinstance(m, ToolMessage)}
+        pending: dict[str, dict[str, Any]] = {}
+        answered: set[str] | None = None  # every recorded result's call id, read at the first human turn that asks
         step = 0
+        recorder = self.recorder
+        events = recorder.events
         events_mark = 0
-        self.recorder.step = 0
+        usages = thread.usage
+        recorder.step = 0
         for i in range(self.body_start, len(msgs)):
             m = msgs[i]
             if isinstance(m, AIMessage):
                 if not in_invocation:
-                    self.run_hooks(self.before_agent, "before_agent")
+                    self.run_hooks(self.before_agent)
                     in_invocation = True
-                self.recorder.step = step
-                self.run_hooks(self.before_model, "before_model")
+                if m.invalid_tool_calls:
+                    self._invalid_calls = True
+                recorder.step = step
+                if self.before_model:
+                    self.run_hooks(self.before_model)
                 state_msgs = Snapshot(self.state["messages"])
                 request, result = self.model_call(m)
                 # request.messages is list[AnyMessage]; Snapshot only reads it
-                view: Snapshot = (Snapshot(cast(list[BaseMessage], request.messages), len(state_msgs))
-                                  if request.messages is state_msgs.src
-                                  else self._views.add(request.messages))
+                sent = cast(list[BaseMessage], request.messages)
+                view = Snapshot(sent, state_msgs.n) if sent is state_msgs.src else self._views.add(sent)
                 if self.provider is not None:
-                    sent = self.provider.provider_view(view, keep_all=False)
-                    view = view if sent is view else self._views.add(sent)
-                ai = next((r for r in result if isinstance(r, AIMessage)), m)
-                self.run_hooks(self.after_model, "after_model")
+                    rewritten = self.provider.provider_view(view, keep_all=False)
+                    view = view if rewritten is view else self._views.add(rewritten)
+                ai = m
+                for r in result:
+                    if isinstance(r, AIMessage):
+                        ai = r
+                        break
+                if self.after_model:
+                    self.run_hooks(self.after_model)
                 # after_model may replace the AI message by id (e.g. the sub-agent clamp)
-                ai = next((x for x in reversed(self.state["messages"]) if x.id == ai.id), ai)
-                pending = {cid: (ai, cast(dict[str, Any], tc)) for tc in ai.tool_calls if (cid := tc.get("id"))}
-                usage = thread.usage.get(m.id or "")
+                current = self.state["messages"]
+                if current and current[-1].id == ai.id:
+                    ai = current[-1]
+                else:
+                    ai = next((x for x in reversed(current) if x.id == ai.id), ai)
+                pending = {cid: cast(dict[str, Any], tc) for tc in ai.tool_calls if (cid := tc.get("id"))}
+                usage = usages.get(m.id or "")
                 # events since the previous step: tool results and turn boundaries belong to this call
-                step_events = self.recorder.events[events_mark:]
-                events_mark = len(self.recorder.events)
+                step_events = events[events_mark:]
+                events_mark = len(events)
+                system = request.system_message
+                entry = sums.tools_entry(request.tools)
+                view_by, state_by = sums.step(view, state_msgs, system, entry)
                 steps.append(StepRecord(
                     index=step,
                     message_index=i,
                     message_id=m.id or f"step-{step}",
                     state=state_msgs,
                     view=view,
-                    system=request.system_message,
-                    tool_names=self.tool_names(request.tools),
-                    state_tokens=0,
-                    view_tokens=0,
+                    system=system,
+                    tool_names=entry[2],
+                    state_tokens=sum(state_by.values()),
+                    view_tokens=sum(view_by.values()),
                     raw_tokens=base_raw + prefix,
-                    view_by_category=self.breakdown(view, request.system_message, request.tools),
-                    state_by_category=self._state_sums.breakdown(state_msgs),
+                    view_by_category=view_by,
+                    state_by_category=state_by,
                     response=ai,
                     recorded_input_tokens=usage.context_tokens if usage else None,
-                    events=list(step_events),
+                    events=step_events,
                 ))
-                rec = steps[-1]
-                rec.view_tokens = sum(rec.view_by_category.values())
-                rec.state_tokens = sum(rec.state_by_category.values())
                 step += 1
                 # what happens before the next model call (tool results, a new turn) is that call's
-                self.recorder.step = step
+                recorder.step = step
                 if not ai.tool_calls:
-                    self.run_hooks(self.after_agent, "after_agent")
+                    self.run_hooks(self.after_agent)
                     in_invocation = False
             elif isinstance(m, ToolMessage):
-                match = pending.pop(m.tool_call_id, None)
-                if match is not None:
-                    self.tool_call(match[0], match[1], m)
+                call = pending.pop(m.tool_call_id, None)
+                if call is not None:
+                    self.tool_call(call, m)
                 elif not _was_dropped(m, steps):
                     self.append(m)  # an orphan result: kept, as the source recorded it
             else:
                 # a human turn ends the invocation, unless it arrives while calls still wait for results
                 # that come later (a call that never gets one was interrupted: the run had stopped)
-                if (isinstance(m, HumanMessage) and message_kind(m) == "original" and in_invocation
-                        and not (pending.keys() & answered)):
-                    self.run_hooks(self.after_agent, "after_agent")
-                    in_invocation = False
+                if isinstance(m, HumanMessage) and in_invocation and message_kind(m) == "original":
+                    if pending and answered is None:
+                        answered = {t.tool_call_id for t in msgs if isinstance(t, ToolMessage)}
+                    if not (pending and pending.keys() & answered):  # type: ignore[operator]
+                        self.run_hooks(self.after_agent)
+                        in_invocation = False
                 self.append(m)
             prefix += count(m)
         if in_invocation:
-            self.run_hooks(self.after_agent, "after_agent")
+            self.run_hooks(self.after_agent)
         # events after the last model call are attached to the last step
         if steps:
-            tail = [e for e in self.recorder.events if e.step >= len(steps)]
+            tail = [e for e in events if e.step >= len(steps)]
             steps[-1].events.extend(tail)
         return steps, tuple(self.state["messages"])
 
@@ -493,41 +352,6 @@ def _was_dropped(m: ToolMessage, steps: list[StepRecord]) -> bool:
     last = steps[-1].response
     original_ids = {tc.get("id") for tc in (last.response_metadata.get("ctxi_dropped_calls") or [])}
     return m.tool_call_id in original_ids
-
-
-def _normalize_model_result(result: Any) -> tuple[ModelResponse[Any], list[Command[Any]]]:
-    if isinstance(result, ExtendedModelResponse):
-        return result.model_response, [result.command] if result.command is not None else []
-    if isinstance(result, AIMessage):
-        return ModelResponse(result=[result]), []
-    return result, []
-
-
-def _compose_model(mw: AgentMiddleware, inner: Callable[..., Any]) -> Callable[..., Any]:
-    def composed(request: ModelRequest[Any]) -> tuple[ModelResponse[Any], list[Command[Any]]]:
-        accumulated: list[Command[Any]] = []
-
-        def inner_handler(req: ModelRequest[Any]) -> ModelResponse[Any]:
-            accumulated.clear()  # a retrying layer calls the handler again
-            response, commands = inner(req)
-            accumulated.extend(commands)
-            return response
-
-        response, own = _normalize_model_result(mw.wrap_model_call(request, inner_handler))
-        return response, [*accumulated, *own]
-
-    return composed
-
-
-def _bind_tool(mw: AgentMiddleware, handler: Callable[..., Any]) -> Callable[..., Any]:
-    return lambda request: mw.wrap_tool_call(request, handler)
-
-
-def _tool_name(tool: Any) -> str:
-    if isinstance(tool, dict):
-        fn = tool.get("function")
-        return str((fn or tool).get("name", "")) if isinstance(fn or tool, dict) else ""
-    return str(getattr(tool, "name", ""))
 
 
 def replay(

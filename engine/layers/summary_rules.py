@@ -69,20 +69,31 @@ NO_HISTORY = "No previous conversation history."
 TOO_LONG = "Previous conversation was too long to summarize."
 
 
-def _fresh_counter(counter: Callable[..., int], originals: Sequence[BaseMessage]) -> Callable[[list[BaseMessage]], int]:
+class _FreshCounter:
     """The counter for trim_messages, which edits a copied message's content in place while it
-    searches for a partial fit: a per-object count cache would return the stale count."""
-    known = {id(m) for m in originals}
-    invalidate = getattr(counter, "invalidate", None)
+    searches for a partial fit: a per-object count cache would return the stale count.
 
-    def count(messages: list[BaseMessage]) -> int:
+    It is handed over as an object with `get_num_tokens_from_messages` (langchain-core 1.8
+    `trim_messages` calls that method as the list counter, the same as calling a list-counting
+    function) so trim_messages does not build the function's `inspect.signature` at every call.
+    """
+
+    __slots__ = ("counter", "known", "invalidate")
+
+    def __init__(self, counter: Callable[..., int], originals: Sequence[BaseMessage]) -> None:
+        self.counter = counter
+        self.known = {id(m) for m in originals}
+        self.invalidate = getattr(counter, "invalidate", None)
+
+    def __call__(self, messages: list[BaseMessage]) -> int:
+        invalidate, known = self.invalidate, self.known
         if invalidate is not None:
             for m in messages:
                 if id(m) not in known:
                     invalidate(m)
-        return counter(messages)
+        return self.counter(messages)
 
-    return count
+    get_num_tokens_from_messages = __call__
 
 
 def trim_for_summary(messages: Sequence[BaseMessage], max_tokens: int | None,
@@ -90,13 +101,52 @@ def trim_for_summary(messages: Sequence[BaseMessage], max_tokens: int | None,
     """The newest messages within `max_tokens`, starting on a human message (LangChain's trim call)."""
     if max_tokens is None:
         return list(messages)
+    count = _FreshCounter(counter, messages)
     try:
-        trimmed = trim_messages(list(messages), max_tokens=max_tokens, token_counter=_fresh_counter(counter, messages),
-                                start_on="human", strategy="last", allow_partial=True, include_system=True)
+        partial = _partial_may_stay(messages, max_tokens, count)
+        trimmed = trim_messages(list(messages), max_tokens=max_tokens, token_counter=count,
+                                start_on="human", strategy="last", allow_partial=partial, include_system=True)
     except Exception:  # LangChain falls back to the last 15 messages on any trimming error
         return list(messages[-FALLBACK_MESSAGE_COUNT:])
-    _fresh_counter(counter, messages)(trimmed)  # forget counts cached for the partial copy mid-search
+    count(trimmed)  # forget counts cached for the partial copy mid-search
     return trimmed
+
+
+def _partial_may_stay(messages: Sequence[BaseMessage], max_tokens: int, count: Callable[[list[BaseMessage]], int]) -> bool:
+    """False when `allow_partial=True` cannot change trim_messages' result here, so it is not asked for.
+
+    langchain-core 1.8 `messages/utils.py`: `_last_max_tokens` sets a leading system message aside
+    (its tokens off the limit) and reverses the rest; `_first_max_tokens` binary-searches how many of
+    the newest messages fit (`idx`), copies the next one and fits part of its text, then drops messages
+    from the oldest end until one is a human message (`end_on=start_on="human"`). A partial copy of a
+    message that is not human is always dropped again, and what remains is the same list: so the
+    partial search (a deep copy, a split of the whole text into lines, a count per probe) is skipped
+    only then, for a string content (whose copy and split cannot raise and send trimming to its
+    fallback). The counts are the same calls trim_messages makes first, on the same counter.
+    """
+    rest = list(messages)
+    if not all(isinstance(m, BaseMessage) for m in rest):
+        return True
+    limit = max_tokens
+    if rest and isinstance(rest[0], SystemMessage):
+        limit = max(0, max_tokens - count([rest[0]]))
+        rest = rest[1:]
+    newest_first = rest[::-1]
+    if not newest_first or count(newest_first) <= limit:
+        return False  # everything fits: no partial search
+    left, right = 0, len(newest_first)
+    for _ in range(len(newest_first).bit_length()):  # _first_max_tokens' search, step for step
+        if left >= right:
+            break
+        mid = (left + right + 1) // 2
+        if count(newest_first[:mid]) <= limit:
+            left = mid
+        else:
+            right = mid - 1
+    if left >= len(newest_first):
+        return True
+    candidate = newest_first[left]
+    return candidate.type == "human" or not isinstance(candidate.content, str)
 
 
 def format_prompt(template: str, messages: Sequence[BaseMessage]) -> str:
