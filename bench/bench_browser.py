@@ -58,9 +58,13 @@ MARK_JS = """() => {
   document.addEventListener('keydown', e => { if (e.key === 'Enter') window.__t0 = performance.now(); }, true);
   document.addEventListener('mousedown', () => { window.__t0 = performance.now(); }, true);
 }"""
+# The drawn chart on each side: the floor's `st.plotly_chart`; the Timeline's own chart component
+# (ui/timeline_chart.py), whose visible graph is marked `ctxi-active` once Plotly.newPlot resolved.
+FLOOR_CHART = "[data-testid=stPlotlyChart] .js-plotly-plot"
+APP_CHART = "[data-testid=ctxiTimeline] .js-plotly-plot.ctxi-active"
 # True on the first frame where a drawn chart's layout has a horizontal line at `level` tokens.
-CHART_JS = """(level) => {
-  const gd = document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot');
+CHART_JS = """([level, selector]) => {
+  const gd = document.querySelector(selector);
   const shapes = gd && gd._fullLayout && gd._fullLayout.shapes;
   if (!shapes || !gd.querySelector('.main-svg')) return false;
   if (!shapes.some(s => s.xref !== 'x' && Math.abs(s.y0 - level) < 2)) return false;
@@ -73,7 +77,9 @@ SETTLED_JS = """(needChart) => {
   if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
   if (document.querySelector('[data-testid=stSpinner], [data-testid=stSkeleton]')) return false;
   const charts = [...document.querySelectorAll('[data-testid=stPlotlyChart]')];
-  if ((needChart && charts.length === 0) || !charts.every(c => c.querySelector('.main-svg'))) return false;
+  const timeline = document.querySelector('[data-testid=ctxiTimeline]');
+  if (timeline && !timeline.querySelector('.js-plotly-plot.ctxi-active .main-svg')) return false;
+  if ((needChart && charts.length === 0 && !timeline) || !charts.every(c => c.querySelector('.main-svg'))) return false;
   window.__t2 = performance.now();
   return true;
 }"""
@@ -144,8 +150,9 @@ def figure_shape(run: Any) -> dict[str, Any]:
 class Meter:
     """A page whose websocket frames from the server are counted."""
 
-    def __init__(self, page: Any) -> None:
+    def __init__(self, page: Any, chart: str) -> None:
         self.page = page
+        self.chart = chart
         self.received = 0
         page.on("websocket", self._ws)
 
@@ -169,7 +176,7 @@ class Meter:
         self.page.evaluate("() => { window.__t0 = window.__t1 = window.__t2 = null; }")
         before = self.received
         box.press("Enter")
-        self.page.wait_for_function(CHART_JS, arg=level, timeout=TIMEOUT_MS, polling="raf")
+        self.page.wait_for_function(CHART_JS, arg=[level, self.chart], timeout=TIMEOUT_MS, polling="raf")
         self.page.wait_for_function(SETTLED_JS, arg=True, timeout=TIMEOUT_MS, polling="raf")
         self.page.wait_for_timeout(300)  # frames still in flight belong to this edit
         t = self.page.evaluate("() => [window.__t0, window.__t1, window.__t2]")
@@ -241,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
                   scratch / "floor.log") as floor_url, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True)
         ctx = browser.new_context(viewport={"width": 1500, "height": 1000})
-        app, floor = Meter(ctx.new_page()), Meter(ctx.new_page())
+        app, floor = Meter(ctx.new_page(), APP_CHART), Meter(ctx.new_page(), FLOOR_CHART)
         floor.page.goto(floor_url)
         floor.settle()
         app.page.goto(f"{app_url}/?thread=sample:bench&preset=stress")

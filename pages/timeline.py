@@ -11,6 +11,7 @@ from ui import session
 from ui.cost_panel import timeline_cost
 from ui.figures import cached_timeline_figure
 from ui.frame import require_frame
+from ui.timeline_chart import figure_payload, timeline_chart
 from ui.widgets import no_run_message, run_metrics, table
 
 require_frame()
@@ -24,27 +25,33 @@ if run is None:
 run_metrics(run)
 
 
+def _open_clicked_step(step: int) -> None:
+    # a callback (the chart's click trigger): app.py switches pages before this page draws again
+    session.set_step(step)
+    session.go_to("pages/step.py")
+
+
 @st.fragment
 def chart(run: Run) -> None:
     """The chart, its scale toggle and its exports: toggling Whole window reruns only this.
 
-    The figure is built once per run and scale (`ui.figures.cached_timeline_figure`): a config
-    served from the run cache redraws without rebuilding it.
+    The figure and its JSON are made once per run and scale (`ui.timeline_chart.figure_payload`),
+    and the browser keeps the figures it drew (`ui.timeline_chart`): a config served from the run
+    cache is shown again without being rebuilt, resent or redrawn.
     """
     whole_window = st.toggle("Whole window", key="timeline_whole_window",
                              help="Scale the chart to the window and the trigger and keep levels; "
                                   "off, it fits what the model saw.")
-    fig = cached_timeline_figure(run, whole_window=whole_window)
+    height = 620
+    build = lambda: cached_timeline_figure(run, height=height, whole_window=whole_window)  # noqa: E731
+    figure, digest = figure_payload(run, f"timeline:{height}:{int(whole_window)}", build)
     name = f"timeline-{run.thread.thread_id}"[:80]
-    event = st.plotly_chart(fig, key=session.timeline_key(), on_select="rerun", selection_mode="points",
-                            config={"displaylogo": False,
-                                    # the camera button of the chart's toolbar saves this PNG (drawn in the browser)
-                                    "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}})
-    picked = session.selected_steps(event)
-    if picked:
-        session.set_step(picked[0])
-        session.consume_timeline_click()
-        st.switch_page("pages/step.py")
+    timeline_chart(figure, digest, key="timeline_chart", on_click=_open_clicked_step,
+                   config={"displaylogo": False,
+                           # the camera button of the chart's toolbar saves this PNG (drawn in the browser)
+                           "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}})
+    if (target := session.pending_page()) is not None:  # a click ran `_open_clicked_step`; this may be
+        st.switch_page(target)                           # a fragment-only rerun, which app.py does not see
 
     notes = [li.note for li in threshold_lines(run.config, run.window_tokens, run.thread.model, run.thread) if li.note]
     caption = ("Stacked areas: what the model saw at each step, by category. Dotted: the raw thread with no layers. "
@@ -58,7 +65,7 @@ def chart(run: Run) -> None:
     # callables: the file is built when the button is pressed, not on every rerun
     exports[0].download_button("Table (CSV)", data=lambda: rows_csv(timeline_rows(run)), file_name=f"{name}.csv",
                                mime="text/csv", key="timeline_csv", icon=":material/table:", on_click="ignore")
-    exports[1].download_button("Chart (HTML)", data=lambda: fig.to_html(include_plotlyjs=True, full_html=True),
+    exports[1].download_button("Chart (HTML)", data=lambda: build().to_html(include_plotlyjs=True, full_html=True),
                                file_name=f"{name}.html", mime="text/html", key="timeline_html",
                                icon=":material/download:", on_click="ignore")
     exports[2].caption("PNG: the camera button in the chart's toolbar (top right of the chart).")

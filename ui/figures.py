@@ -141,7 +141,7 @@ def _step_hover(series: TimelineSeries, window_tokens: int) -> tuple[str, np.nda
                 + "<br>".join(f"{esc(category_label(c))} %{{customdata[{3 + i}]:,}}" for i, c in enumerate(present))
                 + "%{hovertext}<extra>click to open</extra>")
     # customdata: a 2-D array, sent as a typed array and copied cheaply
-    return template, columns.astype(np.int64), rec_text, events_text
+    return template, _i32(columns), rec_text, events_text
 
 
 # Lines with more points than this are decimated (issue 17: a 16,000-step thread drew 16,000-point
@@ -150,12 +150,6 @@ def _step_hover(series: TimelineSeries, window_tokens: int) -> tuple[str, np.nda
 MAX_LINE_POINTS = 2_000
 
 
-# The click layer is SVG up to this many steps and WebGL beyond. Streamlit redraws a changed
-# figure with Plotly.newPlot (the element's id hashes its spec), so a WebGL trace creates a new
-# WebGL context on every sidebar edit: ~0.25 s of getContext alone in headless Chromium, and
-# invisible SVG markers for 1,000 steps drew the whole figure ~40 % faster (docs/benchmarks.md).
-# Past this many points SVG markers cost more than the context does.
-MAX_SVG_CLICK_POINTS = 2_000
 # Margins that already hold the legend and the axis labels spare plotly's second layout pass: it
 # draws everything, measures what pushes the margins (the legend; the axes, which Streamlit's theme
 # sets to automargin), grows them and draws everything again (measured: 1.0 s of a 1.3 s newPlot
@@ -168,6 +162,14 @@ LANE_CHAR_PX = 5.0
 LANE_PAD_PX = 30
 MIN_LEFT_MARGIN_PX = 100  # the y title and 7-digit tick labels: 88 px measured
 BOTTOM_MARGIN_PX = 70  # the x title and tick labels: 67 px measured
+
+
+def _i32(values: np.ndarray) -> np.ndarray:
+    """Integers as 32-bit when they fit: plotly sends numpy arrays as base64 typed arrays, so this
+    halves the steps, token counts and the click layer's per-step numbers on the wire."""
+    if values.dtype.kind in "iu" and values.size and -(2**31) < values.min() and values.max() < 2**31:
+        return values.astype(np.int32)
+    return values
 
 
 def legend_margin(data: Sequence[dict[str, Any]], shapes: Sequence[dict[str, Any]], floor: int = 20) -> int:
@@ -291,15 +293,15 @@ def timeline_figure(run: Run, *, height: int = 620, whole_window: bool = False) 
             "hovertemplate": "step %{x}<br>%{hovertext}<extra></extra>", **lane_row})
         shapes.extend(_vline(s, RECORDED_COLOR, "dashdot", 2) for s, _ in recorded[:MAX_EVENT_LINES])
 
-    # The click layer: stacked areas return no selection, so invisible markers carry the step (every
-    # step, never decimated); their hover is the step's whole breakdown (the areas do not hover).
+    # The click layer: the areas do not hover, so an invisible line through the view carries every
+    # step (never decimated) and hovers the step's whole breakdown; a click on it opens the step
+    # (plotly_click reports a line's points: ui/timeline_chart.py). One SVG path: invisible markers
+    # cost a styled node per step, ~0.3 s of a 1,000-step newPlot in Chromium (docs/benchmarks.md).
     template, customdata, rec_text, events_text = _step_hover(series, run.window_tokens)
-    data.append({"type": "scatter" if len(steps) <= MAX_SVG_CLICK_POINTS else "scattergl",
-                 "x": steps, "y": series.view_tokens, "mode": "markers",
+    data.append({"type": "scatter", "x": steps, "y": series.view_tokens, "mode": "lines",
                  "name": "steps (click to open)", "showlegend": False,
-                 "marker": {"size": 10, "opacity": 0, "color": "#000000"}, "customdata": customdata,
+                 "line": {"width": 0, "color": "rgba(0,0,0,0)"}, "customdata": customdata,
                  "text": rec_text, "hovertext": events_text, "hoverlabel": {"align": "left"}, "hovertemplate": template, **top_row})
-
     top, annotations = _y_top(series, lines, run.window_tokens, whole_window)
     last = max(0, len(steps) - 1)
     pad = max(0.6, 0.01 * last)  # room for the step-0 and last-step markers: never half clipped
@@ -322,6 +324,12 @@ def timeline_figure(run: Run, *, height: int = 620, whole_window: bool = False) 
     })
     if annotations:
         layout["annotations"] = annotations
+    for trace in data:
+        for axis in ("x", "y"):
+            if isinstance(trace.get(axis), np.ndarray):
+                trace[axis] = _i32(trace[axis])
+        if isinstance(trace.get("customdata"), np.ndarray):
+            trace["customdata"] = _i32(trace["customdata"])
     return go.Figure({"data": data, "layout": layout}, _validate=False)
 
 

@@ -35,7 +35,7 @@ def test_the_timeline_shows_cumulative_dollars_and_paybacks(page: Page, app_url:
     page.get_by_text("Cost: modelled dollars", exact=False).click()
     wait_for_app(page)
     expect(page.get_by_text("Dollars (modelled)")).to_be_visible()
-    chart = page.get_by_test_id("stPlotlyChart").nth(1)
+    chart = page.get_by_test_id("stPlotlyChart").first  # the Timeline's own chart is a component (ui/timeline_chart.py)
     names = chart.evaluate("c => c.querySelector('.js-plotly-plot').data.map(t => t.name)")
     assert "cumulative (modelled)" in names and "hit rate (modelled)" in names
     labels = chart.evaluate("c => c.querySelector('.js-plotly-plot').layout.annotations"

@@ -15,6 +15,8 @@ from tests.ui.builders import build_thread  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 TIMEOUT_MS = 120_000  # a ceiling, not a delay: the CI box may be shared by several suites
+# the Timeline's chart (ui/timeline_chart.py): the graph on show, marked once plotly has drawn it
+TIMELINE = "[data-testid=ctxiTimeline] .js-plotly-plot.ctxi-active"
 
 
 def wait_for_app(page: Page) -> None:
@@ -30,6 +32,8 @@ def wait_for_app(page: Page) -> None:
                                                                                        timeout=TIMEOUT_MS)
     page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')]"
                            ".every(c => c.querySelector('.main-svg'))", timeout=TIMEOUT_MS)
+    page.wait_for_function("() => [...document.querySelectorAll('[data-testid=ctxiTimeline]')]"
+                           ".every(c => c.querySelector('.js-plotly-plot.ctxi-active .main-svg'))", timeout=TIMEOUT_MS)
     page.wait_for_timeout(300)
 
 
@@ -41,16 +45,15 @@ def open_page(page: Page, url: str) -> None:
 
 def lane_counts(page: Page) -> dict[str, int]:
     """Events per layer as the timeline's lane traces carry them (`meta`; their names are words)."""
-    metas = page.evaluate("() => document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot')"
-                          ".data.map(t => t.meta || {})")
+    metas = page.evaluate("(sel) => document.querySelector(sel).data.map(t => t.meta || {})", TIMELINE)
     return {m["layer"]: int(m["events"]) for m in metas if "layer" in m}
 
 
 def expect_lane_count(page: Page, layer: str, events: int) -> None:
     """Poll until the timeline's lane for `layer` holds `events` markers (the chart redraws after the run ends)."""
-    page.wait_for_function("([layer, n]) => { const gd = document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot');"
+    page.wait_for_function("([layer, n, sel]) => { const gd = document.querySelector(sel);"
                            " return !!gd && !!gd.data && gd.data.some(t => t.meta && t.meta.layer === layer"
-                           " && t.meta.events === n); }", arg=[layer, events], timeout=TIMEOUT_MS)
+                           " && t.meta.events === n); }", arg=[layer, events, TIMELINE], timeout=TIMEOUT_MS)
     assert lane_counts(page)[layer] == events
 
 
@@ -111,13 +114,13 @@ def test_changing_the_trigger_changes_the_timeline_events(page: Page, app_url: s
 
 def test_clicking_a_step_opens_the_step_page(page: Page, app_url: str, screenshots: Path) -> None:
     open_page(page, f"{app_url}/?preset=stress")
-    point = page.evaluate("""() => {
-        const gd = document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot');
+    point = page.evaluate("""(sel) => {
+        const gd = document.querySelector(sel);
         const hit = gd._fullData.find(t => t.name === 'steps (click to open)');
         const box = gd.getBoundingClientRect();
         const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
         return {x: box.left + xa._offset + xa.l2p(40), y: box.top + ya._offset + ya.l2p(hit.y[40])};
-    }""")
+    }""", TIMELINE)
     page.mouse.move(point["x"], point["y"])
     page.wait_for_timeout(300)
     page.mouse.click(point["x"], point["y"])
@@ -125,6 +128,41 @@ def test_clicking_a_step_opens_the_step_page(page: Page, app_url: str, screensho
     expect(page.get_by_role("heading", name="Step 40")).to_be_visible(timeout=TIMEOUT_MS)
     assert "/step" in page.url
     shot(page, screenshots, "step")
+
+
+def test_going_back_to_a_config_shows_the_figure_already_drawn_and_hover_names_the_step(
+        page: Page, app_url: str, screenshots: Path, e2e_samples: Path) -> None:
+    before, after = summaries(e2e_samples), summaries(e2e_samples, "summarization.trigger=fraction:0.5")
+    open_page(page, f"{app_url}/?thread=sample:a_demo&preset=stress")
+    expect_lane_count(page, "summarization", before)
+    page.evaluate("(sel) => { window.__firstGraph = document.querySelector(sel); }", TIMELINE)
+    value = page.get_by_test_id("stSidebar").get_by_label("trigger value 0")
+    for fraction, events in (("0.5", after), ("0.25", before)):
+        value.fill(fraction)
+        value.press("Enter")
+        wait_for_app(page)
+        expect_lane_count(page, "summarization", events)
+    # the same graph element, drawn once: shown again, not redrawn (ui/timeline_chart.py)
+    assert page.evaluate("(sel) => document.querySelector(sel) === window.__firstGraph", TIMELINE) is True
+    assert page.evaluate("() => document.querySelectorAll('[data-testid=ctxiTimeline] .js-plotly-plot').length") == 2
+    # hover where the raw and view curves lie closest (the raw line does not hover): the step is named
+    point = page.evaluate("""(sel) => {
+        const gd = document.querySelector(sel);
+        const hit = gd._fullData.find(t => t.name === 'steps (click to open)');
+        const raw = gd._fullData.find(t => t.name === 'raw (no layers)');
+        const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
+        let k = 1;
+        for (let i = 1; i < hit.x.length; i++) {
+          if (Math.abs(raw.y[i] - hit.y[i]) < Math.abs(raw.y[k] - hit.y[k])) k = i;
+        }
+        return {k: hit.x[k], gap: Math.abs(ya.l2p(raw.y[k]) - ya.l2p(hit.y[k])),
+                x: box.left + xa._offset + xa.l2p(hit.x[k]), y: box.top + ya._offset + ya.l2p(hit.y[k])};
+    }""", TIMELINE)
+    assert point["k"] > 0 and point["gap"] < 10  # closer than plotly's hover distance (20 px)
+    page.mouse.move(point["x"], point["y"])
+    expect(page.locator(f"{TIMELINE} .hoverlayer .hovertext").first).to_contain_text(f"step {point['k']}:",
+                                                                                       timeout=TIMEOUT_MS)
+    shot(page, screenshots, "timeline-hover")
 
 
 def test_upload_a_thread(page: Page, app_url: str, screenshots: Path, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from playwright.sync_api import Page, expect  # noqa: E402
 from engine.config import EngineConfig  # noqa: E402
 from engine.formats import load_thread  # noqa: E402
 from engine.replay import replay  # noqa: E402
-from tests.e2e.test_dashboard import open_page, shot, wait_for_app  # noqa: E402
+from tests.e2e.test_dashboard import TIMELINE, open_page, shot, wait_for_app  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 TIMEOUT_MS = 120_000  # a ceiling, not a delay: the CI box may be shared by several suites
@@ -34,9 +34,9 @@ NAMES = ("ContextEditingMiddleware", "KeepRecentResults")
 
 def expect_lane(page: Page, layer: str, events: int) -> None:
     """Poll until the timeline's lane for `layer` holds `events` markers."""
-    page.wait_for_function("([layer, n]) => { const gd = document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot');"
+    page.wait_for_function("([layer, n, sel]) => { const gd = document.querySelector(sel);"
                            " return !!gd && !!gd.data && gd.data.some(t => t.meta && t.meta.layer === layer"
-                           " && t.meta.events === n); }", arg=[layer, events], timeout=TIMEOUT_MS)
+                           " && t.meta.events === n); }", arg=[layer, events, TIMELINE], timeout=TIMEOUT_MS)
 
 
 def test_a_yaml_config_with_context_editing_and_a_user_class_shows_their_events(

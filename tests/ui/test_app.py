@@ -103,20 +103,37 @@ def test_preset_switch_keeps_window_and_counter(start) -> None:  # noqa: ANN001
     assert "No trigger: summarization never fires." in [c.value for c in at.sidebar.caption]
 
 
-def test_clicking_a_step_opens_the_step_page(start) -> None:  # noqa: ANN001
+def test_a_click_on_the_timeline_names_a_step_only_as_a_whole_number() -> None:
+    # the chart's click trigger comes from the browser (ui/timeline_chart.py): a step, or nothing;
+    # the click itself is tested in Chromium (tests/e2e/test_dashboard.py)
+    from ui.timeline_chart import clicked_step
+
+    assert [clicked_step(v) for v in (42, 0, 7.0)] == [42, 0, 7]
+    assert [clicked_step(v) for v in (None, -1, 2.5, float("nan"), True, "3", [4], {"x": 1})] == [None] * 8
+
+
+def test_the_timeline_sends_a_figure_once_then_only_its_digest(start) -> None:  # noqa: ANN001
+    from tests.ui.conftest import timeline_payload
+
     at = start(preset="stress")
-    at.session_state["timeline-0"] = {"selection": {"points": [{"curve_number": 9, "point_index": 42, "x": 42,
-                                                                  "y": 1000, "customdata": 42}],
-                                                    "point_indices": [42], "box": [], "lasso": []}}
+    first = timeline_payload(at)
+    assert first is not None and first["figure"]["data"] and first["plotly_url"].endswith("/plotly.min.js")
+    at.run()  # the same figure: this session's browser holds it
+    assert timeline_payload(at) == {**first, "figure": None}
+    at.sidebar.number_input(key="sb_trig_val_0_fraction").set_value(0.5).run()
+    other = timeline_payload(at)
+    assert other["digest"] != first["digest"] and other["figure"] is not None
+    at.sidebar.number_input(key="sb_trig_val_0_fraction").set_value(0.25).run()  # back: shown from the browser's copy
+    assert timeline_payload(at) == {**first, "figure": None}
+    assert at.session_state["timeline_chart_sent"] == [other["digest"], first["digest"]]  # the browser's keep list
+    at.session_state["timeline_chart_sent"] = []  # a new browser session (reload): the figure again
     at.run()
-    assert not at.exception
-    assert titles(at) == ["Step 42"]
-    assert at.query_params["step"] == "42"
+    assert timeline_payload(at)["figure"] == first["figure"]
 
 
 def test_timeline_figure_is_compact_for_the_page(start) -> None:  # noqa: ANN001
     at = start(preset="stress")
-    spec = at.get("plotly_chart")[0].proto.spec
+    spec = json.dumps(figure(at))
     assert len(spec) < 400_000  # 120 steps; bench/bench_ui.py checks 1,000 steps against 2 MB
 
 

@@ -40,7 +40,7 @@ def test_timeline_traces_lines_and_click_layer(run) -> None:  # noqa: ANN001
     assert "summarization (1)" in names and "patched tool calls (1)" in names
     assert "compaction recorded in the source (1)" in names
     hit = spec["data"][-1]
-    assert hit["type"] == "scatter" and hit["marker"]["opacity"] == 0  # SVG: no WebGL context per redraw
+    assert hit["type"] == "scatter" and hit["line"]["color"] == "rgba(0,0,0,0)"  # SVG: no WebGL context per redraw
     assert fig.data[-1].customdata[:, 0].tolist() == list(range(10))  # a click carries the step
     shapes = spec["layout"]["shapes"]
     levels = {s["legendgroup"]: s["y0"] for s in shapes if s.get("legendgroup")}
@@ -116,13 +116,14 @@ def test_lines_past_the_point_budget_are_decimated_keeping_peaks_and_drops(monke
     r = replay(build_thread(12, result_words=60), preset("stress"), token_counter=COUNTER, layers=[])
     monkeypatch.setattr(figures, "MAX_LINE_POINTS", 6)
     spec = json.loads(figures.timeline_figure(r).to_json())
-    lines = [t for t in spec["data"] if t.get("mode") == "lines" and t.get("x") != [None]]
+    lines = [t for t in spec["data"] if t.get("mode") == "lines" and t.get("x") != [None]
+             and t["name"] != "steps (click to open)"]
     xs = {tuple(go_x(t["x"])) for t in lines}
     assert len(xs) == 1 and len(next(iter(xs))) <= 6
     assert go_x(spec["data"][-1]["x"]) == list(range(12))
 
 
-def test_the_click_layer_turns_webgl_past_its_svg_budget_and_the_legend_has_its_margin(run, monkeypatch) -> None:  # noqa: ANN001
+def test_the_click_layer_is_one_invisible_line_and_the_legend_has_its_margin(run) -> None:  # noqa: ANN001
     from ui import figures
 
     spec = json.loads(figures.timeline_figure(run).to_json())
@@ -130,8 +131,10 @@ def test_the_click_layer_turns_webgl_past_its_svg_budget_and_the_legend_has_its_
     shown += [sh["name"] for sh in spec["layout"]["shapes"] if sh.get("showlegend")]
     longest = max(len(html.unescape(name)) for name in shown)
     assert spec["layout"]["margin"]["r"] == int(figures.LEGEND_PAD_PX + figures.LEGEND_CHAR_PX * longest)
-    monkeypatch.setattr(figures, "MAX_SVG_CLICK_POINTS", 9)  # the run has 10 steps
-    assert json.loads(figures.timeline_figure(run).to_json())["data"][-1]["type"] == "scattergl"
+    click = spec["data"][-1]  # a line, not a marker per step: one SVG path whatever the steps
+    assert (click["type"], click["mode"], click["line"]["width"], "marker" in click) == ("scatter", "lines", 0, False)
+    assert go_x(click["x"]) == list(range(len(run.steps)))
+    assert click["x"]["dtype"] == "i4" and click["customdata"]["dtype"] == "i4"  # 32-bit typed arrays
     assert figures.legend_margin([{"name": "x" * 500}], []) == figures.MAX_LEGEND_MARGIN_PX
     assert figures.legend_margin([], []) == 20
 

@@ -1,0 +1,206 @@
+"""The Timeline chart: one plotly.js graph per figure, kept drawn in the browser, shown again on a cached config.
+
+Why not `st.plotly_chart`: Streamlit 1.67 gives a plotly chart an element id that hashes its spec
+(`key_as_main_identity=False`, even with a `key`), so every changed figure is a new element and is
+drawn from nothing with `Plotly.newPlot` — going back to a config computed a moment ago cost as
+much in the browser as a bare page drawing the same figure (docs/benchmarks.md). This is a
+Streamlit custom component (`st.components.v2.component`, mounted in the page's own DOM, no
+iframe) that:
+
+- draws each figure once, in its own graph div, and keeps the last `KEEP_DRAWN` of them drawn but
+  hidden; a figure it already drew (the same content digest: a config served from the run cache,
+  the Whole window toggle back) is shown again by swapping which div is visible — no new plot;
+- is sent only the digest for a figure this browser session already holds (the server mirrors the
+  browser's keep list in session state, `SENT_KEY`); if the browser no longer has it (it was
+  evicted, or the page was reloaded into a new session) it asks for it with a `missing` trigger
+  and the next run sends the figure again;
+- reports a click on a step (the click layer or an event marker) as a `click` trigger, which opens
+  that step on the Step page.
+
+plotly.js is the copy that ships inside the installed `plotly` package (`plotly/package_data/
+plotly.min.js`), served by this Streamlit server through a path-only v1 component declaration
+(`st.components.v1.declare_component(path=...)`, route `/component/<name>/<file>`): never a CDN.
+Everything from a thread reaches the browser as JSON data for plotly (hover texts escaped by
+`ui.figures.esc`); the component's own HTML is fixed markup built by its script, never thread text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import plotly
+import plotly.graph_objects as go
+import streamlit as st
+import streamlit.components.v1 as components_v1
+
+from engine.run import Run
+
+# Figures kept drawn in the browser (the keep list), oldest evicted first. The server's mirror of
+# the list holds fewer, so a figure the server thinks the browser has is always still there when
+# both saw the same sequence; anything else is healed by the `missing` trigger.
+KEEP_DRAWN = 8
+SENT_KEY = "timeline_chart_sent"
+TEST_ID = "ctxiTimeline"  # the chart's container: tests and bench/bench_browser.py find it by this
+PLOTLY_DIR = Path(plotly.__file__).resolve().parent / "package_data"
+PLOTLY_FILE = "plotly.min.js"
+
+_JS = r"""
+const KEEP = %(keep)d;
+const STORE = (window.__ctxiTimeline = window.__ctxiTimeline || {figures: new Map(), seq: 0, plotly: null});
+
+function loadPlotly(url) {
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  if (!STORE.plotly) {
+    STORE.plotly = new Promise((resolve, reject) => {
+      const s = document.createElement('script');
+      s.src = url;
+      s.async = true;
+      s.onload = () => resolve(window.Plotly);
+      s.onerror = () => { STORE.plotly = null; reject(new Error('plotly.js did not load from ' + url)); };
+      document.head.appendChild(s);
+    });
+  }
+  return STORE.plotly;
+}
+
+function rootOf(parent) {
+  let root = parent.querySelector(':scope > div[data-testid="%(testid)s"]');
+  if (!root) {
+    root = document.createElement('div');
+    root.setAttribute('data-testid', '%(testid)s');
+    root.style.width = '100%%';
+    parent.appendChild(root);
+  }
+  return root;
+}
+
+function show(root, gd) {
+  for (const el of root.children) {
+    if (el !== gd) { el.style.display = 'none'; el.classList.remove('ctxi-active'); }
+  }
+  gd.style.display = '';
+}
+
+function stepOf(point) {
+  const cd = point.customdata;
+  if (Array.isArray(cd)) return cd[0];
+  if (cd !== undefined && cd !== null && typeof cd !== 'object') return cd;
+  return point.x;
+}
+
+export default async function (component) {
+  const { data, parentElement, setTriggerValue } = component;
+  STORE.trigger = setTriggerValue;  // handlers bound at draw time call the latest mount's trigger
+  if (!data || !data.digest) return;
+  const seq = ++STORE.seq;
+  const root = rootOf(parentElement);
+  const Plotly = await loadPlotly(data.plotly_url);
+  let entry = STORE.figures.get(data.digest);
+  if (!entry) {
+    if (!data.figure) { setTriggerValue('missing', data.digest); return; }
+    const fig = data.figure;
+    const gd = document.createElement('div');
+    gd.setAttribute('data-digest', data.digest);
+    root.appendChild(gd);
+    show(root, gd);
+    await Plotly.newPlot(gd, fig.data, fig.layout, Object.assign({responsive: true}, data.config || {}));
+    gd.on('plotly_click', (ev) => {
+      const point = ev && ev.points && ev.points[0];
+      const step = point ? Number(stepOf(point)) : NaN;
+      if (Number.isInteger(step) && step >= 0 && STORE.trigger) STORE.trigger('click', step);
+    });
+    entry = {gd, width: gd.offsetWidth};
+    STORE.figures.set(data.digest, entry);
+  } else {
+    STORE.figures.delete(data.digest);  // re-inserted below: the Map's order is the keep list's
+    STORE.figures.set(data.digest, entry);
+  }
+  for (const [digest, old] of STORE.figures) {
+    if (STORE.figures.size <= KEEP) break;
+    if (old === entry) continue;
+    STORE.figures.delete(digest);
+    Plotly.purge(old.gd);
+    old.gd.remove();
+  }
+  if (seq !== STORE.seq) return;  // a later edit came in while this one drew: it decides what shows
+  const gd = entry.gd;
+  if (gd.parentNode !== root) root.appendChild(gd);  // the page was left and opened again
+  show(root, gd);
+  if (gd.offsetWidth !== entry.width) {  // drawn at another width (a resize while it was hidden)
+    entry.width = gd.offsetWidth;
+    Plotly.Plots.resize(gd);
+  }
+  gd.classList.add('ctxi-active');
+}
+"""
+
+
+def _component() -> Callable[..., Any]:
+    # registered on each call: AppTest and a fresh runtime each keep their own registry
+    return st.components.v2.component("ctxi_timeline_chart", js=_JS % {"keep": KEEP_DRAWN, "testid": TEST_ID},
+                                      isolate_styles=False)
+
+
+def plotly_url() -> str:
+    """Where this server serves plotly.js from (the installed plotly package's own copy)."""
+    served = components_v1.declare_component("plotly_js", path=str(PLOTLY_DIR))
+    base = str(st.get_option("server.baseUrlPath") or "").strip("/")
+    return f"{'/' + base if base else ''}/component/{served.name}/{PLOTLY_FILE}"
+
+
+def figure_payload(run: Run, key: str, build: Callable[[], go.Figure]) -> tuple[dict[str, Any], str]:
+    """The figure as plain JSON data (numpy arrays as plotly's base64 typed arrays) and its content
+    digest, made once per run and options and kept on the run (`Run.derived`, like its figures).
+
+    Plain data, not a JSON string inside the component's JSON: a string's quotes are escaped on the
+    wire (+10 %) and the browser would parse it twice.
+    """
+    store = run.derived.setdefault("ui.timeline_chart", {})
+    if key not in store:
+        text = build().to_json()
+        store[key] = (json.loads(text), hashlib.sha256(text.encode("utf-8")).hexdigest()[:20])
+    return store[key]
+
+
+def clicked_step(value: Any) -> int | None:
+    """The step a `click` trigger names: a whole number ≥ 0 from the browser, anything else ignored."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value or value < 0:
+        return None
+    return int(value) if float(value).is_integer() else None
+
+
+def _forget(digest: str) -> None:
+    sent = st.session_state.get(SENT_KEY) or []
+    st.session_state[SENT_KEY] = [d for d in sent if d != digest]
+
+
+def _on_missing(key: str) -> None:
+    # the browser did not hold a figure the server thought it had: send it on this run
+    result = st.session_state.get(key)
+    digest = getattr(result, "missing", None) if result is not None else None
+    if isinstance(digest, str):
+        _forget(digest)
+
+
+def timeline_chart(figure: dict[str, Any], digest: str, *, key: str, config: dict[str, Any],
+                   on_click: Callable[[int], None]) -> None:
+    """Show the figure (`figure_payload`); `on_click(step)` runs as a callback when a step is clicked."""
+    sent: list[str] = list(st.session_state.get(SENT_KEY) or [])
+    known = digest in sent
+    sent = [d for d in sent if d != digest] + [digest]
+    st.session_state[SENT_KEY] = sent[-(KEEP_DRAWN - 2):]
+
+    def _clicked() -> None:
+        result = st.session_state.get(key)
+        step = clicked_step(getattr(result, "click", None) if result is not None else None)
+        if step is not None:
+            on_click(step)
+
+    _component()(key=key, data={"digest": digest, "figure": None if known else figure,
+                                "plotly_url": plotly_url(), "config": config},
+                 height="content", on_click_change=_clicked,
+                 on_missing_change=lambda: _on_missing(key))
