@@ -16,10 +16,22 @@ st.set_page_config(page_title="Context Inspector", page_icon=":material/explore:
 session.init()
 sidebar.render()
 
+# The Timeline is the default page, which Streamlit serves only at the root ("/"), while its own
+# url_path stays reserved and unserved (streamlit/commands/navigation.py, 1.67): so it reserves a
+# name no one types, and a hidden page at /timeline sends a typed or bookmarked /timeline?... there.
+TIMELINE = st.Page("pages/timeline.py", title="Timeline", icon=":material/stacked_line_chart:",
+                   url_path="timeline-home", default=True)
+
+
+def _timeline_alias() -> None:
+    st.switch_page(TIMELINE, query_params={k: st.query_params.get_all(k) for k in st.query_params})
+
+
 PAGES = {
     "Inspect": [
         st.Page("pages/threads.py", title="Threads", icon=":material/folder_open:", url_path="threads"),
-        st.Page("pages/timeline.py", title="Timeline", icon=":material/stacked_line_chart:", url_path="timeline", default=True),
+        TIMELINE,
+        st.Page(_timeline_alias, title="Timeline", url_path="timeline", visibility="hidden"),
         st.Page("pages/step.py", title="Step", icon=":material/search:", url_path="step"),
         st.Page("pages/layers.py", title="Layers", icon=":material/layers:", url_path="layers"),
         st.Page("pages/compare.py", title="Compare sessions", icon=":material/compare:", url_path="compare"),

@@ -12,7 +12,7 @@ from ui.cost_panel import timeline_cost
 from ui.figures import cached_timeline_figure
 from ui.frame import require_frame
 from ui.timeline_chart import figure_payload, timeline_chart
-from ui.widgets import no_run_message, run_metrics, table
+from ui.widgets import no_run_message, run_metrics, table, table_height
 
 require_frame()
 
@@ -96,7 +96,7 @@ if events.open:
     with events:
         if markers:
             table([{"step": m.step, "layer": m.layer, "kind": m.kind, "severity": m.severity, "what happened": m.text}
-                   for m in markers], height=260)
+                   for m in markers], height=table_height(len(markers)))
         else:
             st.caption("No layer acted on this thread with these settings.")
 

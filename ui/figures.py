@@ -141,7 +141,9 @@ def _step_hover(series: TimelineSeries, window_tokens: int) -> tuple[str, np.nda
                 + "<br>".join(f"{esc(category_label(c))} %{{customdata[{3 + i}]:,}}" for i, c in enumerate(present))
                 + "%{hovertext}<extra>click to open</extra>")
     # customdata: a 2-D array, sent as a typed array and copied cheaply
-    return template, _i32(columns), rec_text, events_text
+    # int64 on purpose: plotly's JSON encoder sends an int64 array as the narrowest integer type
+    # that holds it (int16 for steps and most token counts, plotly 7.1 `to_typed_array_spec`)
+    return template, columns.astype(np.int64), rec_text, events_text
 
 
 # Lines with more points than this are decimated (issue 17: a 16,000-step thread drew 16,000-point
@@ -162,14 +164,6 @@ LANE_CHAR_PX = 5.0
 LANE_PAD_PX = 30
 MIN_LEFT_MARGIN_PX = 100  # the y title and 7-digit tick labels: 88 px measured
 BOTTOM_MARGIN_PX = 70  # the x title and tick labels: 67 px measured
-
-
-def _i32(values: np.ndarray) -> np.ndarray:
-    """Integers as 32-bit when they fit: plotly sends numpy arrays as base64 typed arrays, so this
-    halves the steps, token counts and the click layer's per-step numbers on the wire."""
-    if values.dtype.kind in "iu" and values.size and -(2**31) < values.min() and values.max() < 2**31:
-        return values.astype(np.int32)
-    return values
 
 
 def legend_margin(data: Sequence[dict[str, Any]], shapes: Sequence[dict[str, Any]], floor: int = 20) -> int:
@@ -324,12 +318,6 @@ def timeline_figure(run: Run, *, height: int = 620, whole_window: bool = False) 
     })
     if annotations:
         layout["annotations"] = annotations
-    for trace in data:
-        for axis in ("x", "y"):
-            if isinstance(trace.get(axis), np.ndarray):
-                trace[axis] = _i32(trace[axis])
-        if isinstance(trace.get("customdata"), np.ndarray):
-            trace["customdata"] = _i32(trace["customdata"])
     return go.Figure({"data": data, "layout": layout}, _validate=False)
 
 
@@ -424,22 +412,47 @@ def gauge_figure(step: StepRecord, window_tokens: int, lines: Sequence[Threshold
     return fig
 
 
-def category_bar_figure(step: StepRecord, window_tokens: int, *, height: int = 150) -> go.Figure:
-    """One horizontal bar split by category, with free space: the /context picture."""
+# The category bar's legend sits above the bar and wraps to as many rows as its entries need in the
+# Step page's right column (~600 px at 1,500 px wide); the margin grows by a row each, so entries
+# never crowd the bar or one another (issue 15). Entry width: symbol and gap ~40 px + ~6 px a char.
+BAR_LEGEND_ROW_PX = 22
+BAR_LEGEND_WIDTH_PX = 560
+
+
+def _legend_rows(names: Sequence[str], width: int = BAR_LEGEND_WIDTH_PX) -> int:
+    rows, used = 1, 0
+    for name in names:
+        entry = 40 + 6 * len(name)
+        if used and used + entry > width:
+            rows, used = rows + 1, 0
+        used += entry
+    return rows
+
+
+def category_bar_figure(step: StepRecord, window_tokens: int, *, height: int = 110) -> go.Figure:
+    """One horizontal bar split by category, with free space: the /context picture.
+
+    `height` is the bar and its axis; the legend's rows come on top of it.
+    """
     fig = go.Figure()
+    names = []
     for cat in CATEGORIES:
         n = step.view_by_category.get(cat, 0)
         if n:
+            names.append(category_label(cat))
             fig.add_trace(go.Bar(x=[n], y=["view"], orientation="h", name=category_label(cat),
                                  marker_color=CATEGORY_COLORS.get(cat),
                                  hovertemplate=f"{category_label(cat)}: %{{x:,}}<extra></extra>"))
     free = window_tokens - step.view_tokens
     if free > 0:
+        names.append("free space")
         fig.add_trace(go.Bar(x=[free], y=["view"], orientation="h", name="free space", marker_color="#e5e7eb",
                              hovertemplate="free: %{x:,}<extra></extra>"))
-    fig.update_layout(barmode="stack", height=height, margin={"l": 10, "r": 10, "t": 50, "b": 30},
-                      showlegend=True, legend={"orientation": "h", "y": 1.05, "yanchor": "bottom", "x": 0,
-                                                "traceorder": "normal"},
+    top = 16 + BAR_LEGEND_ROW_PX * _legend_rows(names)
+    fig.update_layout(barmode="stack", height=height + top, margin={"l": 10, "r": 10, "t": top, "b": 30},
+                      showlegend=True, legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0,
+                                                "traceorder": "normal", "font": {"size": 12},
+                                                "tracegroupgap": 4},
                       yaxis={"visible": False}, xaxis={"tickformat": ",d", "range": [0, max(window_tokens, step.view_tokens)]})
     return fig
 

@@ -35,6 +35,15 @@ def table(rows: list[dict[str, Any]], **kwargs: Any) -> None:
     st.dataframe(rows, hide_index=True, column_config=config, **kwargs)
 
 
+TABLE_ROW_PX = 35  # st.dataframe's row height (and its header's), Streamlit 1.67
+TABLE_MAX_ROWS = 20
+
+
+def table_height(rows: int, max_rows: int = TABLE_MAX_ROWS) -> int:
+    """A dataframe just tall enough for its rows, up to `max_rows` (then it scrolls): not a fixed box."""
+    return (min(max(rows, 1), max_rows) + 1) * TABLE_ROW_PX + 3
+
+
 def no_run_message() -> None:
     if st.session_state.get("thread_key") is None:
         if session.synthetic_available():

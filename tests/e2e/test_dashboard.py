@@ -165,6 +165,15 @@ def test_going_back_to_a_config_shows_the_figure_already_drawn_and_hover_names_t
     shot(page, screenshots, "timeline-hover")
 
 
+def test_slash_timeline_opens_the_timeline_with_its_link(page: Page, app_url: str, e2e_samples: Path) -> None:
+    # the Timeline is the default page, served at "/": a typed or bookmarked /timeline reaches it too
+    open_page(page, f"{app_url}/timeline?thread=sample:a_demo&preset=stress")
+    expect(page.get_by_role("heading", name="Timeline")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.get_by_text("Page not found")).to_have_count(0, timeout=TIMEOUT_MS)
+    expect_lane_count(page, "summarization", summaries(e2e_samples))
+    assert "thread=sample" in page.url and "preset=stress" in page.url
+
+
 def test_upload_a_thread(page: Page, app_url: str, screenshots: Path, tmp_path: Path) -> None:
     open_page(page, f"{app_url}/threads")
     thread = build_thread(9, thread_id="browser-upload")

@@ -134,7 +134,7 @@ def test_the_click_layer_is_one_invisible_line_and_the_legend_has_its_margin(run
     click = spec["data"][-1]  # a line, not a marker per step: one SVG path whatever the steps
     assert (click["type"], click["mode"], click["line"]["width"], "marker" in click) == ("scatter", "lines", 0, False)
     assert go_x(click["x"]) == list(range(len(run.steps)))
-    assert click["x"]["dtype"] == "i4" and click["customdata"]["dtype"] == "i4"  # 32-bit typed arrays
+    assert click["x"]["dtype"] in ("i1", "i2")  # plotly narrows int64 arrays to the type that holds them
     assert figures.legend_margin([{"name": "x" * 500}], []) == figures.MAX_LEGEND_MARGIN_PX
     assert figures.legend_margin([], []) == 20
 
@@ -194,6 +194,13 @@ def test_category_bar_and_compare(run) -> None:  # noqa: ANN001
     bar = json.loads(category_bar_figure(run.steps[2], run.window_tokens).to_json())
     assert [t["name"] for t in bar["data"]][-1] == "free space"
     assert sum(t["x"][0] for t in bar["data"]) == run.window_tokens
+    # the legend above the bar gets a row of margin per row its entries wrap to (issue 15: cramped)
+    from ui.figures import BAR_LEGEND_ROW_PX, _legend_rows
+
+    assert _legend_rows(["tool results"] * 3) == 1 and _legend_rows(["tool results"] * 12) == 3
+    rows = _legend_rows([t["name"] for t in bar["data"]])
+    assert bar["layout"]["margin"]["t"] == 16 + BAR_LEGEND_ROW_PX * rows
+    assert bar["layout"]["height"] == 110 + bar["layout"]["margin"]["t"]
     cmp = json.loads(compare_figure(run, run).to_json())
     assert [t["name"] for t in cmp["data"]][:3] == ["raw (no layers)", "A: view tokens", "B: view tokens"]
 
