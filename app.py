@@ -18,20 +18,17 @@ sidebar.render()
 
 # The Timeline is the default page, which Streamlit serves only at the root ("/"), while its own
 # url_path stays reserved and unserved (streamlit/commands/navigation.py, 1.67): so it reserves a
-# name no one types, and a hidden page at /timeline sends a typed or bookmarked /timeline?... there.
+# name no one types, and a hidden page runs the same script at /timeline for a typed or bookmarked
+# /timeline?... (a page's identity is its url_path; `st.switch_page("pages/timeline.py")` and page
+# links find the default one, listed first).
 TIMELINE = st.Page("pages/timeline.py", title="Timeline", icon=":material/stacked_line_chart:",
                    url_path="timeline-home", default=True)
-
-
-def _timeline_alias() -> None:
-    st.switch_page(TIMELINE, query_params={k: st.query_params.get_all(k) for k in st.query_params})
-
 
 PAGES = {
     "Inspect": [
         st.Page("pages/threads.py", title="Threads", icon=":material/folder_open:", url_path="threads"),
         TIMELINE,
-        st.Page(_timeline_alias, title="Timeline", url_path="timeline", visibility="hidden"),
+        st.Page("pages/timeline.py", title="Timeline", url_path="timeline", visibility="hidden"),
         st.Page("pages/step.py", title="Step", icon=":material/search:", url_path="step"),
         st.Page("pages/layers.py", title="Layers", icon=":material/layers:", url_path="layers"),
         st.Page("pages/compare.py", title="Compare sessions", icon=":material/compare:", url_path="compare"),
