@@ -53,6 +53,17 @@ class MessageMemo:
             value = slot[name] = build(message)
             return value
 
+    def keyed(self, message: BaseMessage, name: str, key: Any, build: Callable[[BaseMessage], T]) -> T:
+        """`get` for a reading that also depends on another field of the message (`key`, e.g. its
+        `tool_calls`): rebuilt when that field is another object than the one it was built from."""
+        slot = self._slot(message)
+        hit = slot.get(name)
+        if hit is not None and hit[0] is key:
+            return hit[1]  # type: ignore[no-any-return]
+        value = build(message)
+        slot[name] = (key, value)
+        return value
+
     def __len__(self) -> int:
         return len(self._cache)
 

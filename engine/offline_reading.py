@@ -104,7 +104,7 @@ def prior_sections(text: str) -> dict[str, list[str]]:
     current: str | None = None
     for raw in text.splitlines():
         line = raw.strip()
-        head = _SECTION_HEAD.match(line)
+        head = _SECTION_HEAD.match(line) if line.startswith("##") else None  # the pattern starts with ##
         if head:
             current = head.group(1)
             out.setdefault(current, [])

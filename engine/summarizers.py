@@ -67,6 +67,48 @@ def _tool_names(messages: Sequence[BaseMessage]) -> dict[str, str]:
             for tc in m.tool_calls if tc.get("id")}
 
 
+CallReading = tuple[tuple[tuple[str, str], ...], list[Any] | None]
+
+
+def _call_reading(m: BaseMessage) -> CallReading:
+    """What an AI message's tool calls say: (the (path, verb) artifacts in call order, the last
+    todo list written). Depends only on `tool_calls`, so it is kept per message (engine.message_memo)."""
+    pairs: list[tuple[str, str]] = []
+    todos: list[Any] | None = None
+    for tc in m.tool_calls:  # type: ignore[attr-defined]
+        args = tc.get("args") if isinstance(tc.get("args"), dict) else {}
+        path = _artifact_path(args)
+        verb = _artifact_verb(str(tc.get("name", "")), args)
+        if path is not None and verb is not None:
+            pairs.append((path, verb))
+        if str(tc.get("name", "")).lower() in TODO_TOOLS and isinstance(tc.get("args"), dict):
+            listed = tc["args"].get("todos")
+            if isinstance(listed, list):
+                todos = listed
+    return tuple(pairs), todos
+
+
+def _calls(m: AIMessage) -> CallReading:
+    return MEMO.keyed(m, "calls", m.tool_calls, _call_reading)
+
+
+_ARTIFACT_LINE = re.compile(r"- `(.+?)` — (.+)$")
+
+
+def _prior_artifacts(m: BaseMessage) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """An earlier summary's ARTIFACTS lines as (path, verbs), in order (parsed once per message)."""
+    return MEMO.get(m, "prior_artifacts", _parse_prior_artifacts)
+
+
+def _parse_prior_artifacts(m: BaseMessage) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for line in MEMO.get(m, "prior", earlier_sections).get("ARTIFACTS", []):
+        found = _ARTIFACT_LINE.match(line)
+        if found:
+            out.append((found.group(1), tuple(v.strip() for v in found.group(2).split(","))))
+    return tuple(out)
+
+
 def _artifact_verb(name: str, args: dict[str, Any]) -> str | None:
     low = name.lower()
     if isinstance(args.get("command"), str) and args["command"] in EDITOR_COMMANDS and "editor" in low:
@@ -131,39 +173,41 @@ class OfflineSummarizer:
 
     def summarize(self, messages: Sequence[BaseMessage]) -> str:
         """The summary text alone (no call counted)."""
+        # each message's kind once: every section reads it, and nothing changes it meanwhile
+        kinds = [message_kind(m) for m in messages]
         prior: dict[str, list[str]] = {}
-        for m in messages:
-            if message_kind(m) == "summary":
-                for section, lines in MEMO.get(m, "prior", earlier_sections).items():
-                    prior.setdefault(section, []).extend(lines)
+        summaries = [m for m, kind in zip(messages, kinds, strict=True) if kind == "summary"]
+        for m in summaries:
+            for section, lines in MEMO.get(m, "prior", earlier_sections).items():
+                prior.setdefault(section, []).extend(lines)
+        calls = [_calls(m) for m in messages if isinstance(m, AIMessage) and m.tool_calls]
         sections = {
-            "SESSION INTENT": self._intent(messages, prior),
-            "SUMMARY": self._facts(messages, prior),
-            "ARTIFACTS": self._artifacts(messages, prior),
-            "NEXT STEPS": self._next_steps(messages, prior),
+            "SESSION INTENT": self._intent(messages, prior, kinds),
+            "SUMMARY": self._facts(messages, prior, kinds),
+            "ARTIFACTS": self._artifacts(calls, summaries),
+            "NEXT STEPS": self._next_steps(messages, prior, kinds, calls),
         }
         return self._render(sections)
 
     # -- sections --------------------------------------------------------------------------
     @staticmethod
-    def _intent(messages: Sequence[BaseMessage], prior: dict[str, list[str]]) -> list[str]:
+    def _intent(messages: Sequence[BaseMessage], prior: dict[str, list[str]], kinds: Sequence[str]) -> list[str]:
         carried = [ln for ln in prior.get("SESSION INTENT", []) if ln != "- None"]
         if carried:
             return carried[:1]
-        for m in messages:
-            if isinstance(m, HumanMessage) and message_kind(m) == "original":
+        for m, kind in zip(messages, kinds, strict=True):
+            if isinstance(m, HumanMessage) and kind == "original":
                 line = MEMO.get(m, "intent", intent_line)
                 if line is not None:
                     return [line]
         return []
 
     @staticmethod
-    def _facts(messages: Sequence[BaseMessage], prior: dict[str, list[str]]) -> list[str]:
+    def _facts(messages: Sequence[BaseMessage], prior: dict[str, list[str]], kinds: Sequence[str]) -> list[str]:
         facts = [ln for ln in prior.get("SUMMARY", []) if ln != "- None"]
-        names = _tool_names(messages)
+        names: dict[str, str] | None = None  # call id -> tool name, built when a result has no name
         seen_first_human = False
-        for m in messages:
-            kind = message_kind(m)
+        for m, kind in zip(messages, kinds, strict=True):
             if kind != "original":
                 continue
             if isinstance(m, HumanMessage):
@@ -181,7 +225,11 @@ class OfflineSummarizer:
                     picked = first  # a final answer is a conclusion even without a cue word
                 facts.extend(picked)
             elif isinstance(m, ToolMessage):
-                name = m.name or names.get(m.tool_call_id, "tool")
+                name = m.name
+                if not name:
+                    if names is None:
+                        names = _tool_names(messages)
+                    name = names.get(m.tool_call_id, "tool")
                 head, failed, head_200, head_240 = MEMO.get(m, "result_head", result_head)
                 if m.status == "error" or failed:
                     facts.append(f"- Error from {name}: {head_200}")
@@ -190,43 +238,32 @@ class OfflineSummarizer:
         return list(dict.fromkeys(facts))  # exact repeats add nothing
 
     @staticmethod
-    def _artifacts(messages: Sequence[BaseMessage], prior: dict[str, list[str]]) -> list[str]:
+    def _artifacts(calls: Sequence[CallReading], summaries: Sequence[BaseMessage]) -> list[str]:
         verbs: dict[str, list[str]] = {}
-        for line in prior.get("ARTIFACTS", []):
-            found = re.match(r"- `(.+?)` — (.+)$", line)
-            if found:
-                verbs[found.group(1)] = [v.strip() for v in found.group(2).split(",")]
-        for m in messages:
-            if not isinstance(m, AIMessage):
-                continue
-            for tc in m.tool_calls:
-                args = tc.get("args") if isinstance(tc.get("args"), dict) else {}
-                path = _artifact_path(args)
-                verb = _artifact_verb(str(tc.get("name", "")), args)
-                if path is None or verb is None:
-                    continue
+        for m in summaries:  # the earlier summaries' lines, in order (a later line for a path wins)
+            for path, listed in _prior_artifacts(m):
+                verbs[path] = list(listed)
+        for pairs, _ in calls:  # the AI messages' calls, in order
+            for path, verb in pairs:
                 bucket = verbs.setdefault(path, [])
                 if verb not in bucket:
                     bucket.append(verb)
         return [f"- `{path}` — {', '.join(v)}" for path, v in verbs.items()]
 
     @staticmethod
-    def _next_steps(messages: Sequence[BaseMessage], prior: dict[str, list[str]]) -> list[str]:
+    def _next_steps(messages: Sequence[BaseMessage], prior: dict[str, list[str]], kinds: Sequence[str],
+                    calls: Sequence[CallReading]) -> list[str]:
         todos: list[Any] | None = None
-        for m in messages:
-            if isinstance(m, AIMessage):
-                for tc in m.tool_calls:
-                    if str(tc.get("name", "")).lower() in TODO_TOOLS and isinstance(tc.get("args"), dict):
-                        listed = tc["args"].get("todos")
-                        if isinstance(listed, list):
-                            todos = listed
+        for _, written in calls:  # the last todo list written wins
+            if written is not None:
+                todos = written
         steps: list[str] = []
         if todos is not None:
             for t in todos:
                 if isinstance(t, dict) and t.get("status") != "completed":
                     steps.append(f"- [ ] {clip(str(t.get('content', '')), 200)} ({t.get('status', 'pending')})")
-        last_ai = next((m for m in reversed(messages) if isinstance(m, AIMessage) and message_kind(m) == "original"
-                        and MEMO.get(m, "has_text", has_text)), None)
+        last_ai = next((m for m, kind in zip(reversed(messages), reversed(kinds), strict=True)
+                        if isinstance(m, AIMessage) and kind == "original" and MEMO.get(m, "has_text", has_text)), None)
         if last_ai is not None:
             steps.extend(MEMO.get(last_ai, "plan", plan_lines))
         if not steps and todos is None:

@@ -304,7 +304,8 @@ def summary_id(to_summarize: Sequence[BaseMessage], text: str) -> str:
     """`summary-{n}-{hash}`: n counts the chain (a summary of a summary is n+1), hash its inputs."""
     depth = 0
     for m in to_summarize:
-        if message_kind(m) == "summary":
+        # a message without additional_kwargs has no summary marker (engine.kinds.message_kind)
+        if m.additional_kwargs and message_kind(m) == "summary":
             found = re.match(r"summary-(\d+)-", m.id or "")
             depth = max(depth, int(found.group(1)) if found else 1)
     return stable_id("summary", depth + 1, ([m.id for m in to_summarize], text))
