@@ -122,6 +122,33 @@ class RunningScaledCount:
         return out
 
 
+class PrefixCounts:
+    """`[0, c(m0), c(m0)+c(m1), ...]`, the prefix sums of `counter.count_message` (unscaled) over a
+    list, kept incrementally while the list only grows (the same objects, checked by identity), so a
+    walk back from the newest message (a keep cutoff) is a bisection instead of a count per message."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self.prev: tuple[BaseMessage, ...] = ()
+        self.sums: list[int] = [0]
+        self.nonnegative = True  # every count >= 0, so the sums never decrease
+
+    def __call__(self, messages: Sequence[BaseMessage]) -> list[int]:
+        n = len(self.prev)
+        if not (n and len(messages) >= n and all(map(operator.is_, self.prev, messages))):
+            self.sums, self.nonnegative, n = [0], True, 0
+        if len(messages) > n or not n:
+            count, sums = self.counter.count_message, self.sums
+            total = sums[-1]
+            for m in messages[n:]:
+                c = count(m)
+                self.nonnegative = self.nonnegative and c >= 0
+                total += c
+                sums.append(total)
+            self.prev = tuple(messages)
+        return self.sums
+
+
 def scaled_count(counter: TokenCounter, messages: Sequence[BaseMessage]) -> int:
     """One-off scaled count of `messages` (for trimming, where the lists are new each call)."""
     return RunningScaledCount(counter)(messages)
@@ -164,6 +191,6 @@ class ScaledCounter:
 
 
 __all__ = [
-    "ANTHROPIC_CHARS_PER_TOKEN", "MAX_USAGE_SCALE", "RunningScaledCount", "ScaledCounter", "scaled_count",
+    "ANTHROPIC_CHARS_PER_TOKEN", "MAX_USAGE_SCALE", "PrefixCounts", "RunningScaledCount", "ScaledCounter", "scaled_count",
     "scales_with_usage",
 ]

@@ -16,6 +16,7 @@ Two mechanisms from Deep Agents:
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, cast
@@ -28,7 +29,7 @@ from langgraph.types import Command
 
 from engine.config import TOOLS_EXCLUDED_FROM_EVICTION, ContextSize, EngineConfig, TruncateArgsConfig
 from engine.kinds import KIND_KEY
-from engine.layers.approximate import RunningScaledCount
+from engine.layers.approximate import PrefixCounts, RunningScaledCount
 from engine.layers.base import LayerContext, RequestLayer
 from engine.layers.offload import (
     EVICTED_KEY,
@@ -38,6 +39,7 @@ from engine.layers.offload import (
     should_evict_human,
     should_offload,
 )
+from engine.layers.request_copy import overridden
 from engine.layers.scan import grown_prefix, result_text, unchanged_prefix
 from engine.layers.summary_rules import SUMMARY_EVENT_KEY, CachedDrop, SummaryEventState, apply_event
 
@@ -103,6 +105,19 @@ def keep_cutoff(tokens: Sequence[int], keep: ContextSize, window_tokens: int | N
     return 0
 
 
+def keep_cutoff_from_sums(sums: Sequence[int], keep: ContextSize, window_tokens: int | None) -> int:
+    """`keep_cutoff(tokens, ...)` from the prefix sums of non-negative `tokens` (`sums[k]` = the first
+    k counts): the walk back stops before the first message whose suffix sum exceeds the target,
+    and with counts >= 0 the suffix sums fall as the start moves forward, so that start is the first
+    index whose suffix fits: `sums[j] >= sums[n] - target`, found by bisection."""
+    n = len(sums) - 1
+    if keep.type == "messages" or (keep.type == "fraction" and window_tokens is None):
+        return keep_cutoff(range(n), keep, window_tokens)  # decided by the number of messages alone
+    target = int(window_tokens * keep.value) if keep.type == "fraction" and window_tokens else int(keep.value)
+    target = max(1, target)
+    return bisect_left(sums, sums[n] - target)
+
+
 def trigger_met(n_messages: int, total_tokens: int, trigger: ContextSize, window_tokens: int | None) -> bool:
     """One metric, `>=` (Deep Agents' `_should_truncate_args`)."""
     if trigger.type == "messages":
@@ -147,6 +162,7 @@ class FilesystemLayer(RequestLayer):
         self._state_tokens = RunningScaledCount(self.counter)
         self._drop = CachedDrop()
         self._totals = RunningScaledCount(self.decision_counter)
+        self._sums = PrefixCounts(self.decision_counter)
         self._cut_before: set[str] = set()
 
     @classmethod
@@ -251,7 +267,9 @@ class FilesystemLayer(RequestLayer):
         if not cfg.enabled or not messages:
             return None
         self._scan(messages)
-        if not self._candidates:
+        # only calls from the summary's cutoff on are shown (and so cut): none there, nothing to do
+        low = int(event["cutoff_index"]) if event else 0
+        if not self._candidates or self._candidates[-1] < low:
             return None
         effective = apply_event(messages, event, self._drop)
         # effective index j >= 1 is state index offset + j once a summary exists
@@ -261,11 +279,14 @@ class FilesystemLayer(RequestLayer):
         total = self._totals(effective, lead_tokens=lead, lead_messages=1 if system is not None else 0)
         if not trigger_met(len(effective), total, cfg.trigger, window_tokens):
             return None
-        cutoff = keep_cutoff([counter.count_message(m) for m in effective], cfg.keep, window_tokens)
+        sums = self._sums(effective)
+        cutoff = (keep_cutoff_from_sums(sums, cfg.keep, window_tokens) if self._sums.nonnegative
+                  else keep_cutoff([b - a for a, b in zip(sums, sums[1:], strict=False)], cfg.keep, window_tokens))
         if cutoff >= len(effective):
             return None
-        low = int(event["cutoff_index"]) if event else 0
-        cut = [i for i in self._candidates if low <= i < cutoff + offset]
+        # candidates are state indices in increasing order (appended as the scan goes)
+        candidates = self._candidates
+        cut = candidates[bisect_left(candidates, low):bisect_left(candidates, cutoff + offset)]
         if not cut:
             return None
         view = list(messages)
@@ -317,7 +338,7 @@ class FilesystemLayer(RequestLayer):
             view = truncated
         if view is request.messages:
             return request, None
-        return request.override(messages=cast(list[AnyMessage], list(view))), tagged
+        return overridden(request, messages=cast(list[AnyMessage], list(view))), tagged
 
     def _prepare(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         return self._plan(request)[0]
