@@ -30,7 +30,7 @@ from engine.config import EngineConfig
 from engine.kinds import mark
 from engine.layers.base import LayerContext, RequestLayer
 from engine.layers.dangling_head import head_patch
-from engine.layers.scan import grown_prefix, replaced_in_prefix
+from engine.layers.scan import grown_prefix, replaced_in_prefix, unchanged_prefix
 
 Style = Literal["deerflow", "deerflow-head", "deepagents"]
 
@@ -150,6 +150,32 @@ def deepagents_patched_state(messages: Sequence[BaseMessage]) -> list[BaseMessag
     return patched
 
 
+class _OpenCallLedger:
+    """Whether `deepagents_patched_state` has anything to patch, kept as the state grows: the call ids
+    and the answered ids seen so far (its own sets), so an invocation start costs the new messages."""
+
+    def __init__(self) -> None:
+        self._seen: list[BaseMessage] = []
+        self._calls: set[Any] = set()
+        self._answered: set[Any] = set()
+
+    def any_open(self, messages: Sequence[BaseMessage]) -> bool:
+        start = grown_prefix(self, messages) or unchanged_prefix(self._seen, messages)
+        if start == 0:
+            self._calls, self._answered = set(), set()
+        for m in messages[start:]:
+            if m.type == "tool":
+                self._answered.add(m.tool_call_id)  # type: ignore[attr-defined]
+            if isinstance(m, AIMessage):
+                self._calls.update(tc["id"] for tc in m.tool_calls if tc.get("id") is not None)
+                self._calls.update(tc["id"] for tc in m.invalid_tool_calls if tc.get("id") is not None)
+        if start == 0:
+            self._seen = list(messages)
+        else:
+            self._seen.extend(messages[start:])
+        return not self._calls <= self._answered
+
+
 def _structure(message: BaseMessage) -> tuple[Any, ...]:
     """What the patch depends on: the calls an AI message makes, or the call a result answers."""
     if isinstance(message, AIMessage):
@@ -177,6 +203,7 @@ class DanglingToolCallLayer(RequestLayer):
         self._orphans: dict[str, list[int]] = {}
         self._tokens = 0
         self._cached: tuple[Patch, list[BaseMessage]] | None = None  # patch and its patched prefix
+        self._open = _OpenCallLedger()  # the deepagents style's check at each invocation start
 
     @classmethod
     def from_config(cls, config: EngineConfig, context: LayerContext) -> DanglingToolCallLayer:
@@ -308,7 +335,7 @@ class DanglingToolCallLayer(RequestLayer):
         if self.style != "deepagents":
             return None
         messages = state.get("messages") or []
-        patched = deepagents_patched_state(messages)
+        patched = deepagents_patched_state(messages) if self._open.any_open(messages) else None
         if patched is None:
             return None
         present = {id(m) for m in messages}
