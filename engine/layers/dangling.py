@@ -30,6 +30,7 @@ from engine.config import EngineConfig
 from engine.kinds import mark
 from engine.layers.base import LayerContext, RequestLayer
 from engine.layers.dangling_head import head_patch
+from engine.layers.request_copy import overridden
 from engine.layers.scan import grown_prefix, replaced_in_prefix, unchanged_prefix
 
 Style = Literal["deerflow", "deerflow-head", "deepagents"]
@@ -327,9 +328,9 @@ class DanglingToolCallLayer(RequestLayer):
             return request
         if self.style == "deerflow-head":
             head = self._head_view(request.messages)
-            return request if head is None else request.override(messages=cast(list[AnyMessage], head))
+            return request if head is None else overridden(request, messages=cast(list[AnyMessage], head))
         view = self.patched_view(request.messages)
-        return request if view is None else request.override(messages=cast(list[AnyMessage], view))
+        return request if view is None else overridden(request, messages=cast(list[AnyMessage], view))
 
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         if self.style != "deepagents":

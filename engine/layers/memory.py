@@ -36,6 +36,7 @@ from langgraph.runtime import Runtime
 
 from engine.config import EngineConfig, MemoryFact
 from engine.layers.base import LayerContext, RequestLayer
+from engine.layers.request_copy import overridden
 from engine.layers.scan import result_text
 from engine.replay import PARTS_KEY
 from engine.tokens import TokenCounter
@@ -270,7 +271,7 @@ class MemoryLayer(RequestLayer):
                               + (f", {plural(inj.facts_dropped, 'fact')} over the budget" if inj.facts_dropped else "")
                               + (", files clipped to the budget" if inj.clipped else ""))
         self._last_text = inj.text
-        return request.override(system_message=self._system_with(request.system_message, inj.text))
+        return overridden(request, system_message=self._system_with(request.system_message, inj.text))
 
 
     # -- writes to /memories/ ----------------------------------------------------------------------

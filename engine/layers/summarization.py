@@ -42,6 +42,7 @@ from engine.layers.deerflow_summary import (
 )
 from engine.layers.deerflow_summary import summary_prompt as deerflow_summary_prompt
 from engine.layers.offload import clip_overflow_tail
+from engine.layers.request_copy import overridden
 from engine.layers.summary_rules import (
     DEEPAGENTS_SUMMARY_PROMPT,
     DEFAULT_TRIM_TOKENS,
@@ -189,7 +190,7 @@ class SummarizationLayer(ContextLayer):
         self.summarizer: Summarizer = make_summarizer(spec, self.event_counter)
         self._state_tokens = RunningScaledCount(self.counter)
         self._view_tokens = RunningScaledCount(self.counter)
-        self._tools_tokens: dict[tuple[int, ...], int] = {}
+        self._tools_tokens: dict[tuple[int, ...], tuple[tuple[Any, ...], int]] = {}
         self._ai_indices: list[int] | None = None
         uses_fraction = any(kind == "fraction" for c in self.trigger_clauses for kind, _ in c) or self.keep[0] == "fraction"
         # state mode runs in before_model, which has no request model to read a profile from
@@ -292,11 +293,16 @@ class SummarizationLayer(ContextLayer):
     def _request_tokens(self, messages: Sequence[BaseMessage], request: Any) -> int:
         """System message, tools and `messages`, usage-scaled (Deep Agents' `_count_tokens`)."""
         system = getattr(request, "system_message", None)
-        tools = list(getattr(request, "tools", None) or [])
-        key = tuple(id(t) for t in tools)
-        if key not in self._tools_tokens:
-            self._tools_tokens[key] = self.counter.count_tools(tools) if tools else 0
-        lead = (self.counter.count_message(system) if system else 0) + self._tools_tokens[key]
+        tools = getattr(request, "tools", None) or ()
+        key = tuple(map(id, tools))
+        hit = self._tools_tokens.get(key)
+        if hit is None:
+            if len(self._tools_tokens) >= 256:  # a layer making new tool objects every call
+                self._tools_tokens.clear()
+            # the entry keeps the tools alive, so their ids cannot be reused by other objects
+            hit = self._tools_tokens[key] = (tuple(tools), self.counter.count_tools(list(tools)) if tools else 0)
+        counter = self.counter
+        lead = (counter.count_message(system) if system else 0) + hit[1]
         return self._view_tokens(messages, lead_tokens=lead, lead_messages=1 if system else 0)
 
     def _clip(self, preserved: Sequence[BaseMessage], window: int | None) -> tuple[list[BaseMessage], list[ToolMessage]]:
@@ -409,7 +415,7 @@ class SummarizationLayer(ContextLayer):
         after = self._request_tokens(new_view, request)
         if after > window:
             self._emit_overflow("overflow_unrecovered", after, window)
-        return _Plan(request.override(messages=new_view),
+        return _Plan(overridden(request, messages=new_view),
                      {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), summary, *kept_state]}, append_response=True)
 
     # -- view mode ------------------------------------------------------------------------
@@ -481,11 +487,11 @@ class SummarizationLayer(ContextLayer):
         if trigger is None and overflow_error:
             trigger = "overflow"
         if trigger is None:
-            return _Plan(request.override(messages=effective) if event else request)
+            return _Plan(overridden(request, messages=effective) if event else request)
         cutoff = cutoff_for_keep(effective, self.keep, self.counter, window, total=self._view_tokens(effective))
         if cutoff <= 0:
             view, replacements = self._fit_budget(effective, request, window, overflow_error)
-            return _Plan(request.override(messages=view), {"messages": replacements} if replacements else None)
+            return _Plan(overridden(request, messages=view), {"messages": replacements} if replacements else None)
         to_summarize, preserved = effective[:cutoff], effective[cutoff:]
         step = self.current_step()
         step = step if step is not None else sum(isinstance(m, AIMessage) for m in messages)
@@ -503,7 +509,7 @@ class SummarizationLayer(ContextLayer):
                                               "file_path": file_path, "created_at_index": len(messages)}}
         if replacements:
             update["messages"] = replacements  # same ids: the reducer replaces the originals in state
-        return _Plan(request.override(messages=new_view), update)
+        return _Plan(overridden(request, messages=new_view), update)
 
     # -- wrap_model_call ------------------------------------------------------------------
     def _plan(self, request: Any, overflow_error: bool = False) -> _Plan:

@@ -31,6 +31,7 @@ from langgraph.types import Command
 from engine.config import EngineConfig
 from engine.kinds import mark
 from engine.layers.base import ContextLayer, LayerContext
+from engine.layers.request_copy import overridden
 from engine.layers.scan import grown_prefix, unchanged_prefix
 from engine.thread import stable_id
 
@@ -167,7 +168,7 @@ class TodoReminderLayer(ContextLayer):
 
     def _prepare(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         if self.system_prompt is not None:
-            request = request.override(system_message=with_todo_prompt(request.system_message, self.system_prompt))
+            request = overridden(request, system_message=with_todo_prompt(request.system_message, self.system_prompt))
         if self.style != "deerflow-head":
             return request
         state: Mapping[str, Any] = request.state if isinstance(request.state, Mapping) else {}
@@ -188,7 +189,7 @@ class TodoReminderLayer(ContextLayer):
         self.emit("completion_reminder", tokens_before=before, tokens_after=before + self.counter.count_message(reminder),
                   message_id=reminder.id, open_todos=sum(1 for t in todos if t.get("status") != "completed"),
                   message="final answer with todos still open: the model is called again with a reminder")
-        return request.override(messages=[*request.messages, reminder])
+        return overridden(request, messages=[*request.messages, reminder])
 
     def wrap_model_call(self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Any]) -> Any:
         return handler(self._prepare(request))
