@@ -101,21 +101,50 @@ class PrefixSums:
     def breakdown(self, messages: Sequence[BaseMessage]) -> dict[str, int]:
         prev = self.prev
         n = len(prev)
+        bd = self.counter.breakdown
+        totals: dict[str, int] | None = None
+        start = 0
         if (isinstance(messages, Snapshot) and isinstance(prev, Snapshot) and messages.src is prev.src
                 and messages.n >= n):
-            prefix = True  # the same append-only list: O(1)
-        else:
+            totals, start = dict(self.prev_totals), n  # the same append-only list: O(1)
+        elif n and len(messages) >= n:
+            head, before = tuple(messages[:n]), tuple(prev)
             # tuple == checks identity first, element by element, at C speed
-            prefix = bool(n) and len(messages) >= n and tuple(messages[:n]) == tuple(prev)
-        totals, start = (dict(self.prev_totals), n) if prefix else ({}, 0)
+            if head == before:
+                totals, start = dict(self.prev_totals), n
+            else:
+                totals, start = self._replaced(before, head), n
+        if totals is None:
+            totals, start = {}, 0
         tail = messages.src[start : messages.n] if isinstance(messages, Snapshot) else messages[start:]
         if tail:
-            bd = self.counter.breakdown
             get = totals.get
             for m in tail:
                 for cat, k in bd(m).items():
                     totals[cat] = get(cat, 0) + k
         self.prev, self.prev_totals = messages, totals
+        return totals
+
+    def _replaced(self, before: tuple[BaseMessage, ...], head: tuple[BaseMessage, ...]) -> dict[str, int] | None:
+        """The sums of `head` from the previous list's, when a few of its messages were replaced in place
+        (the driver forks the state to replace a message by id; a layer swaps in a stub or a truncated copy):
+        the replaced messages' breakdowns taken off, their replacements' added. None (count afresh) when
+        many were, or when a category's sum comes to 0: a fresh count has that category only if some
+        message still carries it, which the sums cannot tell (a nonzero sum can only come from one).
+        """
+        replaced = [i for i, (a, b) in enumerate(zip(before, head, strict=True)) if a is not b]
+        if len(replaced) * 4 > len(head):
+            return None
+        bd = self.counter.breakdown
+        totals = dict(self.prev_totals)
+        get = totals.get
+        for i in replaced:
+            for cat, k in bd(before[i]).items():
+                totals[cat] = get(cat, 0) - k
+            for cat, k in bd(head[i]).items():
+                totals[cat] = get(cat, 0) + k
+        if 0 in totals.values():
+            return None
         return totals
 
     def follow(self, other: PrefixSums, messages: Sequence[BaseMessage], totals: dict[str, int]) -> None:

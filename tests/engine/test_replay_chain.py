@@ -111,9 +111,16 @@ def test_step_sums_equal_a_fresh_breakdown_at_every_step() -> None:
     entry = sums.tools_entry(tools)
     state_list: list[BaseMessage] = []
     other: list[BaseMessage] = []
-    history = _messages(30)
+    history: list[BaseMessage] = [SystemMessage("an old prompt", id="old-system"), *_messages(30)]
     for step, m in enumerate(history):
         state_list.append(m)
+        if step % 5 == 2:  # the driver forks the state to replace a message by id: a stub, a copy
+            state_list = list(state_list)
+            k = step // 2
+            state_list[k] = ToolMessage("[cleared]", tool_call_id="x", id=state_list[k].id)
+        if step == 17:  # the only message of its category replaced: that category is gone
+            state_list = list(state_list)
+            state_list[0] = HumanMessage("no longer a system message", id="old-system")
         state = Snapshot(state_list)
         if step % 7 in (3, 4):  # the view is another list for two steps, then the state again
             other = [HumanMessage("a summary", id=f"s{step}"), *state_list[-4:]]
@@ -121,7 +128,7 @@ def test_step_sums_equal_a_fresh_breakdown_at_every_step() -> None:
         else:
             view = Snapshot(state_list)
         view_by, state_by = sums.step(view, state, system, entry)
-        assert state_by == breakdown_messages(counter, state_list)
+        assert state_by == breakdown_messages(counter, state_list), step
         expected = dict(breakdown_messages(counter, list(view)))
         expected["system"] = expected.get("system", 0) + counter.count_message(system)
         expected["unrecorded_prompt"] = 7
