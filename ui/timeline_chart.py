@@ -98,6 +98,9 @@ export default async function (component) {
   if (!data || !data.digest) return;
   const seq = ++STORE.seq;
   const root = rootOf(parentElement);
+  // hold the chart's place while plotly.js loads (4.8 MB, once per page load) or the figure draws
+  const height = data.figure && data.figure.layout && data.figure.layout.height;
+  if (height && !root.style.minHeight) root.style.minHeight = height + 'px';
   const Plotly = await loadPlotly(data.plotly_url);
   let entry = STORE.figures.get(data.digest);
   if (!entry) {
