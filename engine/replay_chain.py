@@ -24,29 +24,19 @@ from langchain_core.messages import AIMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
+from engine.layers.request_copy import copied
+
 ModelHandler = Callable[[ModelRequest[Any]], tuple[ModelResponse[Any], list[Command[Any]]]]
 
 _FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ModelRequest))
-# what ModelRequest.__init__ puts in place of None (its defaults)
-_DEFAULTS: dict[str, Callable[[], Any]] = {"tools": list, "state": lambda: {"messages": []}, "model_settings": dict}
 
 
 class ReplayRequest(ModelRequest[Any]):
     """A `ModelRequest` whose `override` copies the fields directly (the same result as LangChain's)."""
 
     def override(self, **overrides: Any) -> ModelRequest[Any]:  # type: ignore[override]
-        if "system_prompt" in overrides or not overrides.keys() <= _FIELD_SET:
-            return super().override(**overrides)  # the deprecated spelling, or an error: LangChain's own
-        new = object.__new__(ReplayRequest)
-        src = self.__dict__
-        fields = new.__dict__
-        for name in _FIELDS:
-            if name in overrides:
-                value = overrides[name]
-                fields[name] = _DEFAULTS[name]() if value is None and name in _DEFAULTS else value
-            else:
-                fields[name] = src[name]
-        return new
+        new = copied(self, overrides)  # the layers' copy, kept a ReplayRequest
+        return new if new is not None else super().override(**overrides)  # LangChain's own (or its error)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ModelRequest):
@@ -54,9 +44,6 @@ class ReplayRequest(ModelRequest[Any]):
         return all(getattr(self, f) == getattr(other, f) for f in _FIELDS)
 
     __hash__ = None  # type: ignore[assignment]
-
-
-_FIELD_SET = frozenset(_FIELDS)
 
 
 def new_request(model: Any, messages: list[Any], system_message: Any, tools: list[Any], state: Any,

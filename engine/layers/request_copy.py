@@ -25,17 +25,29 @@ _FIELDS = frozenset({"model", "messages", "system_message", "tool_choice", "tool
 _PLAIN = frozenset(f.name for f in fields(ModelRequest)) == _FIELDS
 
 
-def overridden(request: ModelRequest[Any], **changes: Any) -> ModelRequest[Any]:
-    """`request.override(**changes)`, built without `dataclasses.replace` when that gives the same request."""
+def copied(request: ModelRequest[Any], changes: dict[str, Any]) -> ModelRequest[Any] | None:
+    """A new request of the same class holding the same field values, `changes` replaced; None when only
+    `override` builds it right (fields other than `__init__`'s, or a value `__init__` would normalize)."""
     held = getattr(request, "__dict__", None)
-    if not _PLAIN or type(request) is not ModelRequest or held is None or held.keys() != _FIELDS:
-        return request.override(**changes)
+    if not _PLAIN or held is None or held.keys() != _FIELDS:
+        return None
     values = {**held, **changes}
     if values.keys() != _FIELDS or values["tools"] is None or values["state"] is None or values["model_settings"] is None:
-        return request.override(**changes)
-    new = object.__new__(ModelRequest)
+        return None
+    new = object.__new__(type(request))
     new.__dict__.update(values)
     return new
 
 
-__all__ = ["overridden"]
+def overridden(request: ModelRequest[Any], **changes: Any) -> ModelRequest[Any]:
+    """`request.override(**changes)`, built without `dataclasses.replace` when that gives the same request
+    (a plain `ModelRequest`, as create_agent passes; the replay's own requests copy themselves the same
+    way in their `override`, engine.replay_chain)."""
+    if type(request) is ModelRequest:
+        new = copied(request, changes)
+        if new is not None:
+            return new
+    return request.override(**changes)
+
+
+__all__ = ["copied", "overridden"]
