@@ -239,3 +239,15 @@ def test_a_non_string_block_type_in_the_anthropic_and_claude_code_importers(kind
     assert thread.source_format == "claude_code"
     assert len(inspect_thread(thread, TiktokenCounter())["steps"]) == 1  # the odd block counts as its JSON text
     assert replay(thread, load_config(thread=thread)).steps
+
+
+def test_a_message_type_refusing_a_field_in_a_generic_importer_is_one_line() -> None:
+    # hypothesis found it: an OpenHands action whose recorded model message content is [None] made
+    # LangChain's AIMessage raise pydantic's several-line ValidationError through the generic guard
+    doc, _ = sample("openhands")
+    changed = mutate(doc, (5, "tool_call_metadata", "model_response", "choices", 0, "message", "content"), [None], False)
+    with pytest.raises(ThreadLoadError) as info:
+        load_thread(data=json.dumps(changed).encode(), name=NAME)
+    assert_one_line(info.value)
+    assert str(info.value) == (f"{NAME}, format openhands: unexpected content (AIMessage.content: expected a string, "
+                               "got array (and 1 more field))")
