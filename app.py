@@ -49,4 +49,7 @@ if (target := session.pending_page()) is not None:  # a callback asked for anoth
     st.switch_page(target)
 session.sync_url()
 with frame():
-    page.run()
+    try:
+        page.run()
+    finally:  # also when the page stops or reruns: the run cache stays bounded
+        session.settle_runs()  # sizing a new Run waits until its page has been sent (engine/runcache.py)

@@ -6,6 +6,11 @@ about a hundred times what a 60-step one does. Here each Run is sized once when 
 (engine.runsize.held_bytes: what it holds beyond its thread, counter and config) and the least
 recently used Runs are dropped until the rest fit the budget. The newest Run is always kept,
 even alone over the budget, since the page that asked for it is drawing it.
+
+Sizing walks the whole Run (~0.07 s CPU for a 1,000-step thread), so the dashboard defers it
+(`put(..., defer_size=True)`) until its page has been sent (`settle()`, called by app.py after the
+page ran): a new config's chart does not wait for it. At most one Run is ever unsized: the next
+`put` sizes any earlier pending one first, so the bound holds even if `settle` is never reached.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ class RunCache:
         self.budget_bytes = budget_bytes
         self._size = size
         self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        self._pending: dict[Hashable, Any] = {}  # stored, not sized yet (put with defer_size)
         self._lock = threading.Lock()
 
     def get(self, key: Hashable) -> Any | None:
@@ -40,16 +46,41 @@ class RunCache:
             self._entries.move_to_end(key)
             return hit[0]
 
-    def put(self, key: Hashable, run: Any) -> Any:
-        nbytes = self._size(run)  # outside the lock: a walk of the Run
+    def put(self, key: Hashable, run: Any, *, defer_size: bool = False) -> Any:
+        """Store `run` as the most recently used; sized now, or with `defer_size` at the next `settle`/`put`."""
+        self.settle()  # an earlier deferred Run is sized (and the budget enforced) before another is stored
+        if defer_size:
+            with self._lock:
+                self._entries.pop(key, None)
+                self._entries[key] = (run, 0)
+                self._pending[key] = run
+            return run
+        self._store(key, run, self._size(run))  # sized outside the lock: a walk of the Run
+        return run
+
+    def settle(self) -> None:
+        """Size the Runs stored with `defer_size` and drop the least recently used past the budget."""
         with self._lock:
-            self._entries.pop(key, None)
-            self._entries[key] = (run, nbytes)
+            pending, self._pending = self._pending, {}
+        for key, run in pending.items():
+            self._store(key, run, self._size(run), only_if_held=True)
+
+    def _store(self, key: Hashable, run: Any, nbytes: int, *, only_if_held: bool = False) -> None:
+        with self._lock:
+            if only_if_held:  # a deferred Run keeps its place in the order; if cleared meanwhile, it stays out
+                held = self._entries.get(key)
+                if held is None or held[0] is not run:
+                    return
+                self._entries[key] = (run, nbytes)
+            else:
+                self._pending.pop(key, None)
+                self._entries.pop(key, None)
+                self._entries[key] = (run, nbytes)
             total = sum(n for _, n in self._entries.values())
             while total > self.budget_bytes and len(self._entries) > 1:
-                _, (_, dropped) = self._entries.popitem(last=False)
+                dropped_key, (_, dropped) = self._entries.popitem(last=False)
+                self._pending.pop(dropped_key, None)
                 total -= dropped
-        return run
 
     def get_or_make(self, key: Hashable, make: Callable[[], Any]) -> Any:
         hit = self.get(key)
@@ -58,9 +89,11 @@ class RunCache:
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._pending.clear()
 
     @property
     def held_bytes(self) -> int:
+        self.settle()
         with self._lock:
             return sum(n for _, n in self._entries.values())
 

@@ -9,7 +9,7 @@ from engine.timeline_table import rows_csv, timeline_rows
 from engine.views import event_markers, recorded_compactions, threshold_lines
 from ui import session
 from ui.cost_panel import timeline_cost
-from ui.figures import cached_timeline_figure
+from ui.figures import cached_timeline_figure, timeline_spec
 from ui.frame import require_frame
 from ui.timeline_chart import figure_payload, timeline_chart
 from ui.widgets import no_run_message, run_metrics, table, table_height
@@ -22,7 +22,9 @@ if run is None:
     no_run_message()
     st.stop()
 
-run_metrics(run)
+# The headline numbers sit above the chart but are drawn after it: a new config's chart leaves
+# first, and the browser is not busy laying out the metrics when the figure arrives.
+metrics = st.container()
 
 
 def _open_clicked_step(step: int) -> None:
@@ -43,8 +45,8 @@ def chart(run: Run) -> None:
                              help="Scale the chart to the window and the trigger and keep levels; "
                                   "off, it fits what the model saw.")
     height = 620
-    build = lambda: cached_timeline_figure(run, height=height, whole_window=whole_window)  # noqa: E731
-    figure, digest = figure_payload(run, f"timeline:{height}:{int(whole_window)}", build)
+    spec = lambda: timeline_spec(run, height=height, whole_window=whole_window)  # noqa: E731
+    figure, digest = figure_payload(run, f"timeline:{height}:{int(whole_window)}", spec)
     name = f"timeline-{run.thread.thread_id}"[:80]
     timeline_chart(figure, digest, key="timeline_chart", on_click=_open_clicked_step,
                    config={"displaylogo": False,
@@ -65,13 +67,16 @@ def chart(run: Run) -> None:
     # callables: the file is built when the button is pressed, not on every rerun
     exports[0].download_button("Table (CSV)", data=lambda: rows_csv(timeline_rows(run)), file_name=f"{name}.csv",
                                mime="text/csv", key="timeline_csv", icon=":material/table:", on_click="ignore")
-    exports[1].download_button("Chart (HTML)", data=lambda: build().to_html(include_plotlyjs=True, full_html=True),
+    exports[1].download_button("Chart (HTML)", data=lambda: cached_timeline_figure(run, height=height, whole_window=whole_window)
+                               .to_html(include_plotlyjs=True, full_html=True),
                                file_name=f"{name}.html", mime="text/html", key="timeline_html",
                                icon=":material/download:", on_click="ignore")
     exports[2].caption("PNG: the camera button in the chart's toolbar (top right of the chart).")
 
 
 chart(run)
+with metrics:
+    run_metrics(run)
 
 
 def _open_step() -> None:

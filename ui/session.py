@@ -298,7 +298,14 @@ def _replay_cached(thread_version: str, config: EngineConfig, offline_summaries:
     if hit is not None:
         return hit
     with st.spinner("Replaying the thread through the layers…"):
-        return _RUNS.put(key, replay(thread, config, summarizer="offline" if offline_summaries else None))
+        run = replay(thread, config, summarizer="offline" if offline_summaries else None)
+    # sized once the page is sent (settle_runs, app.py): the chart does not wait for the walk
+    return _RUNS.put(key, run, defer_size=True)
+
+
+def settle_runs() -> None:
+    """Size the Runs stored on this script run and enforce the cache's budget (app.py, after the page)."""
+    _RUNS.settle()
 
 
 def run_for(thread_key: str, config: EngineConfig) -> Run:

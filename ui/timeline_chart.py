@@ -26,18 +26,21 @@ Everything from a thread reaches the browser as JSON data for plotly (hover text
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import plotly
-import plotly.graph_objects as go
 import streamlit as st
 import streamlit.components.v1 as components_v1
 
 from engine.run import Run
+from ui.figures import FIGURE_BUILDS
 
 # Figures kept drawn in the browser (the keep list), oldest evicted first. The server's mirror of
 # the list holds fewer, so a figure the server thinks the browser has is always still there when
@@ -155,17 +158,67 @@ def plotly_url() -> str:
     return f"{'/' + base if base else ''}/component/{served.name}/{PLOTLY_FILE}"
 
 
-def figure_payload(run: Run, key: str, build: Callable[[], go.Figure]) -> tuple[dict[str, Any], str]:
+# plotly 7.1's names for the numpy dtypes plotly.js reads as typed arrays (_plotly_utils/utils.py
+# `plotlyjsShortTypes`), and the keys whose values it never converts (`is_skipped_key`).
+_TYPED = {"int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2", "int32": "i4", "uint32": "u4",
+          "float32": "f4", "float64": "f8"}
+_NOT_TYPED = frozenset({"geojson", "layer", "layers", "range"})
+_NARROW = {"int64": (np.int8, np.int16, np.int32), "uint64": (np.uint8, np.uint16, np.uint32)}
+
+
+def _typed_array(v: np.ndarray) -> Any:
+    """`v` as plotly.py 7.1 sends it (`_plotly_utils.utils.to_typed_array_spec`): a 64-bit integer
+    array narrowed to the smallest integer type that holds it, then base64 with its dtype (and
+    shape when 2-D); anything plotly.js cannot type (text, objects, too-big integers) as a list."""
+    if v.size == 0:
+        return v.tolist()
+    name = str(v.dtype)
+    if name in _NARROW:
+        lo, hi = v.min(), v.max()
+        fit = next((t for t in _NARROW[name] if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max), None)
+        if fit is None:
+            return v.tolist()
+        v = v.astype(fit)
+        name = str(v.dtype)
+    if name not in _TYPED:
+        return v.tolist()
+    spec = {"dtype": _TYPED[name], "bdata": base64.b64encode(np.ascontiguousarray(v).data).decode("ascii")}
+    if v.ndim > 1:
+        spec["shape"] = str(v.shape)[1:-1]
+    return spec
+
+
+def plotly_json(obj: Any, *, typed: bool = True) -> Any:
+    """A figure dict of plain Python and numpy values as the JSON-ready data `go.Figure(obj).to_json()`
+    gives (numpy arrays as typed arrays, numpy scalars as numbers), without building the Figure."""
+    if isinstance(obj, dict):
+        return {k: plotly_json(v, typed=typed and k not in _NOT_TYPED) for k, v in obj.items()}
+    if isinstance(obj, np.ndarray):
+        return _typed_array(obj) if typed else obj.tolist()
+    if isinstance(obj, list | tuple):
+        return [plotly_json(v, typed=typed) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None  # plotly's encoder writes NaN and ±Infinity as null (PlotlyJSONEncoder.coerce_to_strict)
+    return obj
+
+
+def figure_payload(run: Run, key: str, build: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], str]:
     """The figure as plain JSON data (numpy arrays as plotly's base64 typed arrays) and its content
     digest, made once per run and options and kept on the run (`Run.derived`, like its figures).
 
+    `build` gives the figure's dict (`ui.figures.timeline_spec`), encoded here as plotly's own
+    `to_json` would (`plotly_json`): no Figure, no second deep copy, no JSON text parsed back.
     Plain data, not a JSON string inside the component's JSON: a string's quotes are escaped on the
     wire (+10 %) and the browser would parse it twice.
     """
     store = run.derived.setdefault("ui.timeline_chart", {})
     if key not in store:
-        text = build().to_json()
-        store[key] = (json.loads(text), hashlib.sha256(text.encode("utf-8")).hexdigest()[:20])
+        FIGURE_BUILDS[key.split(":", 1)[0]] += 1  # counted like ui.figures.cached_figure: tests see rebuilds
+        payload = plotly_json(build())
+        text = json.dumps(payload, separators=(",", ":"), allow_nan=False)
+        store[key] = (payload, hashlib.sha256(text.encode("utf-8")).hexdigest()[:20])
     return store[key]
 
 

@@ -63,3 +63,33 @@ def test_a_bigger_run_weighs_more() -> None:
     config = preset("stress")
     small, big = (replay(synthetic_thread(n, seed=0), config) for n in (30, 300))
     assert held_bytes(small) * 4 < held_bytes(big)
+
+
+def test_a_deferred_run_is_sized_at_settle_and_never_more_than_one_waits() -> None:
+    """The dashboard stores a new Run unsized so its chart does not wait for the walk (ui/session.py);
+    `settle` sizes it and enforces the budget, and the next `put` sizes an earlier deferred one first."""
+    sized: list[str] = []
+    sizes = {"a": 40, "b": 30, "c": 50}
+
+    def size(run: str) -> int:
+        sized.append(run)
+        return sizes[run]
+
+    cache = RunCache(100, size=size)
+    cache.put(1, "a", defer_size=True)
+    assert (sized, len(cache), cache.get(1)) == ([], 1, "a")  # stored and served, not walked yet
+    cache.settle()
+    assert sized == ["a"]
+    cache.put(2, "b", defer_size=True)
+    cache.put(3, "c", defer_size=True)  # "b" is sized before "c" is stored: only one Run ever waits
+    assert sized == ["a", "b"]
+    cache.settle()  # 40 + 30 + 50 > 100: the least recently used ("a") goes
+    assert (sized, cache.get(1), cache.get(2), cache.get(3), cache.held_bytes) == (["a", "b", "c"], None, "b", "c", 80)
+    cache.settle()
+    assert sized == ["a", "b", "c"]  # nothing left to size
+    cache.put(4, "a", defer_size=True)
+    cache.clear()  # cleared before it was sized: it stays out
+    cache.settle()
+    assert (len(cache), cache.held_bytes, sized) == (0, 0, ["a", "b", "c"])
+    cache.put(5, "a", defer_size=True)
+    assert cache.held_bytes == 40  # asking for the total sizes what waits

@@ -597,3 +597,24 @@ def test_the_server_settings_hold_whichever_way_the_server_starts(monkeypatch) -
     # no gc.collect(2) after each script run: it paused page switches by up to a second
     assert config["runner"]["postScriptGC"] is False
     assert cmd[cmd.index("--runner.postScriptGC") + 1] == "false"
+
+
+def test_the_timeline_metrics_stay_above_the_chart_though_drawn_after_it(start) -> None:  # noqa: ANN001
+    """pages/timeline.py draws the chart first (a new config's figure leaves before the metrics) into
+    a page whose order is unchanged: title, metrics, chart; and the new Run is sized once the page ran."""
+    from ui import session
+
+    session._RUNS.clear()
+    at = start(preset="stress")
+    assert not at.exception
+
+    def walk(node):  # noqa: ANN001, ANN202 - AppTest's tree, in page order
+        yield node
+        for child in getattr(node, "children", {}).values():
+            yield from walk(child)
+
+    kinds = [getattr(n, "type", None) for n in walk(at.main)]
+    assert kinds.index("metric") < kinds.index("bidi_component")
+    assert at.metric[0].label == "Steps"
+    assert session._RUNS._pending == {}  # app.py settled the run cache after the page
+    assert session._RUNS.held_bytes > 0

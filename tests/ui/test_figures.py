@@ -272,3 +272,30 @@ def test_escape_md_neutralises_markup() -> None:
     assert ":" not in out.replace("\\:", "") and "$" not in out.replace("\\$", "")
     assert escape_md("a\nb  c") == "a b c"
     assert escape_md("x" * 10, limit=5) == "xxxx…"
+
+
+@pytest.mark.parametrize("whole_window", [False, True])
+def test_the_timeline_payload_is_what_plotly_would_send(run, whole_window: bool) -> None:  # noqa: ANN001
+    """The chart's data is built from the figure's dict without a go.Figure (ui.timeline_chart.plotly_json);
+    it must equal plotly's own JSON of that figure: typed arrays narrowed alike, NaN as null."""
+    import math
+
+    import numpy as np
+
+    from ui.figures import timeline_spec
+    from ui.timeline_chart import plotly_json
+
+    big = replay(build_thread(40, result_words=200, recorded_compaction_at=30), preset("deepagents"),
+                 token_counter=COUNTER)
+    for r in (run, big):
+        spec = timeline_spec(r, whole_window=whole_window)
+        assert plotly_json(spec) == json.loads(timeline_figure(r, whole_window=whole_window).to_json())
+    odd = {"data": [{"type": "scatter", "x": np.array([1, 70_000, 3]), "y": np.array([0.5, math.nan]), "z": np.array([[1, 2], [3, 4]]),
+                     "t": np.array(["a", "b"]), "n": np.int64(7), "f": math.inf, "e": np.array([], dtype=np.int64)}],
+           "layout": {"xaxis": {"range": np.array([0, 2])}, "template": {"layout": {"colorway": ["#123456"]}}}}
+    import plotly.graph_objects as go
+
+    expected = json.loads(go.Figure(odd, _validate=False).to_json())
+    assert plotly_json(odd) == expected
+    assert plotly_json(odd)["data"][0]["x"]["dtype"] == "i4" and plotly_json(odd)["data"][0]["z"]["shape"] == "2, 2"
+    assert plotly_json(odd)["layout"]["xaxis"]["range"] == [0, 2] and plotly_json(odd)["data"][0]["f"] is None
