@@ -11,6 +11,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
@@ -258,39 +259,47 @@ def text_diff(before: str, after: str, *, context_lines: int = 2, max_lines: int
 
 
 # -- everything the page needs for one step, computed once ---------------------------------------
-@dataclass(frozen=True)
 class StepDetail:
-    """A step's derived data for the page: entries, their search texts, options, tokens per tool, diff rows."""
+    """A step's derived data for the page: entries, their search texts, options, tokens per tool, diff rows.
 
-    entries: tuple[ViewEntry, ...]
-    haystacks: tuple[str, ...]
-    in_state: tuple[bool | None, ...]  # per entry; None for the system prompt (never in state)
-    roles: dict[str, int]  # role -> messages, in first-seen order
-    tools: dict[str, int]  # tool -> messages that call or answer it, most first
-    kinds: dict[str, int]  # FILTER_KINDS order
-    tool_tokens: tuple[ToolTokens, ...]
-    diff: tuple[DiffRow, ...]
+    The View tab's data (entries, search texts, filter options) is computed at once: opening a step
+    shows it. Tokens per tool and the state-vs-view rows are computed on first use (their tabs are
+    lazy): on a ~300-message step they were ~40 % of the page's script time (docs/benchmarks.md,
+    2026-12-02), spent on every step opened whether or not those tabs were looked at.
+    """
+
+    def __init__(self, step: StepRecord, counter: TokenCounter) -> None:
+        self._step = step
+        self._counter = counter
+        entries = tuple(view_entries(step, counter))
+        state_ids = {str(m.id) for m in step.state}
+        tools: Counter[str] = Counter()
+        kinds: Counter[str] = Counter()
+        for e in entries:
+            tools.update(entry_tools(e))
+            kinds.update(entry_kinds(e))
+        self.entries: tuple[ViewEntry, ...] = entries
+        self.haystacks: tuple[str, ...] = tuple(searchable_text(e) for e in entries)
+        # per entry; None for the system prompt (never in state)
+        self.in_state: tuple[bool | None, ...] = tuple(None if e.role == "system" else e.id in state_ids
+                                                       for e in entries)
+        self.roles: dict[str, int] = dict(Counter(e.role for e in entries))  # role -> messages, first seen first
+        # tool -> messages that call or answer it, most first
+        self.tools: dict[str, int] = dict(sorted(tools.items(), key=lambda kv: (-kv[1], kv[0])))
+        self.kinds: dict[str, int] = {k: kinds[k] for k in FILTER_KINDS if kinds[k]}  # FILTER_KINDS order
+
+    @cached_property
+    def tool_tokens(self) -> tuple[ToolTokens, ...]:
+        return tuple(tool_tokens(self._step, self._counter))
+
+    @cached_property
+    def diff(self) -> tuple[DiffRow, ...]:
+        return tuple(state_view_diff(self._step, self._counter))
 
 
 def step_detail(step: StepRecord, counter: TokenCounter) -> StepDetail:
-    """Compute a step's entries, search texts, filter options, tokens per tool and state-vs-view rows."""
-    entries = tuple(view_entries(step, counter))
-    state_ids = {str(m.id) for m in step.state}
-    tools: Counter[str] = Counter()
-    kinds: Counter[str] = Counter()
-    for e in entries:
-        tools.update(entry_tools(e))
-        kinds.update(entry_kinds(e))
-    return StepDetail(
-        entries=entries,
-        haystacks=tuple(searchable_text(e) for e in entries),
-        in_state=tuple(None if e.role == "system" else e.id in state_ids for e in entries),
-        roles=dict(Counter(e.role for e in entries)),
-        tools=dict(sorted(tools.items(), key=lambda kv: (-kv[1], kv[0]))),
-        kinds={k: kinds[k] for k in FILTER_KINDS if kinds[k]},
-        tool_tokens=tuple(tool_tokens(step, counter)),
-        diff=tuple(state_view_diff(step, counter)),
-    )
+    """A step's entries, search texts and filter options; its tokens per tool and state-vs-view rows on first use."""
+    return StepDetail(step, counter)
 
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""Step: the budget gauge, a /context-like breakdown, the view page by page with search and filters,
+"""Step: the budget (used vs window, trigger, keep), a /context-like breakdown, the view page by page with search and filters,
 state vs view as text, and tokens per tool."""
 
 from __future__ import annotations
@@ -6,15 +6,14 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.step_view import event_step
-from engine.views import category_rows, threshold_lines
+from engine.views import threshold_lines
 from engine.wording import plural
 from ui import session
 from ui.cost_panel import step_bill
-from ui.figures import category_bar_figure, category_label, gauge_figure
 from ui.frame import require_frame
 from ui.library import subagent_buttons
-from ui.step_view import diff_panel, message_browser, reset_page, step_detail, tool_panel
-from ui.widgets import no_run_message, table
+from ui.step_view import budget_panel, diff_panel, message_browser, reset_page, step_detail, tool_panel
+from ui.widgets import no_run_message
 
 require_frame()
 
@@ -66,20 +65,7 @@ if not run.steps:
 
 step = run.steps[k]
 lines = threshold_lines(run.config, run.window_tokens, run.thread.model, run.thread)
-left, right = st.columns([2, 3])
-with left:
-    st.plotly_chart(gauge_figure(step, run.window_tokens, lines), key="gauge", config={"displayModeBar": False})
-    st.caption(" · ".join(li.label for li in lines if li.tokens is not None)
-               + "".join(f"  \n{li.note}" for li in lines if li.note))
-with right:
-    st.markdown(f"**Context at this step** ({run.counts_label()}): {step.view_tokens:,} of "
-                f"{run.window_tokens:,} tokens · raw (no layers) {step.raw_tokens:,} · state {step.state_tokens:,}"
-                + (f" · recorded by the provider {step.recorded_input_tokens:,}" if step.recorded_input_tokens else ""))
-    st.plotly_chart(category_bar_figure(step, run.window_tokens), key="category_bar",
-                    config={"displayModeBar": False})
-    table([{"category": category_label(r["category"]), "tokens": r["tokens"],
-                   "% of window": r["percent_of_window"]}
-                  for r in category_rows(step, run.window_tokens)])
+budget_panel(run, k, lines)
 
 if step.events:
     st.markdown(f"**Events at this step** ({len(step.events)})")

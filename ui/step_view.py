@@ -32,12 +32,15 @@ from engine.step_view import (
     snippets,
     text_diff,
 )
-from engine.views import DiffRow, ViewEntry, diff_counts
-from ui.figures import esc
+from engine.views import DiffRow, ThresholdLine, ViewEntry, category_rows, diff_counts
+from ui.figures import category_label, esc
 from ui.text import MAX_SHOWN_CHARS, escape_md
 from ui.widgets import BADGES, ROLE_ICONS, badge, table
 
-PAGE_SIZES = (25, 50, 100)
+# 10 a page by default: about what the first screen shows below the budget and the controls; each
+# message header is an expander, and 25 of them were ~0.3 s of the browser's main thread when a
+# Step page opened (docs/benchmarks.md, 2026-12-02). Bigger pages are one click away.
+PAGE_SIZES = (10, 25, 50, 100)
 ORDERS = ("oldest first", "newest first")
 DIFF_SCOPES = ("differences", "all rows")
 DIFF_PAGE_SIZE = 10
@@ -232,6 +235,52 @@ def step_message(entry: ViewEntry, *, in_state: bool | None, query: str, matches
             _code(args)
 
 
+# -- the budget: used vs window, and the /context breakdown ----------------------------------------
+# Without a chart: the two plotly figures that drew these (an Indicator gauge, a stacked bar) were
+# most of what opening a Step page cost the browser once the message bodies went lazy — ~0.26 s of
+# main-thread time per open, and on the first open Streamlit's plotly chunk (the Timeline draws
+# with its own copy of plotly.js, ui/timeline_chart.py), 3-11 s to load and compile on a loaded
+# machine (docs/benchmarks.md, 2026-12-02). A progress bar and the table's bar column show the same
+# numbers: the table is drawn anyway.
+def budget_text(used: int, window: int, lines: list[ThresholdLine]) -> str:
+    """The budget line: view tokens of the window, and how far the first trigger (and keep) are."""
+    text = f"**{used:,}** of {window:,} tokens" + (f" ({100 * used / window:.0f}% of the window)" if window else "")
+    trigger = min((li.tokens for li in lines if li.role == "trigger" and li.tokens is not None), default=None)
+    keep = next((li.tokens for li in lines if li.role == "keep" and li.tokens is not None), None)
+    if trigger is not None:
+        gap = trigger - used
+        text += f"  \ntrigger {trigger:,}: " + (f"{gap:,} tokens below it" if gap > 0 else
+                                                 f":red[**{-gap:,} tokens over it**]" if gap < 0 else "reached")
+    if keep is not None:
+        text += f" · keep {keep:,}"
+    if used > window:
+        text += f"  \n:red[**over the window by {used - window:,} tokens**]"
+    return text
+
+
+def budget_panel(run: Run, k: int, lines: list[ThresholdLine]) -> None:
+    """Used vs window with the trigger and keep levels, then tokens per category like Claude Code's /context."""
+    step = run.steps[k]
+    window = run.window_tokens
+    left, right = st.columns([2, 3])
+    with left:
+        st.progress(min(1.0, step.view_tokens / window) if window else 0.0,
+                    text=budget_text(step.view_tokens, window, lines))
+        st.caption(" · ".join(li.label for li in lines if li.tokens is not None)
+                   + "".join(f"  \n{li.note}" for li in lines if li.note))
+    with right:
+        st.markdown(f"**Context at this step** ({run.counts_label()}): {step.view_tokens:,} of "
+                    f"{window:,} tokens · raw (no layers) {step.raw_tokens:,} · state {step.state_tokens:,}"
+                    + (f" · recorded by the provider {step.recorded_input_tokens:,}" if step.recorded_input_tokens
+                       else ""))
+        rows = [{"category": category_label(r["category"]), "tokens": r["tokens"], "% of window": r["percent_of_window"]}
+                for r in category_rows(step, window)]
+        st.dataframe(rows, hide_index=True, key="step_categories", column_config={
+            "tokens": st.column_config.NumberColumn("tokens", format="localized"),
+            "% of window": st.column_config.ProgressColumn("% of window", format="%.1f%%", min_value=0,
+                                                           max_value=100)})
+
+
 # -- state vs view ---------------------------------------------------------------------------------
 def _row_text(r: DiffRow) -> str:
     m = r.view_message if r.view_message is not None else r.state_message
@@ -306,5 +355,5 @@ def tool_panel(run: Run, detail: StepDetail, view_tokens: int) -> None:
             "result tokens": r.result_tokens, "tokens": r.tokens, "% of view": pct(r.tokens)} for r in rows])
 
 
-__all__ = ["diff_panel", "message_browser", "message_label", "step_detail", "step_message",
+__all__ = ["budget_panel", "budget_text", "diff_panel", "message_browser", "message_label", "step_detail", "step_message",
                       "tool_panel", "tool_tokens_figure"]

@@ -244,3 +244,19 @@ def test_step_detail_counts_the_filter_options() -> None:
     assert detail.in_state == (True, True, True, True, True, False)
     assert len(detail.haystacks) == 6 and [r.tool for r in detail.tool_tokens] == ["Read", UNKNOWN_TOOL, "Grep", "Bash"]
     assert [r.status for r in detail.diff] == ["only_state", "same", "same", "same", "same", "same", "only_view"]
+
+
+def test_step_detail_computes_tokens_per_tool_and_the_diff_on_first_use(monkeypatch) -> None:  # noqa: ANN001
+    import engine.step_view as sv
+
+    step = step_of([A_OLD, H, A, R1, R2, STUB], [H, A, R1, R2, STUB, ORPHAN])
+    calls: list[str] = []
+    real_tools, real_diff = sv.tool_tokens, sv.state_view_diff
+    monkeypatch.setattr(sv, "tool_tokens", lambda *a: calls.append("tools") or real_tools(*a))
+    monkeypatch.setattr(sv, "state_view_diff", lambda *a: calls.append("diff") or real_diff(*a))
+    detail = step_detail(step, WordCounter())
+    assert calls == []  # opening a step computes only what its View tab shows
+    assert detail.tool_tokens == tuple(real_tools(step, WordCounter()))
+    assert detail.diff == tuple(real_diff(step, WordCounter()))
+    assert detail.tool_tokens is detail.tool_tokens and detail.diff is detail.diff
+    assert calls == ["tools", "diff"]  # once each

@@ -210,16 +210,17 @@ def test_a_click_on_the_chart_reads_the_step_from_its_customdata_row() -> None:
 
 
 # -- step --------------------------------------------------------------------------------------
-def test_step_page_gauge_breakdown_view_and_diff(start) -> None:  # noqa: ANN001
+def test_step_page_budget_breakdown_view_and_diff(start) -> None:  # noqa: ANN001
     at = start("pages/step.py", preset="stress", step="30")
     assert titles(at) == ["Step 30"]
-    charts = at.get("plotly_chart")
-    gauge = json.loads(charts[0].proto.spec)["data"][0]
-    assert gauge["type"] == "indicator"
-    assert gauge["gauge"]["threshold"]["value"] == 25_000
-    assert gauge["gauge"]["axis"]["range"] == [0, 100_000]
-    tables = at.dataframe
-    assert tables, "category table missing"
+    assert not at.get("plotly_chart")  # no chart until the Tokens per tool tab is opened
+    bar = at.get("progress")[0].proto
+    used = int(bar.text.split("**")[1].replace(",", ""))
+    assert bar.text.startswith(f"**{used:,}** of 100,000 tokens") and "trigger 25,000: " in bar.text
+    assert bar.value == min(100, int(100 * used / 100_000))
+    categories = at.dataframe[0].value
+    assert list(categories.columns) == ["category", "tokens", "% of window"]
+    assert categories["tokens"].sum() == 100_000  # the categories and the free space fill the window
     # state vs view (a lazy tab: drawn once opened): in view mode the summarized messages stay in
     # state but are hidden from the model
     at.session_state["step_tab"] = "State vs view"

@@ -34,24 +34,25 @@ def expanded(at: AppTest) -> list[bool]:
     return [e.proto.expanded for e in at.expander if e.label.startswith("#")]
 
 
-def test_the_view_is_paged_25_at_a_time(start) -> None:  # noqa: ANN001
+def test_the_view_is_paged_10_at_a_time(start) -> None:  # noqa: ANN001
     at = start("pages/step.py", step="40")
     assert titles(at) == ["Step 40"]
-    assert note(at) == "Messages 1–25 of 86 in the view"
-    assert messages(at) == [f"#{i}" for i in range(25)]
+    assert note(at) == "Messages 1–10 of 86 in the view"
+    assert messages(at) == [f"#{i}" for i in range(10)]
     assert any(c.value.startswith("86 messages, system prompt first; tools sent: ") for c in at.caption)
     assert at.button(key="step_page_prev").disabled
     at.button(key="step_page_next").click().run()
-    assert note(at) == "Messages 26–50 of 86 in the view"
-    assert messages(at) == [f"#{i}" for i in range(25, 50)]
-    at.number_input(key="step_page").set_value(4).run()
-    assert messages(at) == [f"#{i}" for i in range(75, 86)] and at.button(key="step_page_next").disabled
+    assert note(at) == "Messages 11–20 of 86 in the view"
+    assert messages(at) == [f"#{i}" for i in range(10, 20)]
+    at.number_input(key="step_page").set_value(9).run()
+    assert messages(at) == [f"#{i}" for i in range(80, 86)] and at.button(key="step_page_next").disabled
     at.segmented_control(key="step_order").set_value("newest first").run()
     assert messages(at)[:3] == ["#85", "#84", "#83"]  # back on page 1, newest first
     at.segmented_control(key="step_page_size").set_value(100).run()
     assert len(messages(at)) == 86 and note(at) == "Messages 1–86 of 86 in the view"
     # another step opens on its first page
     at.segmented_control(key="step_page_size").set_value(25).run()
+    assert note(at) == "Messages 1–25 of 86 in the view" and len(messages(at)) == 25
     at.button(key="step_page_next").click().run()
     at.button(key="step_next").click().run()
     assert titles(at) == ["Step 41"] and note(at).startswith("Messages 1–25 of ")
@@ -60,7 +61,7 @@ def test_the_view_is_paged_25_at_a_time(start) -> None:  # noqa: ANN001
 def test_search_counts_matches_and_keeps_only_matching_messages(start) -> None:  # noqa: ANN001
     at = start("pages/step.py", step="40")
     at.text_input(key="step_search").input("GAUGE").run()
-    assert note(at) == "Messages 1–25 of 57 (of 86 in the view) · **525** matches for “GAUGE” in 57 messages"
+    assert note(at) == "Messages 1–10 of 57 (of 86 in the view) · **525** matches for “GAUGE” in 57 messages"
     labels = [e.label for e in at.expander if e.label.startswith("#")]
     assert all(":orange-badge[" in label and ":orange-background[" in label for label in labels)
     at.text_input(key="step_search").input("no such text anywhere").run()
@@ -89,21 +90,21 @@ def test_filters_by_role_tool_and_kind(start) -> None:  # noqa: ANN001
     assert note(at) == "Messages 1–2 of 2 (of 86 in the view)"
     at.multiselect(key="step_kinds").set_value([]).run()
     at.multiselect(key="step_tools").set_value(["grep"]).run()
-    assert note(at) == "Messages 1–25 of 30 (of 86 in the view)"
+    assert note(at) == "Messages 1–10 of 30 (of 86 in the view)"
     at.multiselect(key="step_roles").set_value(["tool"]).run()
-    assert note(at) == "Messages 1–15 of 15 (of 86 in the view)"  # grep's results, not the calls
+    assert note(at) == "Messages 1–10 of 15 (of 86 in the view)"  # grep's results, not the calls
     assert all("**tool**" in e.label and "grep" in e.label for e in at.expander if e.label.startswith("#"))
 
 
 def test_collapse_and_expand_all(start) -> None:  # noqa: ANN001
     at = start("pages/step.py", step="40")
-    assert expanded(at) == [False] * 25  # headers only: ~50 px a message
+    assert expanded(at) == [False] * 10  # headers only: ~50 px a message
     at.button(key="step_expand_all").click().run()
-    assert expanded(at) == [True] * 25
+    assert expanded(at) == [True] * 10
     at.button(key="step_page_next").click().run()
-    assert expanded(at) == [True] * 25  # the choice holds on the next page
+    assert expanded(at) == [True] * 10  # the choice holds on the next page
     at.button(key="step_collapse_all").click().run()
-    assert expanded(at) == [False] * 25
+    assert expanded(at) == [False] * 10
 
 
 def test_next_and_previous_step_with_events(start) -> None:  # noqa: ANN001
@@ -154,3 +155,20 @@ def test_per_step_data_is_computed_once_and_the_cache_stays_bounded() -> None:
     assert len(step_view._DETAILS) <= step_view._DETAILS_MAX
     other = replay(build_thread(40), preset("stress"), token_counter=get_counter("approximate"))
     assert step_view.step_detail(other, 39) is not step_view.step_detail(run, 39)  # keyed by the run too
+
+
+def test_budget_line_reads_the_trigger_keep_and_window() -> None:
+    from engine.views import ThresholdLine
+    from ui.step_view import budget_text
+
+    lines = [ThresholdLine("window", "window 100,000 tokens", 100_000),
+             ThresholdLine("trigger", "trigger 0.8", 80_000), ThresholdLine("trigger", "trigger 0.5", 50_000),
+             ThresholdLine("keep", "keep 0.2", 20_000)]
+    assert budget_text(42_000, 100_000, lines) == ("**42,000** of 100,000 tokens (42% of the window)  \n"
+                                                   "trigger 50,000: 8,000 tokens below it · keep 20,000")
+    assert budget_text(50_000, 100_000, lines[:3]) == ("**50,000** of 100,000 tokens (50% of the window)  \n"
+                                                       "trigger 50,000: reached")
+    assert budget_text(120_000, 100_000, lines[:1]) == ("**120,000** of 100,000 tokens (120% of the window)  \n"
+                                                        ":red[**over the window by 20,000 tokens**]")
+    assert budget_text(60_000, 100_000, [ThresholdLine("trigger", "t", 50_000)]).endswith(
+        "trigger 50,000: :red[**10,000 tokens over it**]")
