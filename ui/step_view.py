@@ -111,19 +111,26 @@ def _options(counts: dict[str, int], key: str) -> list[str]:
 @st.fragment
 def message_browser(run: Run, k: int, detail: StepDetail) -> None:
     """Search, filters, page controls and one page of the view's messages."""
-    controls = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
+    # the three filters sit in a popover, which the browser draws only while it is open: three
+    # multiselects on every step opened were ~0.15 s of the browser's main thread (docs/benchmarks.md,
+    # 2026-12-02); the search box stays in view
+    controls = st.columns([3, 1], vertical_alignment="bottom")
     controls[0].text_input("Search the view", key="step_search", on_change=reset_page,
                            placeholder="text, tool names and arguments (case-insensitive)")
-    controls[1].multiselect("Role", _options(detail.roles, "step_roles"), key="step_roles", on_change=reset_page,
-                            format_func=lambda r: f"{r} ({detail.roles.get(r, 0)})", placeholder="all roles")
-    controls[2].multiselect("Tool", _options(detail.tools, "step_tools"), key="step_tools", on_change=reset_page,
-                            format_func=lambda t: f"{t} ({detail.tools.get(t, 0)})", placeholder="all tools",
-                            help="Messages that call the tool, and the results that answer it.")
-    controls[3].multiselect("Kind", _options(detail.kinds, "step_kinds"), key="step_kinds", on_change=reset_page,
-                            format_func=lambda c: f"{KIND_LABELS.get(c, c)} ({detail.kinds.get(c, 0)})",
-                            placeholder="all kinds",
-                            help="What a layer or the source made of a message; *unrecorded tokens*: the provider "
-                                 "billed it beyond our count.")
+    chosen = [name for name, key in (("role", "step_roles"), ("tool", "step_tools"), ("kind", "step_kinds"))
+              if st.session_state.get(key)]
+    with controls[1].popover("Filters: " + ", ".join(chosen) if chosen else "Filter by role, tool, kind",
+                             icon=":material/filter_list:", width="stretch", key="step_filters"):
+        st.multiselect("Role", _options(detail.roles, "step_roles"), key="step_roles", on_change=reset_page,
+                       format_func=lambda r: f"{r} ({detail.roles.get(r, 0)})", placeholder="all roles")
+        st.multiselect("Tool", _options(detail.tools, "step_tools"), key="step_tools", on_change=reset_page,
+                       format_func=lambda t: f"{t} ({detail.tools.get(t, 0)})", placeholder="all tools",
+                       help="Messages that call the tool, and the results that answer it.")
+        st.multiselect("Kind", _options(detail.kinds, "step_kinds"), key="step_kinds", on_change=reset_page,
+                       format_func=lambda c: f"{KIND_LABELS.get(c, c)} ({detail.kinds.get(c, 0)})",
+                       placeholder="all kinds",
+                       help="What a layer or the source made of a message; *unrecorded tokens*: the provider "
+                            "billed it beyond our count.")
     flt = current_filter()
     shown = apply_filter(detail.entries, flt, detail.haystacks)
     if st.session_state.get("step_order") == ORDERS[1]:

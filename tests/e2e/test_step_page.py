@@ -89,9 +89,12 @@ def test_search_filters_and_pages(page: Page, app_url: str, screenshots: Path) -
     wait_for_app(page)
 
     # the search box's rerun may redraw the filters after the click and close the menu: open it until it shows
+    # the filters sit in a popover (drawn only while open)
     kind = page.get_by_test_id("stMultiSelect").filter(has_text="Kind").locator("input")
     option = page.get_by_role("option", name=re.compile(r"^offloaded stub \(2\)"))
     for _ in range(20):
+        if not kind.is_visible():
+            page.get_by_test_id("stPopoverButton").filter(has_text="Filter by role, tool, kind").click(timeout=TIMEOUT_MS)
         kind.click(timeout=TIMEOUT_MS)
         try:
             option.wait_for(timeout=5_000)
@@ -104,6 +107,7 @@ def test_search_filters_and_pages(page: Page, app_url: str, screenshots: Path) -
     expect(page.get_by_text("Messages 1–2 of 2 (of 86 in the view)")).to_be_visible(timeout=TIMEOUT_MS)
     expect(messages(page)).to_have_count(2, timeout=TIMEOUT_MS)
     expect(messages(page).first).to_contain_text("offloaded stub", timeout=TIMEOUT_MS)
+    expect(page.get_by_test_id("stPopoverButton")).to_contain_text("Filters: kind", timeout=TIMEOUT_MS)
 
 
 def test_collapse_and_expand_all(page: Page, app_url: str) -> None:
