@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -19,12 +20,13 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
+    BaseMessageChunk,
     HumanMessage,
     RemoveMessage,
     SystemMessage,
     ToolMessage,
 )
-from langgraph.graph.message import add_messages
+from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -59,6 +61,9 @@ def replay_model(window_tokens: int) -> ReplayModel:
     return ReplayModel(messages=iter(()), profile={"max_input_tokens": window_tokens})
 
 
+_message_id = operator.attrgetter("id")
+
+
 def _overrides(mw: AgentMiddleware, hook: str) -> bool:
     return getattr(type(mw), hook) is not getattr(AgentMiddleware, hook)
 
@@ -88,7 +93,10 @@ class _Driver:
         self._views = ViewLog()
         self._seen: list[ModelRequest[Any]] = []
         self._recorded: AIMessage | None = None
-        self._model_chain = model_chain([m for m in self.layers if _overrides(m, "wrap_model_call")], self._innermost)
+        # a layer that says its wrap_model_call passes the request and response through unchanged
+        # (`wraps_model_call` False) is left out: composing it is the identity, at a cost per call
+        self._model_chain = model_chain([m for m in self.layers if _overrides(m, "wrap_model_call")
+                                         and getattr(m, "wraps_model_call", True) is not False], self._innermost)
         self._tool_result: ToolMessage | None = None
         self._tool_chain = tool_chain(self.wrap_tool, self._tool_innermost)
         # set when the loop reaches the thread's first AI message with an invalid call: layers never make
@@ -126,7 +134,8 @@ class _Driver:
             if key == "messages":
                 new = list(value)
                 if any(isinstance(m, RemoveMessage) or m.id is None for m in new):
-                    self.state["messages"] = add_messages(self.state["messages"], new)
+                    kept = replaced_history(self.state["messages"], new)
+                    self.state["messages"] = kept if kept is not None else add_messages(self.state["messages"], new)
                     self._index = {m.id: i for i, m in enumerate(self.state["messages"])}
                     continue
                 # add_messages' semantics without its O(state) cost per update: a known id is
@@ -221,7 +230,9 @@ class _Driver:
         sums = self.sums
         base_raw = (sums.tools_entry(thread.tools)[1] + (count(self.system) if self.system else 0)
                     + self.unrecorded_prompt)
-        prefix = 0  # raw tokens of the thread body before the current message
+        # raw tokens of the thread body before each message, summed once (the recorded messages:
+        # layers never change them in place)
+        prefixes = list(itertools.accumulate(map(count, msgs[self.body_start:]), initial=0))
         steps: list[StepRecord] = []
         in_invocation = False
         pending: dict[str, dict[str, Any]] = {}
@@ -282,7 +293,7 @@ class _Driver:
                     tool_names=entry[2],
                     state_tokens=sum(state_by.values()),
                     view_tokens=sum(view_by.values()),
-                    raw_tokens=base_raw + prefix,
+                    raw_tokens=base_raw + prefixes[i - self.body_start],
                     view_by_category=view_by,
                     state_by_category=state_by,
                     response=ai,
@@ -311,7 +322,6 @@ class _Driver:
                         self.run_hooks(self.after_agent)
                         in_invocation = False
                 self.append(m)
-            prefix += count(m)
         if in_invocation:
             self.run_hooks(self.after_agent)
         # events after the last model call are attached to the last step
@@ -319,6 +329,26 @@ class _Driver:
             tail = [e for e in events if e.step >= len(steps)]
             steps[-1].events.extend(tail)
         return steps, tuple(self.state["messages"])
+
+
+def _plain(messages: Sequence[Any]) -> bool:
+    """Every item a message add_messages passes on unchanged (langgraph `_coerce_to_messages`)."""
+    return all(issubclass(t, BaseMessage) and not issubclass(t, BaseMessageChunk) for t in set(map(type, messages)))
+
+
+def replaced_history(current: Sequence[BaseMessage], new: Sequence[Any]) -> list[BaseMessage] | None:
+    """`add_messages(current, new)` for `[RemoveMessage(REMOVE_ALL_MESSAGES), *messages]` (a summary's
+    update), else None: langgraph 1.x `graph/message.py::add_messages` gives an id to each message of
+    either side that has none (uuid4, in place), then returns what follows the last remove-all
+    marker. With every id set, no other RemoveMessage and plain messages on both sides, that is
+    `new[1:]`, with no side effect, and without add_messages' passes over the whole history."""
+    if not (new and isinstance(new[0], RemoveMessage) and new[0].id == REMOVE_ALL_MESSAGES):
+        return None
+    rest = new[1:]
+    if not (_plain(rest) and _plain(current)) or any(isinstance(m, RemoveMessage) for m in rest) \
+            or None in map(_message_id, rest) or None in map(_message_id, current):
+        return None
+    return list(rest)
 
 
 def repair_invalid_calls(messages: Sequence[BaseMessage]) -> list[BaseMessage] | None:

@@ -31,7 +31,7 @@ from langgraph.types import Command
 
 from engine.config import EngineConfig
 from engine.errors import ConfigError
-from engine.layers.approximate import RunningScaledCount, ScaledCounter
+from engine.layers.approximate import RunningScaledCount, ScaledCounter, scales_with_usage
 from engine.layers.base import ContextLayer, LayerContext
 from engine.layers.cutoff import cutoff_for_keep
 from engine.layers.deerflow_summary import (
@@ -234,7 +234,11 @@ class SummarizationLayer(ContextLayer):
         The model's provider is `provider` (config `model.provider`), else the given model's
         `ls_provider`; with neither (a replay of the agent's own thread), any reported provider.
         """
-        last_ai = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+        last_ai = None
+        for m in reversed(messages):  # LangChain's `next(... reversed(messages) ...)`, without a generator per call
+            if isinstance(m, AIMessage):
+                last_ai = m
+                break
         usage = getattr(last_ai, "usage_metadata", None)
         if not usage or not usage.get("total_tokens"):
             return None
@@ -263,7 +267,11 @@ class SummarizationLayer(ContextLayer):
     def _write(self, to_summarize: Sequence[BaseMessage]) -> _Written:
         if not to_summarize:
             return _Written(NO_HISTORY, "", False)
-        trimmed = trim_for_summary(to_summarize, self.trim_tokens_to_summarize, ScaledCounter(self.counter))
+        counter = self.counter
+        # LangChain's approximate count of a list is the sum of its messages' counts, scaled by a
+        # factor >= 1 (engine.layers.approximate): a floor that spares counting what cannot fit
+        floor = counter.count_message if scales_with_usage(counter) else None
+        trimmed = trim_for_summary(to_summarize, self.trim_tokens_to_summarize, ScaledCounter(counter), floor=floor)
         if not trimmed:
             return _Written(TOO_LONG, "", True)
         # kept lazily (references to the messages): a prompt per event was most of a Run's memory
@@ -512,6 +520,15 @@ class SummarizationLayer(ContextLayer):
         return _Plan(overridden(request, messages=new_view), update)
 
     # -- wrap_model_call ------------------------------------------------------------------
+    @property
+    def wraps_model_call(self) -> bool:
+        """False when `wrap_model_call` only hands the request on and the response back: state mode
+        without the overflow fallback (`_plan` returns the request itself, `_finish` the handler's
+        response, and a ContextOverflowError is re-raised as it came). LangChain's own
+        SummarizationMiddleware has no wrap_model_call at all (langchain 1.5.2, summarization.py:
+        before_model only), so the replay driver may leave such a layer out of its model chain."""
+        return self.mode == "view" or self.overflow_fallback
+
     def _plan(self, request: Any, overflow_error: bool = False) -> _Plan:
         if self.mode == "view":
             return self._view_plan(request, overflow_error)

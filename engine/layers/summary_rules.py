@@ -87,7 +87,8 @@ class _FreshCounter:
 
     def __call__(self, messages: list[BaseMessage]) -> int:
         invalidate, known = self.invalidate, self.known
-        if invalidate is not None:
+        # only a partial copy is new: the check runs at C speed, the loop only when one is there
+        if invalidate is not None and not known.issuperset(map(id, messages)):
             for m in messages:
                 if id(m) not in known:
                     invalidate(m)
@@ -97,56 +98,98 @@ class _FreshCounter:
 
 
 def trim_for_summary(messages: Sequence[BaseMessage], max_tokens: int | None,
-                     counter: Callable[..., int]) -> list[BaseMessage]:
-    """The newest messages within `max_tokens`, starting on a human message (LangChain's trim call)."""
+                     counter: Callable[..., int], *,
+                     floor: Callable[[BaseMessage], int] | None = None) -> list[BaseMessage]:
+    """The newest messages within `max_tokens`, starting on a human message (LangChain's trim call:
+    `trim_messages(..., start_on="human", strategy="last", allow_partial=True, include_system=True)`,
+    langchain 1.5.2 `SummarizationMiddleware._trim_messages_for_summary`).
+
+    `floor`, when given, is a per-message count whose sum over any list is at most `counter`'s count
+    of that list (trim_whole_messages reads it to skip counting what cannot fit)."""
     if max_tokens is None:
         return list(messages)
     count = _FreshCounter(counter, messages)
     try:
-        partial = _partial_may_stay(messages, max_tokens, count)
+        whole = trim_whole_messages(messages, max_tokens, count, floor)
+        if whole is not None:
+            return whole
         trimmed = trim_messages(list(messages), max_tokens=max_tokens, token_counter=count,
-                                start_on="human", strategy="last", allow_partial=partial, include_system=True)
+                                start_on="human", strategy="last", allow_partial=True, include_system=True)
     except Exception:  # LangChain falls back to the last 15 messages on any trimming error
         return list(messages[-FALLBACK_MESSAGE_COUNT:])
     count(trimmed)  # forget counts cached for the partial copy mid-search
     return trimmed
 
 
-def _partial_may_stay(messages: Sequence[BaseMessage], max_tokens: int, count: Callable[[list[BaseMessage]], int]) -> bool:
-    """False when `allow_partial=True` cannot change trim_messages' result here, so it is not asked for.
+def trim_whole_messages(messages: Sequence[BaseMessage], max_tokens: int,
+                        count: Callable[[list[BaseMessage]], int],
+                        floor: Callable[[BaseMessage], int] | None = None) -> list[BaseMessage] | None:
+    """trim_for_summary's result when no partial message can be part of it, else None (call trim_messages).
 
-    langchain-core 1.8 `messages/utils.py`: `_last_max_tokens` sets a leading system message aside
-    (its tokens off the limit) and reverses the rest; `_first_max_tokens` binary-searches how many of
-    the newest messages fit (`idx`), copies the next one and fits part of its text, then drops messages
-    from the oldest end until one is a human message (`end_on=start_on="human"`). A partial copy of a
-    message that is not human is always dropped again, and what remains is the same list: so the
-    partial search (a deep copy, a split of the whole text into lines, a count per probe) is skipped
-    only then, for a string content (whose copy and split cannot raise and send trimming to its
-    fallback). The counts are the same calls trim_messages makes first, on the same counter.
+    langchain-core 1.8 `messages/utils.py`, step for step with the same counter calls:
+    `_last_max_tokens` sets a leading system message aside (its tokens off the limit) and reverses
+    the rest; `_first_max_tokens` returns everything when it fits, else binary-searches how many of
+    the newest messages fit (`idx`), copies the next one and fits part of its text, then drops
+    messages from the oldest end until one is a human message (`end_on=start_on="human"`,
+    `_is_message_type`: `message.type == "human"`). A partial copy of a message that is not human
+    is always dropped again, and what remains is the whole-message result: so when the next
+    message is not human and has a string content (whose copy and split cannot raise and send
+    trimming to its fallback), the result is the newest `idx` messages minus that oldest non-human
+    run, computed here without trim_messages' deep copy, line split and probes.
+
+    With `floor` (a nonnegative per-message count whose sum never exceeds `count` of the same list:
+    LangChain's approximate count is the sum of its per-message counts, and usage scaling only
+    multiplies it by a factor in [1, 1.25], then rounds up), every prefix at least as long as the
+    shortest one whose floor sum is over the limit is over it too: the search's answer for those
+    is known without counting them, so the whole list (everything older than the 4,000 tokens
+    trimmed to) is not counted. The search takes the same branches, so the result is the same.
     """
     rest = list(messages)
     if not all(isinstance(m, BaseMessage) for m in rest):
-        return True
+        return None  # trim_messages converts other inputs first
+    system: BaseMessage | None = None
     limit = max_tokens
     if rest and isinstance(rest[0], SystemMessage):
-        limit = max(0, max_tokens - count([rest[0]]))
+        system = rest[0]
+        limit = max(0, max_tokens - count([system]))
         rest = rest[1:]
     newest_first = rest[::-1]
-    if not newest_first or count(newest_first) <= limit:
-        return False  # everything fits: no partial search
-    left, right = 0, len(newest_first)
-    for _ in range(len(newest_first).bit_length()):  # _first_max_tokens' search, step for step
-        if left >= right:
-            break
-        mid = (left + right + 1) // 2
-        if count(newest_first[:mid]) <= limit:
-            left = mid
-        else:
-            right = mid - 1
-    if left >= len(newest_first):
-        return True
-    candidate = newest_first[left]
-    return candidate.type == "human" or not isinstance(candidate.content, str)
+    idx = len(newest_first)
+    over_from = idx + 1  # prefixes this long or longer are over the limit (floor sums)
+    if floor is not None:
+        acc = 0
+        for k, m in enumerate(newest_first, 1):
+            c = floor(m)
+            if c < 0:  # not a floor of a growing sum: count every probe
+                break
+            acc += c
+            if acc > limit:
+                over_from = k
+                break
+
+    def over(k: int) -> bool:
+        return k >= over_from or count(newest_first[:k]) > limit
+
+    if newest_first and over(len(newest_first)):
+        left, right = 0, len(newest_first)
+        for _ in range(len(newest_first).bit_length()):  # _first_max_tokens' search, step for step
+            if left >= right:
+                break
+            mid = (left + right + 1) // 2
+            if not over(mid):
+                left = mid
+            else:
+                right = mid - 1
+        if left >= len(newest_first):
+            return None
+        candidate = newest_first[left]
+        if candidate.type == "human" or not isinstance(candidate.content, str):
+            return None  # a partial copy may stay
+        idx = left
+    while idx > 0 and newest_first[idx - 1].type != "human":
+        idx -= 1
+    kept = newest_first[:idx][::-1]
+    return [system, *kept] if system is not None else kept
 
 
 def format_prompt(template: str, messages: Sequence[BaseMessage]) -> str:

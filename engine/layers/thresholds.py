@@ -102,18 +102,21 @@ def fraction_threshold(window: int, fraction: float) -> int:
 def fired_clause(clauses: Sequence[Clause], *, message_count: int, total_tokens: int, window: int | None,
                  reported_tokens: int | None = None) -> str | None:
     """The label of the first clause whose thresholds are all met (`>=`), else None."""
-    def reached(threshold: int) -> bool:
-        return total_tokens >= threshold or (reported_tokens is not None and reported_tokens >= threshold)
-
     for clause in clauses:
         met = True
         for kind, value in clause:
             if kind == "messages":
                 met = message_count >= value
-            elif kind == "tokens":
-                met = reached(int(value))
-            else:  # no window at runtime fails only this clause, as in LangChain
-                met = window is not None and reached(fraction_threshold(window, float(value)))
+            else:
+                if kind == "tokens":
+                    threshold = int(value)
+                elif window is None:  # no window at runtime fails only this clause, as in LangChain
+                    met = False
+                    break
+                else:
+                    threshold = fraction_threshold(window, float(value))
+                # reached: the count or the last AI message's reported total (LangChain's `_should_summarize`)
+                met = total_tokens >= threshold or (reported_tokens is not None and reported_tokens >= threshold)
             if not met:
                 break
         if met:
