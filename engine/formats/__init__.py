@@ -12,10 +12,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
 from engine.errors import ThreadLoadError, ThreadNotFoundError, UnknownFormatError
-from engine.formats.pydantic_text import error_detail
 from engine.formats.source import DEFAULT_MAX_BYTES, Importer, Source, ThreadRef
 from engine.gcpause import paused_gc
 from engine.models import model_window
@@ -189,7 +186,12 @@ def _guarded(fn, source: Source, fmt: str):  # type: ignore[no-untyped-def]
     except RecursionError:
         raise ThreadLoadError("structure is nested too deeply to read", path=source.label, format=fmt) from None
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-        # pydantic's several lines (a message type refusing a field) become one (engine.formats.pydantic_text)
+        # pydantic's several lines (a message type refusing a field) become one (engine.formats.pydantic_text,
+        # imported here: `ctxi inspect --help` imports this package and must not load LangChain)
+        from pydantic import ValidationError
+
+        from engine.formats.pydantic_text import error_detail
+
         suffix, detail = error_detail(exc)
         if isinstance(exc, ValidationError):
             detail = f"{exc.title}{suffix}: {detail}"
