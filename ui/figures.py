@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engine.kinds import CATEGORIES
-from engine.run import Run, StepRecord
+from engine.run import Run
 from engine.views import (
     ThresholdLine,
     TimelineSeries,
@@ -386,85 +386,6 @@ def _y_top(series: TimelineSeries, lines: Sequence[ThresholdLine], window_tokens
                             "xanchor": "right", "yanchor": "top", "font": {"size": 11, "color": "#374151"},
                             "bgcolor": "rgba(255,255,255,0.8)", "text": esc(" · ".join(notes))})
     return top, annotations
-
-
-def gauge_figure(step: StepRecord, window_tokens: int, lines: Sequence[ThresholdLine], *, height: int = 260) -> go.Figure:
-    """Used vs window at one step; the first trigger level as the threshold, keep as a band."""
-    used = step.view_tokens
-    trigger = min((li.tokens for li in lines if li.role == "trigger" and li.tokens is not None), default=None)
-    keep = next((li.tokens for li in lines if li.role == "keep" and li.tokens is not None), None)
-    top = max(window_tokens, used)
-    bands = []
-    if keep:
-        bands.append({"range": [0, min(keep, top)], "color": "#dcfce7"})
-    if trigger:
-        bands.append({"range": [min(trigger, top), top], "color": "#fee2e2"})
-    if window_tokens < top:
-        bands.append({"range": [window_tokens, top], "color": "#fca5a5"})
-    gauge: dict[str, object] = {
-        "axis": {"range": [0, top], "tickformat": ",d"},
-        "bar": {"color": "#2563eb" if used <= (trigger or window_tokens) else "#dc2626"},
-        "steps": bands,
-    }
-    if trigger:
-        gauge["threshold"] = {"line": {"color": "crimson", "width": 4}, "thickness": 0.85, "value": trigger}
-    indicator = go.Indicator(
-        mode="gauge+number+delta" if trigger else "gauge+number", value=used,
-        number={"valueformat": ",d", "suffix": " tokens"},
-        delta={"reference": trigger, "valueformat": ",d", "increasing": {"color": "#dc2626"},
-               "decreasing": {"color": "#16a34a"}} if trigger else None,
-        title={"text": f"step {step.index}: view vs window {window_tokens:,}"
-                       + (f"<br><span style='font-size:0.8em'>red line = trigger {trigger:,}; green band = keep {keep:,}</span>"
-                          if trigger and keep else "")},
-        gauge=gauge)
-    fig = go.Figure(indicator)
-    fig.update_layout(height=height, margin={"l": 50, "r": 50, "t": 70, "b": 10})
-    return fig
-
-
-# The category bar's legend sits above the bar and wraps to as many rows as its entries need in the
-# Step page's right column (~600 px at 1,500 px wide); the margin grows by a row each, so entries
-# never crowd the bar or one another (issue 15). Entry width: symbol and gap ~40 px + ~6 px a char.
-BAR_LEGEND_ROW_PX = 22
-BAR_LEGEND_WIDTH_PX = 560
-
-
-def _legend_rows(names: Sequence[str], width: int = BAR_LEGEND_WIDTH_PX) -> int:
-    rows, used = 1, 0
-    for name in names:
-        entry = 40 + 6 * len(name)
-        if used and used + entry > width:
-            rows, used = rows + 1, 0
-        used += entry
-    return rows
-
-
-def category_bar_figure(step: StepRecord, window_tokens: int, *, height: int = 110) -> go.Figure:
-    """One horizontal bar split by category, with free space: the /context picture.
-
-    `height` is the bar and its axis; the legend's rows come on top of it.
-    """
-    fig = go.Figure()
-    names = []
-    for cat in CATEGORIES:
-        n = step.view_by_category.get(cat, 0)
-        if n:
-            names.append(category_label(cat))
-            fig.add_trace(go.Bar(x=[n], y=["view"], orientation="h", name=category_label(cat),
-                                 marker_color=CATEGORY_COLORS.get(cat),
-                                 hovertemplate=f"{category_label(cat)}: %{{x:,}}<extra></extra>"))
-    free = window_tokens - step.view_tokens
-    if free > 0:
-        names.append("free space")
-        fig.add_trace(go.Bar(x=[free], y=["view"], orientation="h", name="free space", marker_color="#e5e7eb",
-                             hovertemplate="free: %{x:,}<extra></extra>"))
-    top = 16 + BAR_LEGEND_ROW_PX * _legend_rows(names)
-    fig.update_layout(barmode="stack", height=height + top, margin={"l": 10, "r": 10, "t": top, "b": 30},
-                      showlegend=True, legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0,
-                                                "traceorder": "normal", "font": {"size": 12},
-                                                "tracegroupgap": 4},
-                      yaxis={"visible": False}, xaxis={"tickformat": ",d", "range": [0, max(window_tokens, step.view_tokens)]})
-    return fig
 
 
 def compare_figure(a: Run, b: Run, *, height: int = 420) -> go.Figure:

@@ -429,7 +429,6 @@ def init() -> None:
         return
     st.session_state["initialised"] = True
     st.session_state.setdefault("uploads", {})
-    st.session_state.setdefault("timeline_nonce", 0)
     params = {k: st.query_params[k] for k in st.query_params}
     # what the link said, for a page that reads its own parameter once (the Workshop's `lesson`)
     st.session_state["link_params"] = dict(params)
@@ -482,36 +481,3 @@ def sync_url() -> None:
     for k, v in wanted.items():
         if current.get(k) != v:
             st.query_params[k] = v
-
-
-def timeline_key() -> str:
-    """The timeline chart's widget key; bumped after a click is consumed so the selection resets."""
-    return f"timeline-{st.session_state.get('timeline_nonce', 0)}"
-
-
-def consume_timeline_click() -> None:
-    st.session_state["timeline_nonce"] = st.session_state.get("timeline_nonce", 0) + 1
-
-
-def selected_steps(event: Any) -> list[int]:
-    """Steps a plotly selection points at (PlotlyState or the plain dict AppTest gives)."""
-    if not event:
-        return []
-    selection = event.get("selection") if isinstance(event, dict) else getattr(event, "selection", None)
-    if not selection:
-        return []
-    points = selection.get("points") if isinstance(selection, dict) else getattr(selection, "points", None)
-    out: list[int] = []
-    for p in points or []:
-        data = p.get("customdata") if isinstance(p, dict) else None
-        if isinstance(data, list | tuple):
-            data = data[0] if data else None
-        elif isinstance(data, dict):  # a row of 2-D typed-array customdata reaches us as {"0": step, "1": …}
-            data = data.get("0")
-        if data is None and isinstance(p, dict) and p.get("x") is not None:
-            data = p.get("x")
-        try:
-            out.append(int(data))
-        except (TypeError, ValueError):
-            continue
-    return out

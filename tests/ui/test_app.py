@@ -198,17 +198,6 @@ def test_the_timeline_lists_its_events_once_the_section_is_opened_and_opens_a_st
     assert not at.exception and titles(at) == ["Step 7"]
 
 
-def test_a_click_on_the_chart_reads_the_step_from_its_customdata_row() -> None:
-    from ui.session import selected_steps
-
-    # a row of the click layer's 2-D customdata arrives as a list, or as an object keyed "0", "1", …
-    assert selected_steps({"selection": {"points": [{"customdata": [42, 7, 900], "x": 42}]}}) == [42]
-    assert selected_steps({"selection": {"points": [{"customdata": {"0": 17, "1": 3}, "x": 17}]}}) == [17]
-    assert selected_steps({"selection": {"points": [{"customdata": 9, "x": 9}]}}) == [9]  # an event lane
-    assert selected_steps({"selection": {"points": [{"x": 4}]}}) == [4]
-    assert selected_steps({"selection": {"points": []}}) == []
-
-
 # -- step --------------------------------------------------------------------------------------
 def test_step_page_budget_breakdown_view_and_diff(start) -> None:  # noqa: ANN001
     at = start("pages/step.py", preset="stress", step="30")

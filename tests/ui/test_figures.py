@@ -12,11 +12,11 @@ from engine.errors import ConfigError
 from engine.events import Event
 from engine.replay import replay
 from engine.tokens import get_counter
-from engine.views import recorded_compactions, threshold_lines
+from engine.views import recorded_compactions
 from tests.ui.builders import HOSTILE, build_thread
 from ui import controls
 from ui.config_form import all_fields, apply_form, field_for_error, widget_value
-from ui.figures import category_bar_figure, compare_figure, gauge_figure, timeline_figure
+from ui.figures import compare_figure, timeline_figure
 from ui.text import escape_md
 
 COUNTER = get_counter("approximate")
@@ -181,26 +181,7 @@ def test_timeline_hover_text_is_escaped(run) -> None:  # noqa: ANN001
     assert list(warn.marker.symbol) == ["x"]
 
 
-def test_gauge_uses_the_first_trigger_and_keep_band(run) -> None:  # noqa: ANN001
-    lines = threshold_lines(run.config, run.window_tokens)
-    spec = json.loads(gauge_figure(run.steps[3], run.window_tokens, lines).to_json())["data"][0]
-    assert spec["value"] == run.steps[3].view_tokens
-    assert spec["gauge"]["threshold"]["value"] == 10_000
-    assert spec["gauge"]["steps"][0]["range"] == [0, 2_000]
-    assert spec["delta"]["reference"] == 10_000
-
-
-def test_category_bar_and_compare(run) -> None:  # noqa: ANN001
-    bar = json.loads(category_bar_figure(run.steps[2], run.window_tokens).to_json())
-    assert [t["name"] for t in bar["data"]][-1] == "free space"
-    assert sum(t["x"][0] for t in bar["data"]) == run.window_tokens
-    # the legend above the bar gets a row of margin per row its entries wrap to (issue 15: cramped)
-    from ui.figures import BAR_LEGEND_ROW_PX, _legend_rows
-
-    assert _legend_rows(["tool results"] * 3) == 1 and _legend_rows(["tool results"] * 12) == 3
-    rows = _legend_rows([t["name"] for t in bar["data"]])
-    assert bar["layout"]["margin"]["t"] == 16 + BAR_LEGEND_ROW_PX * rows
-    assert bar["layout"]["height"] == 110 + bar["layout"]["margin"]["t"]
+def test_compare_figure(run) -> None:  # noqa: ANN001
     cmp = json.loads(compare_figure(run, run).to_json())
     assert [t["name"] for t in cmp["data"]][:3] == ["raw (no layers)", "A: view tokens", "B: view tokens"]
 
