@@ -14,7 +14,9 @@ is multiplied by `clamp(last_total / approx_up_to_that_message, 1.0, 1.25)`, the
 tools' tokens (and a system message) count from the start, so they are part of the denominator.
 
 `RunningScaledCount` keeps that state incrementally while a list only grows, so a step costs its
-new messages.
+new messages: the very list object seen last, longer now, costs O(1) to recognise (replay hands
+layers the state's own list and only appends to it; it forks the list before replacing anything);
+any other list is compared with the messages seen, element by element.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
+from itertools import islice
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -51,7 +54,12 @@ class RunningScaledCount:
         self._reset()
 
     def _reset(self) -> None:
+        # The messages the totals cover: `prev` (copied at the last call that had to compare), then
+        # `src[len(prev):seen]` for the calls that handed over `src` again, grown (see `_grown`).
         self.prev: tuple[BaseMessage, ...] = ()
+        self.src: Sequence[BaseMessage] | None = None
+        self.seen = 0
+        self.last: BaseMessage | None = None
         self.total = 0
         self.provider: str | None = None
         self.invalid = False
@@ -84,16 +92,31 @@ class RunningScaledCount:
                  tail: BaseMessage | None = None, scaled: bool = True) -> int:
         """The count of `lead_messages` leading messages worth `lead_tokens`, then `messages`, then
         `tail` (a message after the last AI message, e.g. DeerFlow's summary stand-in)."""
-        n = len(self.prev)
-        # identity, element by element, at C speed (map stops at the shorter: `prev`)
-        if not (n and len(messages) >= n and all(map(operator.is_, self.prev, messages))):
-            self._reset()
-            n = 0
+        n = self.seen
+        if not self._grown(messages, n):
+            # identity, element by element, at C speed (map stops at the shorter: the seen part)
+            same = n and len(messages) >= n and all(map(operator.is_, self.prev, messages))
+            k = len(self.prev)
+            if same and n > k:  # the part seen by the O(1) path, still in `src`
+                same = all(map(operator.is_, islice(self.src, k, n), islice(messages, k, n)))  # type: ignore[arg-type]
+            if not same:
+                self._reset()
+                n = 0
+            self.prev = tuple(messages)
         if len(messages) > n:
             self._extend(messages[n:])
-        self.prev = tuple(messages)
+        self.src, self.seen = messages, len(messages)
+        self.last = messages[-1] if messages else None
         total = lead_tokens + self.total + (self.counter([tail]) if tail is not None else 0)
         return self._scaled(total, len(messages) + lead_messages + (tail is not None), lead_tokens, scaled)
+
+    def _grown(self, messages: Sequence[BaseMessage], n: int) -> bool:
+        """O(1): `messages` is the very list object of the last call, holding at least as many messages,
+        the last one seen still in its place. A list handed over again is one only appended to since
+        (the replay driver's state: it forks the list before any replacement, and layers override
+        the request's messages, never mutate them), so its first `n` are the messages counted."""
+        return (messages is self.src and type(messages) is list and len(messages) >= n
+                and (not n or messages[n - 1] is self.last))
 
     def _scaled(self, total: int, n_messages: int, lead_tokens: int, scaled: bool) -> int:
         if not (scaled and self.scaling) or n_messages <= 1 or self.invalid:
@@ -119,6 +142,8 @@ class RunningScaledCount:
                 self._note_ai(m)
             append(scaled(self.total, k, 0, True))
         self.prev = tuple(messages)
+        self.src, self.seen = messages, len(messages)
+        self.last = messages[-1] if messages else None
         return out
 
 

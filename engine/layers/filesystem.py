@@ -164,6 +164,8 @@ class FilesystemLayer(RequestLayer):
         self._totals = RunningScaledCount(self.decision_counter)
         self._sums = PrefixCounts(self.decision_counter)
         self._cut_before: set[str] = set()
+        # the last truncated view: (state list, its length then, its last message, cut positions, view)
+        self._last_view: tuple[Sequence[BaseMessage], int, BaseMessage, list[int], list[BaseMessage]] | None = None
 
     @classmethod
     def from_config(cls, config: EngineConfig, context: LayerContext) -> FilesystemLayer:
@@ -289,10 +291,10 @@ class FilesystemLayer(RequestLayer):
         cut = candidates[bisect_left(candidates, low):bisect_left(candidates, cutoff + offset)]
         if not cut:
             return None
-        view = list(messages)
+        view = self._view_list(messages, cut)
         saved = arguments = 0
         for i in cut:
-            original = cast(AIMessage, view[i])
+            original = cast(AIMessage, messages[i])  # view[i] may hold its copy already
             copy = cast(AIMessage, self._copy(original, self._truncated))
             view[i] = copy
             saved += self.counter.count_message(original) - self.counter.count_message(copy)
@@ -305,6 +307,24 @@ class FilesystemLayer(RequestLayer):
         self.emit("truncate_args", tokens_before=before, tokens_after=before - saved, messages=len(cut),
                   arguments=arguments, new_message_ids=new_ids, cutoff=cutoff + offset,
                   message=f"{arguments} argument(s) in {len(cut)} old write/edit call(s) truncated in the view")
+        return view
+
+    def _view_list(self, messages: Sequence[BaseMessage], cut: Sequence[int]) -> list[BaseMessage]:
+        """The list the truncated view is written into: the last one, appended to, while the state is the
+        same list only grown and no message it holds is newly cut (the caller then sets only slots it
+        already holds or that are new here), so the layers inside see one growing list, as they see the
+        state; otherwise a copy of the state. Appending keeps every list handed over a prefix of itself."""
+        last = self._last_view
+        if last is not None:
+            src, n, tail, old_cut, view = last
+            if (messages is src and type(messages) is list and len(messages) >= n and n and messages[n - 1] is tail
+                    and list(cut[:len(old_cut)]) == old_cut and all(i >= n for i in cut[len(old_cut):])):
+                view.extend(messages[n:])
+            else:
+                last = None
+        if last is None:
+            view = list(messages)
+        self._last_view = (messages, len(messages), messages[-1], list(cut), view)
         return view
 
     def _tools_tokens(self, counter: Any, tools: Sequence[Any]) -> int:
@@ -338,7 +358,8 @@ class FilesystemLayer(RequestLayer):
             view = truncated
         if view is request.messages:
             return request, None
-        return overridden(request, messages=cast(list[AnyMessage], list(view))), tagged
+        # a list made here (eviction, previews, truncation) is handed over as it is: one copy of the state
+        return overridden(request, messages=cast(list[AnyMessage], view if isinstance(view, list) else list(view))), tagged
 
     def _prepare(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         return self._plan(request)[0]
