@@ -14,11 +14,12 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
+from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine.run import Run
+from engine.run import Run, StepRecord
 from engine.step_view import (
     Shown,
     StepDetail,
@@ -280,12 +281,23 @@ def budget_panel(run: Run, k: int, lines: list[ThresholdLine]) -> None:
                     f"{window:,} tokens · raw (no layers) {step.raw_tokens:,} · state {step.state_tokens:,}"
                     + (f" · recorded by the provider {step.recorded_input_tokens:,}" if step.recorded_input_tokens
                        else ""))
-        rows = [{"category": category_label(r["category"]), "tokens": r["tokens"], "% of window": r["percent_of_window"]}
-                for r in category_rows(step, window)]
-        st.dataframe(rows, hide_index=True, key="step_categories", column_config={
+        st.dataframe(category_table(step, window), hide_index=True, key="step_categories", column_config={
             "tokens": st.column_config.NumberColumn("tokens", format="localized"),
             "% of window": st.column_config.ProgressColumn("% of window", format="%.1f%%", min_value=0,
                                                            max_value=100)})
+
+
+def category_table(step: StepRecord, window: int) -> list[dict[str, Any]]:
+    """The category rows as the page shows them: a view over the window says by how much as a
+    positive amount ("over the window", in red in the budget line above), not as negative free
+    space, whose bar would run backwards."""
+    out = []
+    for r in category_rows(step, window):
+        over = r["category"] == "over window"
+        out.append({"category": "over the window" if over else category_label(r["category"]),
+                    "tokens": -r["tokens"] if over else r["tokens"],
+                    "% of window": -r["percent_of_window"] if over else r["percent_of_window"]})
+    return out
 
 
 # -- state vs view ---------------------------------------------------------------------------------

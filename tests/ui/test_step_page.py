@@ -172,3 +172,21 @@ def test_budget_line_reads_the_trigger_keep_and_window() -> None:
                                                         ":red[**over the window by 20,000 tokens**]")
     assert budget_text(60_000, 100_000, [ThresholdLine("trigger", "t", 50_000)]).endswith(
         "trigger 50,000: :red[**10,000 tokens over it**]")
+
+
+def test_a_view_over_the_window_reads_as_a_positive_amount_over_it() -> None:
+    from engine.config import preset
+    from engine.replay import replay
+    from engine.tokens import get_counter
+    from tests.ui.builders import build_thread
+    from ui.step_view import category_table
+
+    run = replay(build_thread(40), preset("langchain"), token_counter=get_counter("approximate"))
+    step = run.steps[-1]
+    under = category_table(step, step.view_tokens + 100)
+    assert under[-1] == {"category": "free space", "tokens": 100, "% of window": round(100 * 100 / (step.view_tokens + 100), 1)}
+    over = category_table(step, step.view_tokens // 2)
+    excess = step.view_tokens - step.view_tokens // 2
+    assert over[-1] == {"category": "over the window", "tokens": excess,
+                        "% of window": round(100 * excess / (step.view_tokens // 2), 1)}
+    assert all(r["tokens"] >= 0 and r["% of window"] >= 0 for r in over)
