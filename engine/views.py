@@ -228,7 +228,12 @@ def category_rows(step: StepRecord, window_tokens: int) -> list[dict[str, Any]]:
     rows = [{"category": c, "tokens": step.view_by_category.get(c, 0), "percent_of_window": pct(step.view_by_category.get(c, 0))}
             for c in CATEGORIES if step.view_by_category.get(c, 0)]
     free = window_tokens - step.view_tokens
-    rows.append({"category": "free space" if free >= 0 else "over window", "tokens": free, "percent_of_window": pct(free)})
+    # A view over the window says by how much, as a positive amount: negative "free space" would
+    # read as a bar running backwards in every table that shows it.
+    if free >= 0:
+        rows.append({"category": "free space", "tokens": free, "percent_of_window": pct(free)})
+    else:
+        rows.append({"category": "over the window", "tokens": -free, "percent_of_window": pct(-free)})
     return rows
 
 

@@ -288,16 +288,9 @@ def budget_panel(run: Run, k: int, lines: list[ThresholdLine]) -> None:
 
 
 def category_table(step: StepRecord, window: int) -> list[dict[str, Any]]:
-    """The category rows as the page shows them: a view over the window says by how much as a
-    positive amount ("over the window", in red in the budget line above), not as negative free
-    space, whose bar would run backwards."""
-    out = []
-    for r in category_rows(step, window):
-        over = r["category"] == "over window"
-        out.append({"category": "over the window" if over else category_label(r["category"]),
-                    "tokens": -r["tokens"] if over else r["tokens"],
-                    "% of window": -r["percent_of_window"] if over else r["percent_of_window"]})
-    return out
+    """The category rows as the page shows them, under the words the page uses."""
+    return [{"category": category_label(r["category"]), "tokens": r["tokens"], "% of window": r["percent_of_window"]}
+            for r in category_rows(step, window)]
 
 
 # -- state vs view ---------------------------------------------------------------------------------

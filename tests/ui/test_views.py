@@ -135,7 +135,8 @@ def test_category_rows_like_context() -> None:
         {"category": "tool_results", "tokens": 800, "percent_of_window": 80.0},
         {"category": "free space", "tokens": 100, "percent_of_window": 10.0},
     ]
-    assert category_rows(_step([], []), 800)[-1] == {"category": "over window", "tokens": -100, "percent_of_window": -12.5}
+    assert category_rows(_step([], []), 800)[-1] == {"category": "over the window", "tokens": 100, "percent_of_window": 12.5}
+    assert category_rows(_step([], []), 900)[-1] == {"category": "free space", "tokens": 0, "percent_of_window": 0.0}
 
 
 def test_state_view_diff_aligns_by_id() -> None:
