@@ -18,6 +18,7 @@ require_frame()
 st.title("Compare sessions")
 # `thread=` is session A (the open thread, as on every page); `vs=` is session B, written by this page
 VS_PARAM = "vs"
+COMPARE_LEGEND_PX = 240  # the legend band under each half-width chart: ~12 entries in 4-5 rows
 OWN, SIDEBAR = "each on its own default settings", "both on the sidebar's settings"
 
 
@@ -112,9 +113,15 @@ for col, run, name, key in ((left, run_a, "A", current), (right, run_b, "B", b_k
     with col:
         st.markdown(f"**{name}: {escape_md(_label(key, labels), limit=80)}**")
         st.caption(f"{run.counts_label()} · settings {escape_md(run.config.preset or 'custom')}")
-        fig = timeline_figure(run, height=620)
-        # half a page wide: the legend goes under the plot so the plot keeps its width
-        fig.update_layout(legend={"orientation": "h", "x": 0, "y": -0.22, "yanchor": "top"})
+        fig = timeline_figure(run, height=620 + COMPARE_LEGEND_PX)
+        # Half a page wide: the legend goes under the plot, in a band of the figure's own height
+        # (`yref: container`), and the right margin the side legend needed is given back to the plot.
+        fig.update_layout(legend={"orientation": "h", "x": 0, "xref": "container", "y": 0, "yref": "container",
+                                  "yanchor": "bottom"},
+                          margin={"r": 20, "b": COMPARE_LEGEND_PX + 60})
+        # the chart's notes (clipped raw curve, levels above it) one per line: a half-width chart
+        # cuts a single long line off at its left edge (the notes are built from numbers, and escaped)
+        fig.for_each_annotation(lambda a: a.update(text=str(a.text).replace(" · ", "<br>")))
         st.plotly_chart(fig, key=f"cmp_chart_{name}", config={"displaylogo": False})
         if name == "B":
             st.button("Swap: open B as the current thread", key="cmp_open_b", on_click=_open_b, args=(current, b_key))

@@ -3,6 +3,7 @@ session, deleted; a sub-agent opened as a thread from its Task call and back; tw
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -100,6 +101,13 @@ def test_two_sessions_side_by_side(start) -> None:  # noqa: ANN001
     rows = {r[""]: (r["A"], r["B"]) for r in at.dataframe[0].value.to_dict("records")}
     assert rows["steps (model calls)"] == ("120", "20")
     assert len(at.get("plotly_chart")) == 2
+    for chart in at.get("plotly_chart"):
+        # half a page wide: the legend sits in its own band under the plot, and the plot keeps the
+        # right margin a side legend would take (a real session's chart was 40 px wide without this)
+        layout = json.loads(chart.proto.spec)["layout"]
+        assert layout["legend"]["orientation"] == "h" and layout["legend"]["yref"] == "container"
+        assert layout["margin"]["r"] == 20 and layout["margin"]["b"] >= 240
+        assert all("<br>" in a["text"] or " · " not in a["text"] for a in layout.get("annotations", []))
     assert at.query_params["vs"] == "sample:b_small"
     at.button(key="cmp_open_b").click().run()
     assert at.session_state["thread_key"] == "sample:b_small"
