@@ -123,7 +123,20 @@ def bench_first(thread: Thread, config: EngineConfig, runs: int) -> bool:
         _forget_encodings()
         return replay(thread, config)  # the CLI's path: the shared counter for the thread
 
-    res = interleaved({"tiktoken": tiktoken_alone, "first replay": first_replay}, runs)
+    chosen: list[int] = []  # the thread count of each timed run's largest batch
+    policy = tokens._encode_workers
+
+    def noted(n_texts: int) -> int:
+        workers = policy(n_texts)
+        if n_texts >= len(distinct):
+            chosen.append(workers)
+        return workers
+
+    tokens._encode_workers = noted  # type: ignore[assignment]
+    try:
+        res = interleaved({"tiktoken": tiktoken_alone, "first replay": first_replay}, runs)
+    finally:
+        tokens._encode_workers = policy  # type: ignore[assignment]
     run: Run = res["first replay"].result
     encode = tokens.load_encoding(name).encode_ordinary
     lengths = {t: len(encode(t)) for t in distinct}
@@ -133,6 +146,9 @@ def bench_first(thread: Thread, config: EngineConfig, runs: int) -> bool:
     assert res["tiktoken"].result == sum(lengths.values()), "tiktoken's own load encodes differently"
     print(f"texts: {len(texts):,} ({len(distinct):,} distinct) from the thread and its {n_sub} sub-agents, "
           f"{sum(lengths.values()):,} tokens; our counts agree with tiktoken + overheads: {ours:,} tokens")
+    # the batch's thread count follows the load (engine.tokens._encode_workers): say which paths were timed
+    print(f"our batch's encode threads, by run: {', '.join(map(str, chosen))} (one per idle core by the load "
+          "average); tiktoken's side encodes on one")
     return report("first replay vs tiktoken alone (encoding load included on both sides)",
                   res["tiktoken"], res["first replay"], target_line="target <= 1.5x", faster=False, limit=1.5)
 

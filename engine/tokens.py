@@ -63,8 +63,11 @@ MEDIA_BLOCKS = IMAGE_BLOCKS | {"document", "input_audio", "audio", "file", "inpu
 OPAQUE_BLOCKS = frozenset({"redacted_thinking", "compaction", "encrypted_content"})
 
 
-# tiktoken releases the GIL while encoding: one thread per core is fastest (more only adds waiting).
+# tiktoken releases the GIL while encoding, so a batch can be shared out over cores: at most this
+# many threads (more than the cores only adds waiting), and only over cores that are idle (_encode_workers).
 _ENCODE_THREADS = max(1, min(8, os.cpu_count() or 1))
+# Texts below which a share is not worth a thread (its start and hand-over cost more than it saves).
+TEXTS_PER_WORKER = 64
 # Cached one-category breakdowns below this many tokens are shared between messages (_CachedCounter._store).
 SHARED_BELOW = 4096
 # Messages laid out and encoded per batch in TiktokenCounter.prime (bounds its transient memory).
@@ -393,6 +396,33 @@ def tool_schema(tool: Any) -> dict[str, Any]:
     return {"name": fn.get("name", ""), "description": fn.get("description", ""), "parameters": fn.get("parameters", {})}
 
 
+def _idle_cores() -> float:
+    """Cores no runnable task is using, by the 1-minute load average (all of them where it is unknown)."""
+    cpus = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # Windows has no load average
+        return float(cpus)
+    return max(0.0, cpus - load)
+
+
+def _encode_workers(n_texts: int) -> int:
+    """Threads to encode a batch of `n_texts` texts on: one per idle core, at least one.
+
+    A thread only pays where it gets a core of its own. On a busy machine (other jobs on every
+    core) two threads of ours shared the cores with them and with each other: in one process at
+    load ~8 on 2 cores, the same batch took 1.03 s CPU on two threads and 0.77 s on one, and no
+    less wall time (bench/bench_replay.py `first`, docs/benchmarks.md). So a batch is split only
+    over the cores the load average leaves idle (rounded: a core 60 % idle counts). A process that
+    has itself been busy for the last minute (a server, a benchmark) is in that average too, which
+    errs toward fewer threads, the cheaper side in CPU.
+    """
+    most = min(_ENCODE_THREADS, n_texts // TEXTS_PER_WORKER)
+    if most <= 1:
+        return 1  # too few texts to share out: no need to read the load
+    return max(1, min(most, int(_idle_cores() + 0.5)))
+
+
 class TiktokenCounter(_CachedCounter):
     """Exact counts with a tiktoken encoding (o200k_base by default), loaded offline.
 
@@ -413,10 +443,10 @@ class TiktokenCounter(_CachedCounter):
         if len(text) <= SEGMENT_CHARS:
             # encode_ordinary: a transcript that quotes "<|endoftext|>" counts it as text
             return len(self._encoding.encode_ordinary(text))
-        return self._token_lengths([text])[0]  # long: in bounded segments, on all cores (engine.segments)
+        return self._token_lengths([text])[0]  # long: in bounded segments, on the idle cores (engine.segments)
 
     def prime(self, messages: Iterable[BaseMessage]) -> None:
-        """Count every uncached message in one batch: tiktoken encodes the texts on all cores."""
+        """Count every uncached message in one batch: tiktoken encodes the texts on the idle cores."""
         todo = [m for m in messages if self._cached(m) is None]
         if len(todo) < 8:
             return
@@ -437,7 +467,8 @@ class TiktokenCounter(_CachedCounter):
             self._store(m, out)
 
     def _token_lengths(self, texts: list[str]) -> list[int]:
-        """Token counts of many texts: one worker per core, each encoding a contiguous share.
+        """Token counts of many texts: one worker per idle core (`_encode_workers`), each encoding a
+        contiguous share.
 
         tiktoken's own batch call submits one task per text, whose overhead eats the gain on
         thousands of texts; a few large shares keep the cores busy instead.
@@ -450,7 +481,7 @@ class TiktokenCounter(_CachedCounter):
 
         # A long text is counted in bounded segments (engine.segments: exact where tiktoken's pieces
         # break, so one huge unbroken run cannot make the count quadratic); segments of all texts
-        # are shared out together, so one huge text also uses every core.
+        # are shared out together, so one huge text also uses the idle cores.
         owners: list[int] | None = None
         if any(len(t) > SEGMENT_CHARS for t in texts):
             flat: list[str] = []
@@ -460,7 +491,7 @@ class TiktokenCounter(_CachedCounter):
                 flat.extend(parts)
                 owners.extend([i] * len(parts))
             texts = flat
-        workers = min(_ENCODE_THREADS, max(1, len(texts) // 64))
+        workers = _encode_workers(len(texts))
         if workers <= 1:
             counts = lengths(texts)
         else:
@@ -592,7 +623,7 @@ def framing_for_thread(thread: Any) -> str:
 
 
 def prime_thread(counter: TokenCounter, thread: Any) -> None:
-    """Count a thread's and its sub-agents' messages in one batch (all cores) where the counter can."""
+    """Count a thread's and its sub-agents' messages in one batch (on the idle cores) where the counter can."""
     prime = getattr(counter, "prime", None)  # optional: a custom counter may not batch
     if prime is not None:
         # a batch lays out and caches thousands of messages: no cycles, so no cyclic collection
