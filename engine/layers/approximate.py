@@ -103,12 +103,23 @@ class RunningScaledCount:
                 self._reset()
                 n = 0
             self.prev = tuple(messages)
-        if len(messages) > n:
-            self._extend(messages[n:])
-        self.src, self.seen = messages, len(messages)
-        self.last = messages[-1] if messages else None
+        size = len(messages)
+        if size > n:
+            if self.scaling:  # _extend(messages[n:]), inline: this runs at every model call
+                count, total = self.counter.count_message, self.total
+                for i in range(n, size):
+                    m = messages[i]
+                    total += count(m)
+                    if isinstance(m, AIMessage):
+                        self.total = total  # _note_ai reads the total up to and including `m`
+                        self._note_ai(m)
+                self.total = total
+            else:
+                self._extend(messages[n:])
+        self.src, self.seen = messages, size
+        self.last = messages[size - 1] if size else None
         total = lead_tokens + self.total + (self.counter([tail]) if tail is not None else 0)
-        return self._scaled(total, len(messages) + lead_messages + (tail is not None), lead_tokens, scaled)
+        return self._scaled(total, size + lead_messages + (tail is not None), lead_tokens, scaled)
 
     def _grown(self, messages: Sequence[BaseMessage], n: int) -> bool:
         """O(1): `messages` is the very list object of the last call, holding at least as many messages,

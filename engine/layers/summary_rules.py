@@ -12,6 +12,7 @@ import hashlib
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
+from itertools import compress
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT
@@ -108,11 +109,13 @@ def trim_for_summary(messages: Sequence[BaseMessage], max_tokens: int | None,
     of that list (trim_whole_messages reads it to skip counting what cannot fit)."""
     if max_tokens is None:
         return list(messages)
-    count = _FreshCounter(counter, messages)
     try:
-        whole = trim_whole_messages(messages, max_tokens, count, floor)
+        # every list trim_whole_messages counts is made of `messages` themselves (no partial copy
+        # whose count could be stale), so it counts with `counter` as it is
+        whole = trim_whole_messages(messages, max_tokens, counter, floor)
         if whole is not None:
             return whole
+        count = _FreshCounter(counter, messages)
         trimmed = trim_messages(list(messages), max_tokens=max_tokens, token_counter=count,
                                 start_on="human", strategy="last", allow_partial=True, include_system=True)
     except Exception:  # LangChain falls back to the last 15 messages on any trimming error
@@ -343,18 +346,22 @@ def session_id(thread_id: str) -> str:
     return "session_" + hashlib.sha256(thread_id.encode("utf-8")).hexdigest()[:32]
 
 
+_message_id = operator.attrgetter("id")
+_additional_kwargs = operator.attrgetter("additional_kwargs")
+
+
 def summary_id(to_summarize: Sequence[BaseMessage], text: str) -> str:
     """`summary-{n}-{hash}`: n counts the chain (a summary of a summary is n+1), hash its inputs."""
     depth = 0
-    for m in to_summarize:
-        # a message without additional_kwargs has no summary marker (engine.kinds.message_kind)
-        if m.additional_kwargs and message_kind(m) == "summary":
+    # a message without additional_kwargs has no summary marker (engine.kinds.message_kind): only the
+    # others are read, picked at C speed (compress), as the ids are
+    for m in compress(to_summarize, map(_additional_kwargs, to_summarize)):
+        if message_kind(m) == "summary":
             found = re.match(r"summary-(\d+)-", m.id or "")
             depth = max(depth, int(found.group(1)) if found else 1)
-    return stable_id("summary", depth + 1, ([m.id for m in to_summarize], text))
+    return stable_id("summary", depth + 1, (list(map(_message_id, to_summarize)), text))
 
 
-_message_id = operator.attrgetter("id")
 
 
 def ensure_ids(messages: Sequence[BaseMessage], start: int = 0) -> None:
@@ -376,10 +383,17 @@ class IdCheck:
 
     def __call__(self, messages: Sequence[BaseMessage]) -> None:
         n = self.length
-        start = n if n and len(messages) >= n and messages[n - 1] is self.last else 0
-        ensure_ids(messages, start)
-        self.length = len(messages)
-        self.last = messages[-1] if messages else None
+        size = len(messages)
+        if n and size >= n and messages[n - 1] is self.last:
+            # ensure_ids(messages, n) when a new message has no id: the check inline (once per model call)
+            for i in range(n, size):
+                if messages[i].id is None:
+                    ensure_ids(messages, n)
+                    break
+        else:
+            ensure_ids(messages, 0)
+        self.length = size
+        self.last = messages[size - 1] if size else None
 
 
 __all__ = [
