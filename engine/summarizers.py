@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from langchain_core.exceptions import ModelError
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
@@ -328,6 +329,17 @@ def load_chat_model(model_spec: str) -> BaseChatModel:
                           key="summarization.summarizer") from None
 
 
+def retryable(exc: BaseException) -> bool:
+    """LangChain's `default_retry_on` (langchain 1.5.2, `agents/middleware/_retry.py`, a private
+    module, so not imported): any Exception, except a `ModelError` whose `is_retryable` is False
+    (an authentication failure, a refusal, a context overflow)."""
+    if not isinstance(exc, Exception):
+        return False
+    if isinstance(exc, ModelError):
+        return bool(exc.is_retryable)
+    return True
+
+
 class LLMSummarizer:
     """Summaries written by a chat model prompted with the layer's summary prompt."""
 
@@ -338,8 +350,10 @@ class LLMSummarizer:
         self.counter = counter or get_counter("approximate")
         self.calls = 0
         self.input_tokens = 0
-        # LangChain retries summary calls up to 3 attempts in all
-        self._runnable = self.model.with_retry(stop_after_attempt=3)
+        # LangChain's summary call: up to 3 attempts in all (with_retry's default), none after an
+        # error the provider marks non-retryable (langchain 1.5.2 SummarizationMiddleware.__init__:
+        # `model.with_retry(retry_if_exception_type=default_retry_on)`)
+        self._runnable = self.model.with_retry(retry_if_exception_type=retryable)
 
     def __call__(self, messages: Sequence[BaseMessage], *, prompt_text: str) -> str:
         self.calls += 1

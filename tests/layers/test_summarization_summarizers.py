@@ -188,3 +188,32 @@ def test_injected_user_turns_are_not_requests() -> None:
     assert sections["SESSION INTENT"] == ["- Port the sync job to Oban"]
     assert sections["SUMMARY"] == ["- The queue was renamed because of a clash.",
                                    "- Reported: PostToolUse hook: [COMPILE ERROR] undefined function run/1"]
+
+
+class _RaisingFake(GenericFakeChatModel):
+    error: Any = None
+    attempts: int = 0
+
+    def _generate(self, *args: Any, **kwargs: Any) -> Any:
+        self.attempts += 1
+        raise self.error
+
+
+def test_summary_calls_retry_as_langchain_does() -> None:
+    import langchain_core.exceptions as lc_errors
+    from langchain.agents.middleware._retry import default_retry_on
+
+    from engine.errors import ModelCallError
+    from engine.summarizers import retryable
+
+    errors: list[BaseException] = [RuntimeError("x"), PermissionError("401"), KeyboardInterrupt()]
+    errors += [getattr(lc_errors, n)("x") for n in dir(lc_errors)
+               if isinstance(getattr(lc_errors, n), type) and issubclass(getattr(lc_errors, n), lc_errors.ModelError)]
+    assert len(errors) > 8
+    assert [retryable(e) for e in errors] == [default_retry_on(e) for e in errors]
+    assert not retryable(lc_errors.ModelAuthenticationError("x")) and retryable(lc_errors.ModelRateLimitError("x"))
+    # an error the provider marks non-retryable is not sent again (before: 3 attempts, with waits)
+    model = _RaisingFake(messages=iter(()), error=lc_errors.ModelAuthenticationError("bad key"))
+    with pytest.raises(ModelCallError, match="ModelAuthenticationError"):
+        LLMSummarizer("fake:model", model=model)([HumanMessage("hi")], prompt_text="summarize")
+    assert model.attempts == 1
