@@ -14,7 +14,6 @@ from ui.frame import frame
 st.set_page_config(page_title="Context Inspector", page_icon=":material/explore:", layout="wide")
 
 session.init()
-sidebar.render()
 
 # The Timeline is the default page, which Streamlit serves only at the root ("/"), while its own
 # url_path stays reserved and unserved (streamlit/commands/navigation.py, 1.67): so it reserves a
@@ -23,6 +22,8 @@ sidebar.render()
 # links find the default one, listed first).
 TIMELINE = st.Page("pages/timeline.py", title="Timeline", icon=":material/stacked_line_chart:",
                    url_path="timeline-home", default=True)
+
+TIMELINE_PATHS = ("", "timeline")  # the default page's url_path reads "" (streamlit/navigation/page.py, 1.67)
 
 PAGES = {
     "Inspect": [
@@ -46,10 +47,23 @@ PAGES = {
 
 page = st.navigation(PAGES)
 if (target := session.pending_page()) is not None:  # a callback asked for another page (ui.session.go_to)
-    st.switch_page(target)
+    st.switch_page(target)  # before the sidebar: a run that only switches pages draws nothing
 session.sync_url()
+# The sidebar's deltas go first while a new config replays (the browser draws them meanwhile), but
+# after the Timeline when its Run is already cached: going back to a config then puts the chart
+# message ahead of the sidebar's ~40 unchanged widgets, which the browser would otherwise render
+# before showing the kept graph (docs/benchmarks.md). Either order draws the same page.
+sidebar_last = page.url_path in TIMELINE_PATHS and session.current_run_cached()
+if not sidebar_last:
+    sidebar.render()
 with frame():
     try:
         page.run()
+    except Exception:
+        if sidebar_last:  # the page failed: Streamlit shows the error, the sidebar still lets the user fix it
+            sidebar.render()
+        raise
     finally:  # also when the page stops or reruns: the run cache stays bounded
         session.settle_runs()  # sizing a new Run waits until its page has been sent (engine/runcache.py)
+if sidebar_last:
+    sidebar.render()

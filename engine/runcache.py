@@ -97,6 +97,11 @@ class RunCache:
         with self._lock:
             return sum(n for _, n in self._entries.values())
 
+    def __contains__(self, key: Hashable) -> bool:
+        """Whether `key` is held (no change to the recency order)."""
+        with self._lock:
+            return key in self._entries
+
     def __len__(self) -> int:
         return len(self._entries)
 

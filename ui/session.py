@@ -374,6 +374,15 @@ def current_run() -> Run | None:
     return run
 
 
+def current_run_cached() -> bool:
+    """Whether the current thread and config's Run is already in the run cache (no replay to wait for)."""
+    key = st.session_state.get("thread_key")
+    if not key or current_thread() is None:
+        return False
+    config = st.session_state["config"]
+    return (_thread_version(key), config, model_gated(config)) in _RUNS
+
+
 def current_step(run: Run) -> int:
     """The selected step, clamped to the run."""
     k = int(st.session_state.get("step", 0) or 0)

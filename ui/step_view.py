@@ -34,6 +34,7 @@ from engine.step_view import (
     text_diff,
 )
 from engine.views import DiffRow, ThresholdLine, ViewEntry, category_rows, diff_counts
+from ui.chart_placeholder import chart_placeholder
 from ui.figures import category_label, esc
 from ui.text import MAX_SHOWN_CHARS, escape_md
 from ui.widgets import BADGES, ROLE_ICONS, badge, table
@@ -358,7 +359,10 @@ def tool_panel(run: Run, detail: StepDetail, view_tokens: int) -> None:
     st.caption(f"{total:,} of the view's {view_tokens:,} tokens are tool calls and results ({run.counts_label()}; "
                "a result counts toward the tool it answers, stubs and patched results included; the provider's "
                "unrecorded share is left out).")
-    st.plotly_chart(tool_tokens_figure(rows), key="tool_tokens", config={"displayModeBar": False})
+    fig = tool_tokens_figure(rows)
+    with st.container():  # the placeholder holds the chart's place until it is drawn (ui.chart_placeholder)
+        chart_placeholder(int(fig.layout.height), key="tool_tokens_drawing")
+        st.plotly_chart(fig, key="tool_tokens", config={"displayModeBar": False})
 
     def pct(n: int) -> float:
         return round(100 * n / view_tokens, 1) if view_tokens else 0.0

@@ -136,11 +136,15 @@ export default async function (component) {
   const gd = entry.gd;
   if (gd.parentNode !== root) root.appendChild(gd);  // the page was left and opened again
   show(root, gd);
-  if (gd.offsetWidth !== entry.width) {  // drawn at another width (a resize while it was hidden)
+  gd.classList.add('ctxi-active');
+  // drawn at another width (a resize while it was hidden)? Read on the next frame, when the browser
+  // lays the page out anyway: read here, it forced a layout of the page in the middle of Streamlit's
+  // render of the rerun's other elements, done again when they land (docs/benchmarks.md)
+  requestAnimationFrame(() => {
+    if (gd.style.display === 'none' || gd.offsetWidth === entry.width) return;
     entry.width = gd.offsetWidth;
     Plotly.Plots.resize(gd);
-  }
-  gd.classList.add('ctxi-active');
+  });
 }
 """
 

@@ -58,9 +58,20 @@ def no_run_message() -> None:
     st.page_link("pages/threads.py", label="Go to Threads", icon=":material/folder_open:")
 
 
+def run_totals(run: Run) -> dict[str, Any]:
+    """`run.totals()` plus the billed input, computed once per Run and kept on it (`Run.derived`).
+
+    A Run is read-only once replayed, and `totals()` walks every step several times: the headline
+    metrics asked for it twice on every rerun, a cached config's included.
+    """
+    if "ui.totals" not in run.derived:
+        run.derived["ui.totals"] = {**run.totals(), "billed_tokens": sum(s.view_tokens for s in run.steps)}
+    return run.derived["ui.totals"]  # type: ignore[no-any-return]
+
+
 def run_metrics(run: Run) -> None:
     """Context at the peak step vs the window, raw peak, tokens saved, events, summarizer calls."""
-    t = run.totals()
+    t = run_totals(run)
     window = run.window_tokens
     cols = st.columns(6)
     cols[0].metric("Steps", f"{t['steps']:,}")
@@ -75,8 +86,7 @@ def run_metrics(run: Run) -> None:
                    help=f"{t['tokens_saved']:,} tokens: sum over steps of raw − view (input not sent)")
     cols[4].metric("Events", f"{t['events']:,}", help=", ".join(f"{k}: {v}" for k, v in t["events_by_layer"].items()) or None)
     cols[5].metric("Summarizer calls", f"{t['summarizer_calls']:,}", help=f"summarizer: {run.summarizer_name}")
-    billed = sum(s.view_tokens for s in run.steps)
-    st.caption(counts_note(run) + f" Cumulative input over all steps (billed, not fill): {billed:,} tokens.")
+    st.caption(counts_note(run) + f" Cumulative input over all steps (billed, not fill): {t['billed_tokens']:,} tokens.")
     whatif = against_recorded(run)
     if whatif is not None:
         st.info(escape_md(whatif.headline) + " :gray[(compared with the as-recorded run: what the agent really sent)]")
@@ -84,7 +94,7 @@ def run_metrics(run: Run) -> None:
 
 def counts_note(run: Run) -> str:
     """Where the numbers come from: calibrated to the provider's recorded usage, or our estimates."""
-    t = run.totals()
+    t = run_totals(run)
     if not t["calibrated"]:
         return f"Token counts are estimates ({run.counter.name}): the source recorded no input usage."
     return (f"Token counts are calibrated to the provider's recorded input ({t['recorded_steps']:,} recorded calls): "

@@ -124,3 +124,23 @@ def test_collapse_and_expand_all(page: Page, app_url: str) -> None:
     expect(opened).to_have_count(0, timeout=TIMEOUT_MS)
     height = page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollHeight")
     assert height < 6000, height  # headers only: a page of 10 messages stays short
+
+
+def test_tokens_per_tool_holds_its_place_until_the_chart_is_drawn(page: Page, app_url: str) -> None:
+    """The tab's chart is Streamlit's plotly chart, whose plotly.js loads on first use: a placeholder
+    as tall as the chart stands in (ui/chart_placeholder.py) and is hidden once the chart is drawn."""
+    open_step(page, app_url, 40)
+    page.get_by_role("tab", name="Tokens per tool").click()
+    wait_for_app(page)
+    placeholder = page.locator(".ctxi-drawing")
+    expect(placeholder).to_have_count(1, timeout=TIMEOUT_MS)
+    expect(placeholder).to_have_text("Drawing the chart…", timeout=TIMEOUT_MS)
+    chart = page.get_by_test_id("stPlotlyChart").locator(".main-svg").first
+    expect(chart).to_be_visible(timeout=TIMEOUT_MS)
+    expect(placeholder).to_be_hidden(timeout=TIMEOUT_MS)
+    # hidden with its element container: no gap is left above the chart
+    gap = page.evaluate("""() => {
+      const el = document.querySelector('.ctxi-drawing').closest('[data-testid=stElementContainer]');
+      return getComputedStyle(el).display;
+    }""")
+    assert gap == "none"

@@ -1,0 +1,98 @@
+"""What a rerun draws and in which order: the sidebar once per page open, after the Timeline's chart
+when its Run is cached (app.py), the headline totals computed once per Run (ui.widgets.run_totals)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from engine.runcache import RunCache
+
+
+def _record(monkeypatch: pytest.MonkeyPatch, calls: list[str]) -> None:
+    """Log each sidebar render and each Timeline chart mount, in the order the script makes them."""
+    import ui.sidebar
+    import ui.timeline_chart
+
+    def wrap(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            calls.append(name)
+            return fn(*args, **kwargs)
+        return wrapped
+
+    monkeypatch.setattr(ui.sidebar, "render", wrap("sidebar", ui.sidebar.render))
+    monkeypatch.setattr(ui.timeline_chart, "timeline_chart", wrap("chart", ui.timeline_chart.timeline_chart))
+
+
+def _sidebar_keys(at: Any) -> list[str]:  # noqa: ANN401 - an AppTest
+    return [w.key for w in (*at.sidebar.number_input, *at.sidebar.selectbox, *at.sidebar.toggle, *at.sidebar.button)]
+
+
+def test_the_sidebar_follows_the_chart_only_when_the_timeline_run_is_cached(start, monkeypatch) -> None:  # noqa: ANN001
+    from ui import session
+
+    session._RUNS.clear()
+    calls: list[str] = []
+    _record(monkeypatch, calls)
+    at = start(preset="stress")
+    assert calls == ["sidebar", "chart"]  # a first replay: the sidebar is drawn while it runs
+    keys = _sidebar_keys(at)
+    calls.clear()
+    at.sidebar.number_input(key="sb_trig_val_0_fraction").set_value(0.5).run()  # a new config
+    assert calls == ["sidebar", "chart"]
+    calls.clear()
+    at.sidebar.number_input(key="sb_trig_val_0_fraction").set_value(0.25).run()  # back: the Run is cached
+    assert not at.exception
+    assert calls == ["chart", "sidebar"]
+    assert _sidebar_keys(at) == keys  # the same sidebar, drawn after the page
+    assert at.sidebar.number_input(key="sb_trig_val_0_fraction").value == 0.25
+    calls.clear()
+    at.switch_page("pages/step.py").run()  # other pages keep the sidebar first
+    assert not at.exception and calls == ["sidebar"]
+
+
+def test_opening_a_step_from_the_timeline_draws_the_sidebar_once(start, monkeypatch) -> None:  # noqa: ANN001
+    calls: list[str] = []
+    at = start(preset="stress")
+    _record(monkeypatch, calls)
+    at.number_input(key="timeline_open_step").set_value(7).run()
+    calls.clear()
+    at.button(key="timeline_open").click().run()  # the callback's run switches pages before drawing
+    assert not at.exception and [h.value for h in at.title] == ["Step 7"]
+    assert calls == ["sidebar"]
+
+
+def test_the_headline_totals_are_computed_once_per_run(start, monkeypatch) -> None:  # noqa: ANN001
+    from engine.run import Run
+    from ui import session
+
+    session._RUNS.clear()
+    count = [0]
+    original = Run.totals
+
+    def counted(self: Run) -> dict[str, Any]:
+        count[0] += 1
+        return original(self)
+
+    monkeypatch.setattr(Run, "totals", counted)
+    at = start(preset="stress")
+    run = session.run_for(at.session_state["thread_key"], at.session_state["config"])
+    assert count[0] == 1
+    assert run.derived["ui.totals"]["billed_tokens"] == sum(s.view_tokens for s in run.steps)
+    assert {k: v for k, v in run.derived["ui.totals"].items() if k != "billed_tokens"} == original(run)
+    at.run()
+    at.number_input(key="timeline_open_step").set_value(3).run()
+    assert count[0] == 1  # reruns of the same Run read the kept totals
+    caption = " ".join(c.value for c in at.caption)
+    assert f"Cumulative input over all steps (billed, not fill): {sum(s.view_tokens for s in run.steps):,} tokens." in caption
+
+
+def test_run_cache_membership_leaves_the_order_alone() -> None:
+    cache = RunCache(10, size=lambda run: 4)
+    cache.put("a", "A")
+    cache.put("b", "B")
+    assert "a" in cache and "b" in cache and "c" not in cache
+    cache.put("c", "C")  # 12 bytes > 10: the least recently used goes; `in` did not refresh "a"
+    assert "a" not in cache and "b" in cache and "c" in cache
