@@ -51,6 +51,10 @@ TEST_ID = "ctxiTimeline"  # the chart's container: tests and bench/bench_browser
 PLOTLY_DIR = Path(plotly.__file__).resolve().parent / "package_data"
 PLOTLY_FILE = "plotly.min.js"
 
+# The script travels with the chart's element on every rerun: its comments are bytes on the wire,
+# so they stay short. Why the kept graph's width is read on the next animation frame: read right
+# after showing it, it forced a layout of the page in the middle of Streamlit's render of the
+# rerun's other elements, done again when they landed (docs/benchmarks.md).
 _JS = r"""
 const KEEP = %(keep)d;
 const STORE = (window.__ctxiTimeline = window.__ctxiTimeline || {figures: new Map(), seq: 0, plotly: null});
@@ -137,10 +141,7 @@ export default async function (component) {
   if (gd.parentNode !== root) root.appendChild(gd);  // the page was left and opened again
   show(root, gd);
   gd.classList.add('ctxi-active');
-  // drawn at another width (a resize while it was hidden)? Read on the next frame, when the browser
-  // lays the page out anyway: read here, it forced a layout of the page in the middle of Streamlit's
-  // render of the rerun's other elements, done again when they land (docs/benchmarks.md)
-  requestAnimationFrame(() => {
+  requestAnimationFrame(() => {  // drawn at another width (a resize while it was hidden)?
     if (gd.style.display === 'none' || gd.offsetWidth === entry.width) return;
     entry.width = gd.offsetWidth;
     Plotly.Plots.resize(gd);
@@ -149,10 +150,20 @@ export default async function (component) {
 """
 
 
+def compact_js(js: str) -> str:
+    """`js` without its indentation, blank lines and `  // ` comments: the script is sent with the
+    chart's element on every rerun (a cached config's whole message is ~17 KB). Only for our own
+    script, whose strings hold no `//`."""
+    lines = (line.split("  // ", 1)[0].strip() for line in js.splitlines())
+    return "\n".join(line for line in lines if line and not line.startswith("//"))
+
+
+_SCRIPT = compact_js(_JS % {"keep": KEEP_DRAWN, "testid": TEST_ID})
+
+
 def _component() -> Callable[..., Any]:
     # registered on each call: AppTest and a fresh runtime each keep their own registry
-    return st.components.v2.component("ctxi_timeline_chart", js=_JS % {"keep": KEEP_DRAWN, "testid": TEST_ID},
-                                      isolate_styles=False)
+    return st.components.v2.component("ctxi_timeline_chart", js=_SCRIPT, isolate_styles=False)
 
 
 def plotly_url() -> str:

@@ -96,3 +96,15 @@ def test_run_cache_membership_leaves_the_order_alone() -> None:
     assert "a" in cache and "b" in cache and "c" not in cache
     cache.put("c", "C")  # 12 bytes > 10: the least recently used goes; `in` did not refresh "a"
     assert "a" not in cache and "b" in cache and "c" in cache
+
+
+def test_the_chart_script_is_sent_without_comments_or_indentation() -> None:
+    from ui.timeline_chart import _JS, _SCRIPT, KEEP_DRAWN, TEST_ID, compact_js
+
+    assert compact_js("  // a note\n  const a = 1;  // why\n\n    f(a);\n") == "const a = 1;\nf(a);"
+    full = _JS % {"keep": KEEP_DRAWN, "testid": TEST_ID}
+    assert "//" not in _SCRIPT and len(_SCRIPT) < len(full) - 500
+    # every line of code survives, in order, less its indentation and trailing comment
+    code = [line.strip().split("  // ")[0] for line in full.splitlines()]
+    assert _SCRIPT.splitlines() == [line for line in code if line and not line.startswith("//")]
+    assert "export default async function (component) {" in _SCRIPT and "Plotly.newPlot(gd" in _SCRIPT
