@@ -87,6 +87,15 @@ class _Driver:
         self.before_agent = [m.before_agent for m in self.layers if _overrides(m, "before_agent")]
         self.before_model = [m.before_model for m in self.layers if _overrides(m, "before_model")]
         self.after_model = [m.after_model for m in reversed(self.layers) if _overrides(m, "after_model")]
+        # how many after_model hooks, from the first one run, belong to layers that keep nothing of the
+        # state's list between calls (`keeps_state_view` False): while only those have seen the newest
+        # message, a replacement of it by id is made in place (see `_replace_fresh`)
+        self._blind_after_model = sum(1 for _ in itertools.takewhile(
+            lambda m: getattr(m, "keeps_state_view", True) is False,
+            (m for m in reversed(self.layers) if _overrides(m, "after_model"))))
+        # the position of the response message model_call just appended, while nothing but the driver has
+        # read the state since; None otherwise
+        self._fresh: int | None = None
         self.after_agent = [m.after_agent for m in reversed(self.layers) if _overrides(m, "after_agent")]
         self.wrap_tool = [m for m in self.layers if _overrides(m, "wrap_tool_call")]
         self.sums = StepSums(counter, unrecorded_prompt_tokens)
@@ -169,6 +178,40 @@ class _Driver:
             if update:
                 self.apply(update)
 
+    def run_after_model(self) -> None:
+        """`run_hooks(self.after_model)`, replacing the response in place while only blind hooks saw it."""
+        fresh, self._fresh = self._fresh, None
+        blind = self._blind_after_model
+        for k, hook in enumerate(self.after_model):
+            update = hook(self.state, self.runtime)
+            if not update:
+                continue
+            if fresh is not None and k < blind and self._replace_fresh(update, fresh):
+                continue
+            fresh = None  # the state changed some other way: later updates go through apply
+            self.apply(update)
+
+    def _replace_fresh(self, update: dict[str, Any], pos: int) -> bool:
+        """`apply(update)` without forking the state, for `{"messages": [m]}` replacing the message at
+        `pos`, the one model_call just appended. Forking (`apply`) keeps earlier snapshots intact, but
+        costs a copy of the whole state, and every layer's incremental scan then re-compares the new
+        list with the one it saw (O(state), a few dozen times per thousand steps in a clamping run).
+        Replacing in place is the same state: no snapshot reaches `pos` (each step's is taken before
+        its model call), no layer's scan has seen it (only the blind hooks ran since it was appended),
+        and the id index does not change."""
+        if len(update) != 1:
+            return False
+        new = update.get("messages")
+        if not isinstance(new, (list, tuple)) or len(new) != 1:
+            return False
+        m = new[0]
+        current = self.state["messages"]
+        if (isinstance(m, RemoveMessage) or m.id is None or pos != len(current) - 1
+                or current[pos].id != m.id or self._index.get(m.id) != pos):
+            return False
+        current[pos] = m
+        return True
+
     def _innermost(self, request: ModelRequest[Any]) -> tuple[ModelResponse[Any], list[Command[Any]]]:
         """The model: records the request it got and answers with the thread's recorded message."""
         self._seen.append(request)
@@ -197,8 +240,12 @@ class _Driver:
         if repaired is not None:
             self.state["messages"] = list(repaired)  # a copy: the request's list is this step's view
             self._index = {m.id: i for i, m in enumerate(self.state["messages"])}
+        self._fresh = None
         if len(messages) == 1:
             self.append(messages[0])
+            current = self.state["messages"]
+            if not commands and current and current[-1] is messages[0]:
+                self._fresh = len(current) - 1
         else:
             self.apply({"messages": messages})
         for cmd in commands:
@@ -268,7 +315,7 @@ class _Driver:
                         ai = r
                         break
                 if self.after_model:
-                    self.run_hooks(self.after_model)
+                    self.run_after_model()
                 # after_model may replace the AI message by id (e.g. the sub-agent clamp)
                 current = self.state["messages"]
                 if current and current[-1].id == ai.id:

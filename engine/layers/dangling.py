@@ -152,29 +152,34 @@ def deepagents_patched_state(messages: Sequence[BaseMessage]) -> list[BaseMessag
 
 
 class _OpenCallLedger:
-    """Whether `deepagents_patched_state` has anything to patch, kept as the state grows: the call ids
-    and the answered ids seen so far (its own sets), so an invocation start costs the new messages."""
+    """Whether `deepagents_patched_state` has anything to patch, kept as the state grows: the answered ids
+    seen so far and the calls among those seen that none answers yet (its own sets), so an invocation
+    start costs the new messages (not a subset check over every call of the thread)."""
 
     def __init__(self) -> None:
         self._seen: list[BaseMessage] = []
-        self._calls: set[Any] = set()
+        self._open: set[Any] = set()
         self._answered: set[Any] = set()
 
     def any_open(self, messages: Sequence[BaseMessage]) -> bool:
         start = grown_prefix(self, messages) or unchanged_prefix(self._seen, messages)
         if start == 0:
-            self._calls, self._answered = set(), set()
+            self._open, self._answered = set(), set()
+        is_open, answered = self._open, self._answered
         for m in messages[start:]:
             if m.type == "tool":
-                self._answered.add(m.tool_call_id)  # type: ignore[attr-defined]
-            if isinstance(m, AIMessage):
-                self._calls.update(tc["id"] for tc in m.tool_calls if tc.get("id") is not None)
-                self._calls.update(tc["id"] for tc in m.invalid_tool_calls if tc.get("id") is not None)
+                answered.add(m.tool_call_id)  # type: ignore[attr-defined]
+                is_open.discard(m.tool_call_id)  # type: ignore[attr-defined]
+            elif isinstance(m, AIMessage):
+                for calls in (m.tool_calls, m.invalid_tool_calls):
+                    for tc in calls:
+                        if (cid := tc.get("id")) is not None and cid not in answered:
+                            is_open.add(cid)
         if start == 0:
             self._seen = list(messages)
         else:
             self._seen.extend(messages[start:])
-        return not self._calls <= self._answered
+        return bool(is_open)
 
 
 def _structure(message: BaseMessage) -> tuple[Any, ...]:

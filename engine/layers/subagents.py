@@ -131,6 +131,9 @@ class SubagentLayer(ContextLayer):
     """DeerFlow's task-call clamp and the sub-agent token accounting."""
 
     layer = "subagents"
+    # after_model reads only the newest message and keeps nothing of the state's list between calls:
+    # the driver may replace the newest message in place when this is the only hook that saw it
+    keeps_state_view = False
 
     def __init__(
         self,
