@@ -9,7 +9,6 @@ tool result through the `wrap_tool_call` chain, and `after_agent` when the invoc
 
 from __future__ import annotations
 
-import gc
 import itertools
 import operator
 from collections.abc import Callable, Sequence
@@ -34,6 +33,7 @@ from langgraph.types import Command
 from engine.calibration import CalibratedCounter, thread_calibration
 from engine.config import DEFAULT_PRESET, EngineConfig, preset
 from engine.events import EventRecorder, emit, recording
+from engine.gcpause import paused_gc
 from engine.kinds import message_kind
 from engine.layers import LayerContext, build_layers
 from engine.layers.user import observe
@@ -443,7 +443,7 @@ def replay(
     """Replay `thread` through the layers `config` describes; same inputs give an identical Run."""
     config = config or preset(DEFAULT_PRESET)
     base_counter = token_counter or counter_for_thread(thread, config.tokens.counter)
-    # count every recorded message up front in one batch (all cores) instead of one by one
+    # count every recorded message up front in one batch (on the idle cores) instead of one by one
     prime_thread(base_counter, thread)
     calibration = thread_calibration(thread, base_counter) if config.tokens.calibrate else None
     counter: TokenCounter = CalibratedCounter(base_counter, calibration) if calibration else base_counter
@@ -459,9 +459,7 @@ def replay(
     # The cyclic GC would re-scan the whole thread (every message, every count) on each full
     # collection, which makes long replays superlinear; nothing here needs it (no cycles are
     # built), so it is paused for the replay and restored after.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():  # and what the replay kept goes to the oldest generation unwalked (engine.gcpause)
         with recording() as recorder:
             if layers is None:  # settings that defeat themselves are part of the run's record (step 0)
                 for warning in setting_warnings(config, window):
@@ -471,9 +469,6 @@ def replay(
                              unrecorded_prompt_tokens=calibration.prompt_tokens if calibration else 0,
                              provider=provider)
             steps, final_state = driver.run()
-    finally:
-        if gc_was_enabled:
-            gc.enable()
     summarizers = [sm for m in mws if getattr(m, "layer", None) in ("summarization", "compaction")
                    and (sm := getattr(m, "summarizer", None)) is not None]
     return Run(

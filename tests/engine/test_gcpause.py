@@ -77,3 +77,18 @@ def test_a_process_that_froze_objects_keeps_them_frozen(collecting: None) -> Non
         assert _in_generation(fresh[0], 0)  # and nothing promoted
     finally:
         gc.unfreeze()
+
+
+def test_a_replay_hands_its_steps_to_the_oldest_generation(collecting: None) -> None:
+    # engine.replay pauses collection with paused_gc, so a Run's steps and views are not walked by
+    # a young collection right after it (they live as long as the Run: the dashboard caches it)
+    from engine.config import preset
+    from engine.replay import replay
+    from engine.synthetic import synthetic_thread
+    from engine.tokens import get_counter
+
+    thread = synthetic_thread(30, seed=0)
+    gc.collect()
+    run = replay(thread, preset("stress"), token_counter=get_counter("approximate"))
+    assert gc.isenabled()
+    assert _in_generation(run.steps[-1], 2) and _in_generation(run.steps, 2)
