@@ -319,6 +319,11 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
         "categoryorder": "array", "categoryarray": list(reversed(lanes)), "range": [-0.6, max(0.6, len(lanes) - 0.4)],
         "showgrid": True, "tickfont": {"size": 10}, "tickmode": "array", "tickvals": list(reversed(lanes)),
         "ticktext": lane_names})
+    if not lanes:  # nothing acted: plotly draws no axes for the empty lane row, so the steps go under the view
+        del layout["xaxis2"], layout["yaxis2"]
+        layout["xaxis"] = {"anchor": "y", "domain": [0.0, 1.0], "range": [-pad, last + pad],
+                           "title": {"text": "step (model call)"}}
+        layout["yaxis"]["domain"] = [0.0, 1.0]
     layout.update({
         "shapes": shapes, "height": height, "hovermode": "closest", "clickmode": "event+select",
         "margin": {"l": max(MIN_LEFT_MARGIN_PX, int(LANE_PAD_PX + LANE_CHAR_PX * max(map(len, lane_names), default=0))),

@@ -280,3 +280,20 @@ def test_the_timeline_payload_is_what_plotly_would_send(run, whole_window: bool)
     assert plotly_json(odd) == expected
     assert plotly_json(odd)["data"][0]["x"]["dtype"] == "i4" and plotly_json(odd)["data"][0]["z"]["shape"] == "2, 2"
     assert plotly_json(odd)["layout"]["xaxis"]["range"] == [0, 2] and plotly_json(odd)["data"][0]["f"] is None
+
+
+def test_a_run_with_no_events_puts_the_steps_axis_under_the_view() -> None:
+    """With no lane to draw, plotly draws no axes in the empty lane row: the steps' ticks and title
+    would be missing and a blank band left under the chart (seen on a real Codex session, as recorded)."""
+    import plotly.graph_objects as go
+
+    quiet = replay(build_thread(6, result_words=20), preset("stress"), token_counter=COUNTER, layers=[])
+    assert not any(s.events for s in quiet.steps)
+    spec = json.loads(timeline_figure(quiet).to_json())
+    layout = spec["layout"]
+    assert "xaxis2" not in layout and "yaxis2" not in layout
+    assert layout["xaxis"].get("showticklabels", True) and "matches" not in layout["xaxis"]
+    assert layout["xaxis"]["title"]["text"] == "step (model call)"
+    assert layout["yaxis"]["domain"] == [0.0, 1.0]
+    assert {t.get("xaxis", "x") for t in spec["data"]} == {"x"}
+    go.Figure(spec)  # still valid plotly
