@@ -91,6 +91,9 @@ RECORDED_COLOR = "#7c3aed"
 MAX_EVENT_LINES = 150  # vertical guides for compactions; more would clutter and bloat the figure
 
 
+SHORT_RUN_STEPS = 12  # up to this many steps the steps axis ticks every step: a step is a whole model call
+
+
 def esc(text: str) -> str:
     """Plotly renders a subset of HTML in hover and legend text; transcript text must stay text."""
     return html.escape(text, quote=False)
@@ -324,6 +327,8 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
         layout["xaxis"] = {"anchor": "y", "domain": [0.0, 1.0], "range": [-pad, last + pad],
                            "title": {"text": "step (model call)"}}
         layout["yaxis"]["domain"] = [0.0, 1.0]
+    if last <= SHORT_RUN_STEPS:  # plotly's own ticks would fall between steps (-0.5, 0.5, 1.5 for 2 steps)
+        layout["xaxis2" if lanes else "xaxis"].update({"tick0": 0, "dtick": 1})
     layout.update({
         "shapes": shapes, "height": height, "hovermode": "closest", "clickmode": "event+select",
         "margin": {"l": max(MIN_LEFT_MARGIN_PX, int(LANE_PAD_PX + LANE_CHAR_PX * max(map(len, lane_names), default=0))),

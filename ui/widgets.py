@@ -9,6 +9,7 @@ import streamlit as st
 from engine.run import Run
 from engine.views import ViewEntry
 from engine.whatif import WhatIf, against_baseline
+from engine.wording import plural
 from ui import session
 from ui.text import escape_md, show_text
 
@@ -97,10 +98,24 @@ def counts_note(run: Run) -> str:
     t = run_totals(run)
     if not t["calibrated"]:
         return f"Token counts are estimates ({run.counter.name}): the source recorded no input usage."
-    return (f"Token counts are calibrated to the provider's recorded input ({t['recorded_steps']:,} recorded calls): "
-            f"{t['unrecorded_prompt_tokens']:,} tokens of the agent's own prompt and tools (unrecorded prompt) and "
-            f"{t['unrecorded_tokens']:,} the messages carried beyond our {run.counter.name} count "
-            "(unrecorded in messages) are shown as their own categories; text the layers write is estimated.")
+    name, prompt, hidden = run.counter.name, t["unrecorded_prompt_tokens"], t["unrecorded_tokens"]
+    if prompt > 0:
+        prompt_part = (f"{plural(prompt, 'token')} of the agent's own prompt and tools, which the transcript "
+                       "does not hold (unrecorded prompt)")
+    elif prompt < 0:  # engine.step_sums: taken off the tool schemas, then the system prompt
+        prompt_part = (f"the provider counted {plural(-prompt, 'token')} fewer than our {name} count for the "
+                       "prompt and tools, so the tool schemas and system prompt show that much less")
+    else:
+        prompt_part = "no unrecorded prompt"
+    if hidden >= 0:
+        hidden_part = (f"{plural(hidden, 'token')} the messages carried beyond our {name} count "
+                       "(unrecorded in messages)")
+    else:
+        hidden_part = (f"the messages carried {plural(-hidden, 'token')} fewer than our {name} count "
+                       "(unrecorded in messages, negative)")
+    calls = plural(t["recorded_steps"], "recorded call")
+    return (f"Token counts are calibrated to the provider's recorded input ({calls}): {prompt_part}; {hidden_part}. "
+            "What is unrecorded is drawn as its own category; text the layers write is estimated.")
 
 
 def against_recorded(run: Run) -> WhatIf | None:

@@ -297,3 +297,17 @@ def test_a_run_with_no_events_puts_the_steps_axis_under_the_view() -> None:
     assert layout["yaxis"]["domain"] == [0.0, 1.0]
     assert {t.get("xaxis", "x") for t in spec["data"]} == {"x"}
     go.Figure(spec)  # still valid plotly
+
+
+def test_a_short_run_ticks_whole_steps_only() -> None:
+    """Two steps padded to [-0.6, 1.6] got plotly's ticks at -0.5, 0.5, 1.5: a step is a whole call."""
+    for layers in ([], None):
+        short = replay(build_thread(2, result_words=20, recorded_compaction_at=1 if layers is None else None),
+                       preset("stress"), token_counter=COUNTER, layers=layers)
+        layout = json.loads(timeline_figure(short).to_json())["layout"]
+        assert ("xaxis2" in layout) == (layers is None)  # lanes (the recorded compaction) or none
+        axis = layout["xaxis2"] if layers is None else layout["xaxis"]
+        assert (axis["tick0"], axis["dtick"]) == (0, 1)
+    long = json.loads(timeline_figure(replay(build_thread(40, result_words=20), preset("stress"),
+                                             token_counter=COUNTER, layers=[])).to_json())["layout"]
+    assert "dtick" not in long["xaxis"]  # a longer run keeps plotly's own tick spacing
