@@ -283,7 +283,9 @@ def budget_panel(run: Run, k: int, lines: list[ThresholdLine]) -> None:
                     + (f" · recorded by the provider {step.recorded_input_tokens:,}" if step.recorded_input_tokens
                        else ""))
         st.dataframe(category_table(step, window), hide_index=True, key="step_categories", column_config={
-            "tokens": st.column_config.NumberColumn("tokens", format="localized"),
+            # the longest label, "unrecorded prompt (agent's own prompt + tools)", was cut at "pro"
+            "category": st.column_config.TextColumn("category", width=290),
+            "tokens": st.column_config.NumberColumn("tokens", format="localized", width=80),
             "% of window": st.column_config.ProgressColumn("% of window", format="%.1f%%", min_value=0,
                                                            max_value=100)})
 
