@@ -24,6 +24,7 @@ from langchain_core.messages import AIMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
+from engine.layers.base import RequestLayer
 from engine.layers.request_copy import copied
 
 ModelHandler = Callable[[ModelRequest[Any]], tuple[ModelResponse[Any], list[Command[Any]]]]
@@ -93,10 +94,28 @@ def _compose_model(mw: AgentMiddleware, inner: ModelHandler) -> ModelHandler:
     return composed
 
 
+def _compose_request_layer(mw: RequestLayer, inner: ModelHandler) -> ModelHandler:
+    """`_compose_model(mw, inner)` for a layer whose wrap_model_call is `RequestLayer`'s own: it calls
+    the handler once with `_prepare(request)` and returns what the handler returned, a plain
+    `ModelResponse` (or what an inner link normalized, which normalizes to itself), so the link is
+    `inner` after `_prepare`, with the inner links' commands as they came (no handler closure, no
+    accumulator per call)."""
+    prepare = mw._prepare
+
+    def composed(request: ModelRequest[Any]) -> tuple[ModelResponse[Any], list[Command[Any]]]:
+        return inner(prepare(request))
+
+    return composed
+
+
+def _prepares_only(mw: AgentMiddleware) -> bool:
+    return isinstance(mw, RequestLayer) and type(mw).wrap_model_call is RequestLayer.wrap_model_call
+
+
 def model_chain(layers: Sequence[AgentMiddleware], innermost: ModelHandler) -> ModelHandler:
     chain = innermost
     for mw in reversed(layers):
-        chain = _compose_model(mw, chain)
+        chain = _compose_request_layer(mw, chain) if _prepares_only(mw) else _compose_model(mw, chain)  # type: ignore[arg-type]
     return chain
 
 

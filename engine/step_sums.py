@@ -8,6 +8,7 @@ token breakdowns extend the previous step's sums when the list extends the previ
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -89,40 +90,45 @@ class PrefixSums:
     Most steps only append to the previous state or view, so the cost per step is the new
     messages, not the whole list (identity checks run at C speed). Each call returns a new dict
     (the step's own), which is also what the next call extends (never mutated after it is returned).
+    `prev_tokens` is the sum of that dict's values, kept with it (the step's total without a pass).
     """
 
-    __slots__ = ("counter", "prev", "prev_totals")
+    __slots__ = ("counter", "prev", "prev_totals", "prev_tokens")
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
         self.prev: Sequence[BaseMessage] = ()
         self.prev_totals: dict[str, int] = {}
+        self.prev_tokens = 0
 
     def breakdown(self, messages: Sequence[BaseMessage]) -> dict[str, int]:
         prev = self.prev
         n = len(prev)
         bd = self.counter.breakdown
         totals: dict[str, int] | None = None
-        start = 0
+        start = tokens = 0  # `tokens`: the sum of `totals`' values so far
         if (isinstance(messages, Snapshot) and isinstance(prev, Snapshot) and messages.src is prev.src
                 and messages.n >= n):
-            totals, start = dict(self.prev_totals), n  # the same append-only list: O(1)
+            totals, start, tokens = dict(self.prev_totals), n, self.prev_tokens  # the same append-only list: O(1)
         elif n and len(messages) >= n:
             head, before = tuple(messages[:n]), tuple(prev)
             # tuple == checks identity first, element by element, at C speed
             if head == before:
-                totals, start = dict(self.prev_totals), n
+                totals, start, tokens = dict(self.prev_totals), n, self.prev_tokens
             else:
                 totals, start = self._replaced(before, head), n
+                if totals is not None:
+                    tokens = sum(totals.values())
         if totals is None:
-            totals, start = {}, 0
+            totals, start, tokens = {}, 0, 0
         tail = messages.src[start : messages.n] if isinstance(messages, Snapshot) else messages[start:]
         if tail:
             get = totals.get
             for m in tail:
                 for cat, k in bd(m).items():
                     totals[cat] = get(cat, 0) + k
-        self.prev, self.prev_totals = messages, totals
+                    tokens += k
+        self.prev, self.prev_totals, self.prev_tokens = messages, totals, tokens
         return totals
 
     def _replaced(self, before: tuple[BaseMessage, ...], head: tuple[BaseMessage, ...]) -> dict[str, int] | None:
@@ -149,7 +155,8 @@ class PrefixSums:
 
     def follow(self, other: PrefixSums, messages: Sequence[BaseMessage], totals: dict[str, int]) -> None:
         """`breakdown(messages)` gave `totals` on `other`, which this one was following: take it as ours."""
-        self.prev, self.prev_totals = messages, totals
+        tokens = other.prev_tokens if totals is other.prev_totals else sum(totals.values())
+        self.prev, self.prev_totals, self.prev_tokens = messages, totals, tokens
 
 
 class StepSums:
@@ -168,14 +175,21 @@ class StepSums:
         self.view_sums = PrefixSums(counter)
         self._tools_cache: dict[tuple[int, ...], tuple[tuple[Any, ...], int, tuple[str, ...]]] = {}
         self._system_cache: dict[int, tuple[SystemMessage, dict[str, int]]] = {}
-        self._fixed: tuple[SystemMessage | None, tuple[Any, ...], dict[str, int]] | None = None
+        # (system message, tools, their breakdown, its sum): the last request's, by identity
+        self._fixed: tuple[SystemMessage | None, tuple[Any, ...], dict[str, int], int] | None = None
+        self._last_tools: tuple[tuple[Any, ...], int, tuple[str, ...]] | None = None
 
     # -- tools and system prompt -------------------------------------------------------------
     def tools_entry(self, tools: Sequence[Any]) -> tuple[tuple[Any, ...], int, tuple[str, ...]]:
         """(the tools, their tokens, their names), computed once per distinct set of tool objects.
 
-        The entry keeps the tools alive, so their ids cannot be reused by other objects.
+        The entry keeps the tools alive, so their ids cannot be reused by other objects. The request
+        of every step holds the same tool objects in a new list: the last entry is checked first,
+        object by object at C speed, without building the key.
         """
+        last = self._last_tools
+        if last is not None and len(tools) == len(last[0]) and all(map(operator.is_, tools, last[0])):
+            return last
         key = tuple(map(id, tools))
         hit = self._tools_cache.get(key)
         if hit is None:
@@ -183,6 +197,7 @@ class StepSums:
                 self._tools_cache.clear()
             hit = self._tools_cache[key] = (tuple(tools), self.counter.count_tools(list(tools)) if tools else 0,
                                             tuple(_tool_name(t) for t in tools))
+        self._last_tools = hit
         return hit
 
     def system_breakdown(self, system: SystemMessage | None) -> dict[str, int]:
@@ -224,13 +239,14 @@ class StepSums:
                 if cut:
                     totals[cat] -= cut
                     over -= cut
-        self._fixed = (system, entry[0], totals)
+        self._fixed = (system, entry[0], totals, sum(totals.values()))
         return totals
 
     # -- one step -------------------------------------------------------------------------------
     def step(self, view: Snapshot, state: Snapshot, system: SystemMessage | None,
-             entry: tuple[tuple[Any, ...], int, tuple[str, ...]]) -> tuple[dict[str, int], dict[str, int]]:
-        """(the view's breakdown with the system prompt and tools, the state's breakdown)."""
+             entry: tuple[tuple[Any, ...], int, tuple[str, ...]]) -> tuple[dict[str, int], dict[str, int], int, int]:
+        """(the view's breakdown with the system prompt and tools, the state's breakdown, and the sums
+        of both: the view's tokens and the state's)."""
         ss, vs = self.state_sums, self.view_sums
         shared = vs.prev is ss.prev  # both sums followed the same lists: the same inputs, the same dict
         state_totals = ss.breakdown(state)
@@ -243,11 +259,16 @@ class StepSums:
                     and list(view_totals.items()) == list(state_totals.items())):
                 vs.follow(ss, state, state_totals)  # the view is the state again: follow it from here
                 view_totals = state_totals
-        totals = dict(self.fixed(system, entry))
-        get = totals.get
-        for cat, n in view_totals.items():
-            totals[cat] = get(cat, 0) + n
-        return totals, state_totals
+        fixed = self.fixed(system, entry)
+        fixed_tokens = self._fixed[3]  # type: ignore[index]  # set by fixed()
+        if fixed.keys().isdisjoint(view_totals):  # the loop below, at C speed: the same keys in the same order
+            totals = {**fixed, **view_totals}
+        else:
+            totals = dict(fixed)
+            get = totals.get
+            for cat, n in view_totals.items():
+                totals[cat] = get(cat, 0) + n
+        return totals, state_totals, fixed_tokens + vs.prev_tokens, ss.prev_tokens
 
 
 def _tool_name(tool: Any) -> str:

@@ -14,6 +14,7 @@ tokens of every part and every tool schema is emitted once, at the first step.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -138,7 +139,7 @@ class InputContextLayer(RequestLayer):
         self.task_tool_names = tuple(task_tool_names)
         self._cache: tuple[SystemMessage | None, tuple[str, ...], SystemMessage | None] | None = None
         self._announced = False
-        self._names: tuple[tuple[int, ...], tuple[Any, ...], tuple[str, ...]] | None = None
+        self._names: tuple[tuple[Any, ...], tuple[str, ...]] | None = None
 
     @classmethod
     def from_config(cls, config: EngineConfig, context: LayerContext) -> InputContextLayer:
@@ -164,12 +165,12 @@ class InputContextLayer(RequestLayer):
         return msg, parts
 
     def _tool_names(self, tools: Sequence[Any]) -> tuple[str, ...]:
-        # The same tool objects every step (a new list holding them): their names are read once.
-        # The entry keeps the tools alive, so their ids cannot be reused by other objects.
-        key = tuple(map(id, tools))
-        if self._names is None or self._names[0] != key:
-            self._names = (key, tuple(tools), tuple(tool_name(t) for t in tools))
-        return self._names[2]
+        # The same tool objects every step (a new list holding them): their names are read once,
+        # the objects compared one by one at C speed (by identity: equal copies are read again).
+        names = self._names
+        if names is None or len(tools) != len(names[0]) or not all(map(operator.is_, tools, names[0])):
+            names = self._names = (tuple(tools), tuple(tool_name(t) for t in tools))
+        return names[1]
 
     def _prepare(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         names = self._tool_names(request.tools)

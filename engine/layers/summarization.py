@@ -31,7 +31,7 @@ from langgraph.types import Command
 
 from engine.config import EngineConfig
 from engine.errors import ConfigError
-from engine.layers.approximate import RunningScaledCount, ScaledCounter, scales_with_usage
+from engine.layers.approximate import NOT_AI_TYPES, RunningScaledCount, ScaledCounter, scales_with_usage
 from engine.layers.base import ContextLayer, LayerContext
 from engine.layers.cutoff import cutoff_for_keep
 from engine.layers.deerflow_summary import (
@@ -236,7 +236,7 @@ class SummarizationLayer(ContextLayer):
         """
         last_ai = None
         for m in reversed(messages):  # LangChain's `next(... reversed(messages) ...)`, without a generator per call
-            if isinstance(m, AIMessage):
+            if type(m) not in NOT_AI_TYPES and isinstance(m, AIMessage):
                 last_ai = m
                 break
         usage = getattr(last_ai, "usage_metadata", None)

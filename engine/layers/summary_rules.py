@@ -148,7 +148,8 @@ def trim_whole_messages(messages: Sequence[BaseMessage], max_tokens: int,
     trimmed to) is not counted. The search takes the same branches, so the result is the same.
     """
     rest = list(messages)
-    if not all(isinstance(m, BaseMessage) for m in rest):
+    # by type, once per class (a negative answer only sends the list to trim_messages, which gives the same)
+    if not all(issubclass(t, BaseMessage) for t in set(map(type, rest))):
         return None  # trim_messages converts other inputs first
     system: BaseMessage | None = None
     limit = max_tokens

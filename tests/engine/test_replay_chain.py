@@ -127,8 +127,9 @@ def test_step_sums_equal_a_fresh_breakdown_at_every_step() -> None:
             view = Snapshot(other)
         else:
             view = Snapshot(state_list)
-        view_by, state_by = sums.step(view, state, system, entry)
+        view_by, state_by, view_tokens, state_tokens = sums.step(view, state, system, entry)
         assert state_by == breakdown_messages(counter, state_list), step
+        assert (view_tokens, state_tokens) == (sum(view_by.values()), sum(state_by.values())), step
         expected = dict(breakdown_messages(counter, list(view)))
         expected["system"] = expected.get("system", 0) + counter.count_message(system)
         expected["unrecorded_prompt"] = 7
