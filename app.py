@@ -49,21 +49,33 @@ page = st.navigation(PAGES)
 if (target := session.pending_page()) is not None:  # a callback asked for another page (ui.session.go_to)
     st.switch_page(target)  # before the sidebar: a run that only switches pages draws nothing
 session.sync_url()
-# The sidebar's deltas go first while a new config replays (the browser draws them meanwhile), but
-# after the Timeline when its Run is already cached: going back to a config then puts the chart
-# message ahead of the sidebar's ~40 unchanged widgets, which the browser would otherwise render
-# before showing the kept graph (docs/benchmarks.md). Either order draws the same page.
-sidebar_last = page.url_path in TIMELINE_PATHS and session.current_run_cached()
-if not sidebar_last:
+# On the Timeline the sidebar is drawn after the page once the browser shows one (after the first
+# run of the session, whose replay may take seconds with nothing else on screen), so the chart's
+# message leaves as soon as the Run is there: on a new config the browser is not rendering the
+# sidebar's ~40 unchanged widgets while the server replays (both compete for the machine's cores),
+# and going back to a cached config puts the chart ahead of them (docs/benchmarks.md). Either
+# order draws the same page.
+SIDEBAR_DRAWN = "sidebar_drawn"
+
+
+def _sidebar() -> None:
     sidebar.render()
-with frame():
-    try:
-        page.run()
-    except Exception:
-        if sidebar_last:  # the page failed: Streamlit shows the error, the sidebar still lets the user fix it
-            sidebar.render()
-        raise
-    finally:  # also when the page stops or reruns: the run cache stays bounded
-        session.settle_runs()  # sizing a new Run waits until its page has been sent (engine/runcache.py)
-if sidebar_last:
-    sidebar.render()
+    st.session_state[SIDEBAR_DRAWN] = True
+
+
+sidebar_last = page.url_path in TIMELINE_PATHS and (bool(st.session_state.get(SIDEBAR_DRAWN))
+                                                    or session.current_run_cached())
+try:
+    if not sidebar_last:
+        _sidebar()
+    with frame():
+        try:
+            page.run()
+        except Exception:  # the page failed: Streamlit shows the error, the sidebar still lets the user fix it
+            if sidebar_last:
+                _sidebar()
+            raise
+    if sidebar_last:
+        _sidebar()
+finally:  # also when the page stops or reruns: the run cache stays bounded
+    session.settle_runs()  # sizing a new Run waits until its page has been sent (engine/runcache.py)

@@ -17,14 +17,6 @@ from ui.widgets import no_run_message, run_metrics, table, table_height
 require_frame()
 
 st.title("Timeline")
-run = session.current_run()
-if run is None:
-    no_run_message()
-    st.stop()
-
-# The headline numbers sit above the chart but are drawn after it: a new config's chart leaves
-# first, and the browser is not busy laying out the metrics when the figure arrives.
-metrics = st.container()
 
 
 def _open_clicked_step(step: int) -> None:
@@ -74,39 +66,52 @@ def chart(run: Run) -> None:
     exports[2].caption("PNG: the camera button in the chart's toolbar (top right of the chart).")
 
 
-chart(run)
-with metrics:
-    run_metrics(run)
-
-
 def _open_step() -> None:
     # a callback: app.py switches pages before this page draws anything again (ui.session.go_to)
     session.set_step(int(st.session_state["timeline_open_step"]))
     session.go_to("pages/step.py")
 
 
-with st.container(horizontal=True, vertical_alignment="bottom"):
-    st.number_input("Open step", min_value=0, max_value=max(0, len(run.steps) - 1),
-                    value=session.current_step(run), step=1, key="timeline_open_step", width=200)
-    st.button("Open in Step page", key="timeline_open", on_click=_open_step)
+def _page(run: Run) -> None:
+    """Everything under the title, for a run."""
+    # The headline numbers sit above the chart but are drawn after it: a new config's chart leaves
+    # first, and the browser is not busy laying out the metrics when the figure arrives.
+    metrics = st.container()
+    chart(run)
+    with metrics:
+        run_metrics(run)
 
-# Lazy sections (on_change="rerun": their content runs only while open, and stays open across edits
-# once opened). Drawn on every edit they cost more than the chart itself: the events table (~90 KB
-# for a 1,000-step thread) and the cost section (engine.cost.run_cost, ~0.5 s CPU per new config,
-# plus a second chart) made a sidebar edit wait for them in the browser (docs/benchmarks.md).
-markers = event_markers(run)
-events = st.expander(f"Events ({len(markers):,}): every layer action, step by step", key="timeline_events",
-                     on_change="rerun", icon=":material/list:")
-if events.open:
-    with events:
-        if markers:
-            table([{"step": m.step, "layer": m.layer, "kind": m.kind, "severity": m.severity, "what happened": m.text}
-                   for m in markers], height=table_height(len(markers)))
-        else:
-            st.caption("No layer acted on this thread with these settings.")
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        st.number_input("Open step", min_value=0, max_value=max(0, len(run.steps) - 1),
+                        value=session.current_step(run), step=1, key="timeline_open_step", width=200)
+        st.button("Open in Step page", key="timeline_open", on_click=_open_step)
 
-cost = st.expander("Cost: modelled dollars, cache hit rate, did each compaction pay for itself?",
-                   key="timeline_cost", on_change="rerun", icon=":material/payments:")
-if cost.open:
-    with cost:
-        timeline_cost(run)
+    # Lazy sections (on_change="rerun": their content runs only while open, and stays open across edits
+    # once opened). Drawn on every edit they cost more than the chart itself: the events table (~90 KB
+    # for a 1,000-step thread) and the cost section (engine.cost.run_cost, ~0.5 s CPU per new config,
+    # plus a second chart) made a sidebar edit wait for them in the browser (docs/benchmarks.md).
+    markers = event_markers(run)
+    events = st.expander(f"Events ({len(markers):,}): every layer action, step by step", key="timeline_events",
+                         on_change="rerun", icon=":material/list:")
+    if events.open:
+        with events:
+            if markers:
+                table([{"step": m.step, "layer": m.layer, "kind": m.kind, "severity": m.severity, "what happened": m.text}
+                       for m in markers], height=table_height(len(markers)))
+            else:
+                st.caption("No layer acted on this thread with these settings.")
+
+    cost = st.expander("Cost: modelled dollars, cache hit rate, did each compaction pay for itself?",
+                       key="timeline_cost", on_change="rerun", icon=":material/payments:")
+    if cost.open:
+        with cost:
+            timeline_cost(run)
+
+
+run = session.current_run()
+if run is None:
+    # no st.stop(): on this page app.py draws the sidebar after the page, and a stopped run would
+    # draw nothing more (the sidebar is where the thread and the settings are fixed)
+    no_run_message()
+else:
+    _page(run)

@@ -1,5 +1,6 @@
 """What a rerun draws and in which order: the sidebar once per page open, after the Timeline's chart
-when its Run is cached (app.py), the headline totals computed once per Run (ui.widgets.run_totals)."""
+once the browser shows a sidebar or when its Run is cached (app.py), the headline totals computed
+once per Run (ui.widgets.run_totals)."""
 
 from __future__ import annotations
 
@@ -30,27 +31,48 @@ def _sidebar_keys(at: Any) -> list[str]:  # noqa: ANN401 - an AppTest
     return [w.key for w in (*at.sidebar.number_input, *at.sidebar.selectbox, *at.sidebar.toggle, *at.sidebar.button)]
 
 
-def test_the_sidebar_follows_the_chart_only_when_the_timeline_run_is_cached(start, monkeypatch) -> None:  # noqa: ANN001
+def test_the_sidebar_follows_the_timeline_chart_once_the_browser_shows_one(start, monkeypatch) -> None:  # noqa: ANN001
     from ui import session
 
     session._RUNS.clear()
     calls: list[str] = []
     _record(monkeypatch, calls)
     at = start(preset="stress")
-    assert calls == ["sidebar", "chart"]  # a first replay: the sidebar is drawn while it runs
+    assert calls == ["sidebar", "chart"]  # a session's first replay: the sidebar is drawn while it runs
     keys = _sidebar_keys(at)
     calls.clear()
     at.sidebar.number_input(key="sb_trig_val_0_fraction").set_value(0.5).run()  # a new config
-    assert calls == ["sidebar", "chart"]
+    assert not at.exception
+    assert calls == ["chart", "sidebar"]  # the chart's message does not wait for the sidebar's
+    assert _sidebar_keys(at) == keys  # the same sidebar, drawn after the page
+    assert at.sidebar.number_input(key="sb_trig_val_0_fraction").value == 0.5
     calls.clear()
     at.sidebar.number_input(key="sb_trig_val_0_fraction").set_value(0.25).run()  # back: the Run is cached
     assert not at.exception
     assert calls == ["chart", "sidebar"]
-    assert _sidebar_keys(at) == keys  # the same sidebar, drawn after the page
+    assert _sidebar_keys(at) == keys
     assert at.sidebar.number_input(key="sb_trig_val_0_fraction").value == 0.25
     calls.clear()
     at.switch_page("pages/step.py").run()  # other pages keep the sidebar first
     assert not at.exception and calls == ["sidebar"]
+
+
+def test_a_cached_run_puts_the_chart_first_even_on_a_sessions_first_run(start, monkeypatch) -> None:  # noqa: ANN001
+    start(preset="stress")  # the Run is now in the server's run cache
+    calls: list[str] = []
+    _record(monkeypatch, calls)
+    at = start(preset="stress")  # a new session (a reload) on the same settings
+    assert calls == ["chart", "sidebar"]
+    assert _sidebar_keys(at)
+
+
+def test_a_timeline_with_no_thread_still_draws_the_sidebar(start) -> None:  # noqa: ANN001
+    at = start(preset="stress")
+    at.session_state["thread_key"] = "sample:no-such-thread"
+    at.run()  # the page stops (st.stop) after saying there is no run
+    assert not at.exception
+    assert "No thread loaded. Open the **Threads** page." in [c.value for c in at.sidebar.caption]
+    assert at.sidebar.number_input(key="sb_trig_val_0_fraction").value == 0.25
 
 
 def test_opening_a_step_from_the_timeline_draws_the_sidebar_once(start, monkeypatch) -> None:  # noqa: ANN001
