@@ -297,7 +297,8 @@ class _Driver:
         usages = thread.usage
         recorder.step = 0
         for i in range(self.body_start, len(msgs)):
-            m = msgs[i]
+            # Any: the branches below test the exact type first, which mypy does not narrow on
+            m: Any = msgs[i]
             kind = type(m)
             if kind is AIMessage or (kind is not ToolMessage and isinstance(m, AIMessage)):
                 if not in_invocation:
