@@ -14,7 +14,6 @@ from engine.tokens import COUNTERS
 from engine.views import TOGGLE_LAYERS, layer_enabled
 from ui import controls, session
 from ui import library as library_ui
-from ui.replay_status import replay_status_style
 from ui.text import escape_md
 
 LAYER_LABELS = {
@@ -212,7 +211,6 @@ def render() -> None:
 
         if st.session_state.get("sidebar_error"):
             st.error(escape_md(st.session_state["sidebar_error"]))
-        replay_status_style()  # the replay's spinner, pinned where it moves nothing (takes no room here)
 
 
 def _summarization_controls(config: EngineConfig, window: int) -> None:
