@@ -19,6 +19,7 @@ from ui.config_form import (
     apply_form,
     field_for_error,
     form_fields,
+    open_section,
     widget_value,
 )
 from ui.cost_panel import compare_cost
@@ -131,11 +132,12 @@ with form_tab:
     thread = session.current_thread()
     for w in setting_warnings(config, config.window_tokens(thread.max_input_tokens if thread else None)):
         warned.setdefault(w.key, []).append(w.message)
+    shown_open = open_section(config)  # what the stack runs (as-recorded: its history, not summarization)
     with st.form("config_form", border=False):
         for section in SECTIONS:
             fields = form_fields(section)
             with st.expander(SECTION_TITLES[section],
-                             expanded=section == "summarization" or any(f.key == err_field for f in fields)):
+                             expanded=section == shown_open or any(f.key == err_field for f in fields)):
                 cols = st.columns(2)
                 for i, f in enumerate(fields):
                     with cols[i % 2]:

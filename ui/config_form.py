@@ -15,9 +15,21 @@ from pydantic import BaseModel
 
 from engine.config import ContextSize, EngineConfig
 from engine.errors import ConfigError
+from engine.views import layer_enabled
 
 SECTIONS: tuple[str, ...] = ("summarization", "compaction", "context_editing", "recorded", "filesystem", "subagents",
                              "todo", "dangling", "memory", "input_context", "model", "tokens", "cost", "general")
+
+
+def open_section(config: EngineConfig) -> str | None:
+    """The form section shown open: the first, in the form's order, of a layer the stack runs.
+
+    On the as-recorded preset that is its recorded history, not summarization (off there); on a
+    coding-agent policy its compaction; None when the stack runs none of the sections' layers.
+    """
+    return next((section for section in SECTIONS if layer_enabled(config, section)), None)
+
+
 LONG_TEXT = frozenset({"summary_prompt", "custom_prompt"})
 GENERAL_FIELDS = ("order", "middleware")
 

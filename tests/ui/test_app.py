@@ -309,6 +309,18 @@ def test_form_error_is_shown_next_to_the_field(start) -> None:  # noqa: ANN001
     assert errors == [f"Not applied — {message}", message]  # at the top of the form, then under the keep field
 
 
+@pytest.mark.parametrize(("preset_name", "shown"), [
+    ("as-recorded", "As recorded (the source's own compactions)"),  # summarization is off in it
+    ("claude-code", "Coding-agent compaction (Claude Code, Codex, Gemini CLI, Cline, OpenHands, server-side)"),
+    ("deepagents", "L2 summarization"),
+])
+def test_the_config_form_opens_the_section_of_what_the_stack_runs(start, preset_name: str, shown: str) -> None:  # noqa: ANN001
+    at = start("pages/config.py", preset=preset_name)
+    assert not at.exception
+    assert at.session_state["config"].preset == preset_name
+    assert [e.label for e in at.expander if e.proto.expanded] == [shown]
+
+
 def test_form_applies_a_valid_change(start) -> None:  # noqa: ANN001
     at = start("pages/config.py", preset="stress")
     next(t for t in at.text_input if t.key.endswith("_summarization.trigger")).set_value("tokens:40000, messages:80")
