@@ -314,18 +314,19 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
     pad = max(0.6, 0.01 * last)  # room for the step-0 and last-step markers: never half clipped
     layout = copy.deepcopy(_subplots_layout((0.8, 0.2) if len(lanes) > 2 else (0.86, 0.14)))
     lane_names = [lane_label(lane) for lane in reversed(lanes)]
-    layout["xaxis"].update({"range": [-pad, last + pad]})
-    layout["xaxis2"].update({"title": {"text": "step (model call)"}, "range": [-pad, last + pad]})
     layout["yaxis"].update({"title": {"text": f"tokens in the view ({run.counts_label()})"}, "range": [0, top],
                             "tickformat": ",d"})
-    layout["yaxis2"].update({
-        "categoryorder": "array", "categoryarray": list(reversed(lanes)), "range": [-0.6, max(0.6, len(lanes) - 0.4)],
-        "showgrid": True, "tickfont": {"size": 10}, "tickmode": "array", "tickvals": list(reversed(lanes)),
-        "ticktext": lane_names})
-    if not lanes:  # nothing acted: plotly draws no axes for the empty lane row, so the steps go under the view
+    steps_axis = {"title": {"text": "step (model call)"}, "range": [-pad, last + pad]}
+    if lanes:
+        layout["xaxis"].update({"range": [-pad, last + pad]})
+        layout["xaxis2"].update(steps_axis)
+        layout["yaxis2"].update({
+            "categoryorder": "array", "categoryarray": list(reversed(lanes)), "range": [-0.6, max(0.6, len(lanes) - 0.4)],
+            "showgrid": True, "tickfont": {"size": 10}, "tickmode": "array", "tickvals": list(reversed(lanes)),
+            "ticktext": lane_names})
+    else:  # nothing acted: plotly draws no axes for an empty lane row, so the steps go under the view
         del layout["xaxis2"], layout["yaxis2"]
-        layout["xaxis"] = {"anchor": "y", "domain": [0.0, 1.0], "range": [-pad, last + pad],
-                           "title": {"text": "step (model call)"}}
+        layout["xaxis"] = {"anchor": "y", "domain": [0.0, 1.0], **steps_axis}
         layout["yaxis"]["domain"] = [0.0, 1.0]
     if last <= SHORT_RUN_STEPS:  # plotly's own ticks would fall between steps (-0.5, 0.5, 1.5 for 2 steps)
         layout["xaxis2" if lanes else "xaxis"].update({"tick0": 0, "dtick": 1})
