@@ -390,12 +390,14 @@ def _y_top(series: TimelineSeries, lines: Sequence[ThresholdLine], window_tokens
         notes.append(f"raw curve clipped: it peaks at {raw_peak:,} tokens")
     above = list(dict.fromkeys(f"{li.role} {li.tokens:,}" for li in levels if (li.tokens or 0) > top))
     if above:
-        notes.append("above the chart: " + ", ".join(above) + " (turn on Whole window to see them)")
+        notes.append("above the chart: " + ", ".join(above))
+        notes.append("(turn on Whole window to see them)")
     annotations: list[dict[str, object]] = []
     if notes:
         annotations.append({"xref": "paper", "x": 0.99, "yref": "y domain", "y": 0.99, "showarrow": False,
                             "xanchor": "right", "yanchor": "top", "font": {"size": 11, "color": "#374151"},
-                            "bgcolor": "rgba(255,255,255,0.8)", "text": esc(" · ".join(notes))})
+                            "bgcolor": "rgba(255,255,255,0.8)", "text": "<br>".join(esc(n) for n in notes)})
+        # one note a line: on a half-width chart (Compare sessions) one long line ran off the left edge
     return top, annotations
 
 

@@ -155,8 +155,8 @@ def test_the_y_axis_fits_the_data_unless_the_whole_window_is_asked_for(run) -> N
     assert peak == max(s.raw_tokens for s in run.steps) == 1094  # no layers: raw and view are one curve
     fit = json.loads(timeline_figure(run).to_json())["layout"]
     assert fit["yaxis"]["range"] == [0, int(peak * 1.06)]
-    assert fit["annotations"][0]["text"] == ("above the chart: window 40,000, trigger 10,000, keep 2,000 "
-                                             "(turn on Whole window to see them)")
+    assert fit["annotations"][0]["text"] == ("above the chart: window 40,000, trigger 10,000, keep 2,000"
+                                             "<br>(turn on Whole window to see them)")
     whole = json.loads(timeline_figure(run, whole_window=True).to_json())["layout"]
     assert whole["yaxis"]["range"] == [0, int(40_000 * 1.1 * 1.06)]
     assert "annotations" not in whole
