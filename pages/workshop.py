@@ -12,7 +12,6 @@ from ui import presenter as presenter_ui
 from ui.eval_figures import figure_html, figure_png, png_export_available
 from ui.figures import compare_figure
 from ui.frame import require_frame
-from ui.widgets import table
 
 require_frame()
 
@@ -102,7 +101,8 @@ nav[3].button("Next lesson ▶", key="ws_next_lesson", on_click=_go_lesson, args
 
 if item.id == "overview" and not presenter:
     st.markdown("**The lessons**")
-    table([{"lesson": x.title, "layer": x.layer or "all", "what it shows": x.summary} for x in LESSONS])
+    # st.table wraps its cells: in a dataframe the "what it shows" sentences were cut off at the column's edge
+    st.table([{"lesson": x.title, "layer": x.layer or "all", "what it shows": x.summary} for x in LESSONS])
 
 if shown > len(item.points):
     st.subheader("Try this")
@@ -122,7 +122,9 @@ if shown > len(item.points):
     cols = st.columns(3)
     cols[0].metric(f"{item.watch} events", f"{after:,}", delta=f"{_change(after - before)} vs the lesson default",
                    delta_color="off", delta_arrow=_arrow(after - before))
-    cols[1].metric("Peak view tokens", f"{tried_peak:,}", delta=_change(tried_peak - base_peak), delta_color="inverse",
+    # no colour for no change: "inverse" painted "no change" red (Streamlit colours a text delta as a rise)
+    cols[1].metric("Peak view tokens", f"{tried_peak:,}", delta=_change(tried_peak - base_peak),
+                   delta_color="inverse" if tried_peak != base_peak else "off",
                    delta_arrow=_arrow(tried_peak - base_peak))
     if item.needles:
         score = needle_retention(outcome.tried, list(item.needles)).score

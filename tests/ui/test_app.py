@@ -620,3 +620,19 @@ def test_the_timeline_metrics_stay_above_the_chart_though_drawn_after_it(start) 
     assert at.metric[0].label == "Steps"
     assert session._RUNS._pending == {}  # app.py settled the run cache after the page
     assert session._RUNS.held_bytes > 0
+
+
+def test_the_workshop_lists_whole_lessons_and_colours_only_a_real_change(start) -> None:  # noqa: ANN001
+    at = start()
+    at.switch_page("pages/workshop.py").run()
+    assert not at.exception
+    peak = next(m for m in at.metric if m.label == "Peak view tokens")
+    # the lesson's default choices: nothing changed, so no red "no change" (Streamlit colours a text delta)
+    assert peak.delta == "no change"
+    from streamlit.proto.Metric_pb2 import Metric
+
+    assert peak.proto.color == Metric.MetricColor.GRAY
+    # the lessons are a table that wraps its cells (a dataframe cut the sentences off at the column's edge)
+    from engine.lessons import LESSONS
+
+    assert list(at.table[0].value["what it shows"]) == [x.summary for x in LESSONS]
