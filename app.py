@@ -49,33 +49,16 @@ page = st.navigation(PAGES)
 if (target := session.pending_page()) is not None:  # a callback asked for another page (ui.session.go_to)
     st.switch_page(target)  # before the sidebar: a run that only switches pages draws nothing
 session.sync_url()
-# On the Timeline the sidebar is drawn after the page once the browser shows one (after the first
-# run of the session, whose replay may take seconds with nothing else on screen), so the chart's
-# message leaves as soon as the Run is there: on a new config the browser is not rendering the
-# sidebar's ~40 unchanged widgets while the server replays (both compete for the machine's cores),
-# and going back to a cached config puts the chart ahead of them (docs/benchmarks.md). Either
-# order draws the same page.
-SIDEBAR_DRAWN = "sidebar_drawn"
-
-
-def _sidebar() -> None:
-    sidebar.render()
-    st.session_state[SIDEBAR_DRAWN] = True
-
-
-sidebar_last = page.url_path in TIMELINE_PATHS and (bool(st.session_state.get(SIDEBAR_DRAWN))
-                                                    or session.current_run_cached())
 try:
-    if not sidebar_last:
-        _sidebar()
-    with frame():
-        try:
+    if page.url_path in TIMELINE_PATHS:
+        # the Timeline draws the sidebar itself, inside its body's fragment (pages/timeline.py): a
+        # sidebar edit there reruns that fragment only, not this frame
+        with frame():
             page.run()
-        except Exception:  # the page failed: Streamlit shows the error, the sidebar still lets the user fix it
-            if sidebar_last:
-                _sidebar()
-            raise
-    if sidebar_last:
-        _sidebar()
+    else:
+        sidebar.render()
+        st.session_state[sidebar.SIDEBAR_DRAWN] = True
+        with frame():
+            page.run()
 finally:  # also when the page stops or reruns: the run cache stays bounded
     session.settle_runs()  # sizing a new Run waits until its page has been sent (engine/runcache.py)

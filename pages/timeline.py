@@ -7,7 +7,7 @@ import streamlit as st
 from engine.run import Run
 from engine.timeline_table import rows_csv, timeline_rows
 from engine.views import event_markers, recorded_compactions, threshold_lines
-from ui import session
+from ui import session, sidebar
 from ui.cost_panel import timeline_cost
 from ui.figures import cached_timeline_figure, timeline_spec
 from ui.frame import require_frame
@@ -108,10 +108,32 @@ def _page(run: Run) -> None:
             timeline_cost(run)
 
 
-run = session.current_run()
-if run is None:
-    # no st.stop(): on this page app.py draws the sidebar after the page, and a stopped run would
-    # draw nothing more (the sidebar is where the thread and the settings are fixed)
-    no_run_message()
-else:
-    _page(run)
+def _body() -> None:
+    run = session.current_run()
+    if run is None:
+        # no st.stop(): the sidebar is drawn after the page, and a stopped run would draw nothing
+        # more (the sidebar is where the thread and the settings are fixed)
+        no_run_message()
+    else:
+        _page(run)
+
+
+@st.fragment
+def body_and_sidebar() -> None:
+    """Everything under the title, and the sidebar, as one fragment: an edit in the sidebar (or any
+    widget of the page's body) reruns this only, not app.py's frame (page config, navigation, the
+    title). In the browser that frame's re-render of an unchanged page took as long as the chart
+    (docs/benchmarks.md). A fragment may write to `st.sidebar` once it did on the full run
+    (`st.fragment`, Streamlit 1.67). What app.py does around a page on a full run is done here
+    too, for a fragment's rerun: the page switch a callback asked for, the URL, sizing the Runs
+    stored (each a no-op on a full run, where app.py did it first)."""
+    if (target := session.pending_page()) is not None:
+        st.switch_page(target)
+    session.sync_url()
+    try:
+        sidebar.with_page(_body)
+    finally:
+        session.settle_runs()
+
+
+body_and_sidebar()

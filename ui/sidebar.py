@@ -213,6 +213,37 @@ def render() -> None:
             st.error(escape_md(st.session_state["sidebar_error"]))
 
 
+# Whether this session's browser shows a sidebar already (session state, set once one was drawn).
+SIDEBAR_DRAWN = "sidebar_drawn"
+
+
+def _render() -> None:
+    render()
+    st.session_state[SIDEBAR_DRAWN] = True
+
+
+def with_page(draw_page: Callable[[], None]) -> None:
+    """The sidebar and the page `draw_page` draws, the sidebar after the page once the browser shows one.
+
+    Before: on the first run of a session, whose replay may take seconds with nothing else on
+    screen. After: on a new config the chart's message leaves as soon as the Run is there, and the
+    browser is not rendering the sidebar's ~40 unchanged widgets while the server replays (both
+    compete for the machine's cores); going back to a cached config puts the chart ahead of them
+    (docs/benchmarks.md). Either order draws the same page.
+    """
+    last = bool(st.session_state.get(SIDEBAR_DRAWN)) or session.current_run_cached()
+    if not last:
+        _render()
+    try:
+        draw_page()
+    except Exception:  # the page failed: Streamlit shows the error, the sidebar still lets the user fix it
+        if last:
+            _render()
+        raise
+    if last:
+        _render()
+
+
 def _summarization_controls(config: EngineConfig, window: int) -> None:
     st.markdown("**Summarization trigger** (any clause fires)")
     clauses = controls.trigger_clauses(config)
