@@ -30,6 +30,7 @@ import base64
 import hashlib
 import json
 import math
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ import numpy as np
 import plotly
 import streamlit as st
 import streamlit.components.v1 as components_v1
+from streamlit.runtime.runtime_util import MESSAGE_FLUSH_INTERVAL_SECS
 
 from engine.run import Run
 from ui.figures import FIGURE_BUILDS
@@ -244,6 +246,21 @@ def clicked_step(value: Any) -> int | None:
     return int(value) if float(value).is_integer() else None
 
 
+# After the chart's element is queued, the script pauses for two of the server's flush cycles, so
+# the chart leaves now, not with the rest of the page: the script thread holds the GIL while it
+# builds the next ~60 elements (the sidebar's, the metrics'), the event loop that writes the
+# queue to the websocket then ran only after them, and the browser applied every delta in one
+# render before it mounted the chart (a cached config's chart was drawn ~100 ms after its message
+# was queued; docs/benchmarks.md). Streamlit does the same before a page switch so its query
+# params are delivered: `time.sleep(2 * MESSAGE_FLUSH_INTERVAL_SECS)` (streamlit/commands/
+# execution_control.py, 1.67; the runtime flushes every MESSAGE_FLUSH_INTERVAL_SECS, runtime.py).
+FLUSH_PAUSE_S = 2 * MESSAGE_FLUSH_INTERVAL_SECS
+
+
+def _let_it_leave() -> None:
+    time.sleep(FLUSH_PAUSE_S)
+
+
 def _forget(digest: str) -> None:
     sent = st.session_state.get(SENT_KEY) or []
     st.session_state[SENT_KEY] = [d for d in sent if d != digest]
@@ -275,3 +292,4 @@ def timeline_chart(figure: dict[str, Any], digest: str, *, key: str, config: dic
                                 "plotly_url": plotly_url(), "config": config},
                  height="content", on_click_change=_clicked,
                  on_missing_change=lambda: _on_missing(key))
+    _let_it_leave()

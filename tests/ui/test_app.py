@@ -636,3 +636,46 @@ def test_the_workshop_lists_whole_lessons_and_colours_only_a_real_change(start) 
     from engine.lessons import LESSONS
 
     assert list(at.table[0].value["what it shows"]) == [x.summary for x in LESSONS]
+
+
+def test_the_timeline_chart_leaves_before_the_rest_of_the_page_is_built(start, monkeypatch) -> None:  # noqa: ANN001
+    # ui/timeline_chart.py pauses two of the server's flush cycles once the chart's element is
+    # queued (as st.switch_page does for its query params): the pause comes after the chart and
+    # before the sidebar, which the Timeline draws after the page once the browser shows one
+    import time as real_time
+
+    from streamlit.runtime.runtime_util import MESSAGE_FLUSH_INTERVAL_SECS
+
+    from ui import sidebar, timeline_chart
+
+    sleep, component, render = real_time.sleep, timeline_chart._component, sidebar.render
+    seen: list[str] = []
+
+    def record_sleep(seconds: float) -> None:
+        if seconds == timeline_chart.FLUSH_PAUSE_S:
+            seen.append("pause")
+        sleep(seconds)
+
+    def record_component() -> object:
+        draw = component()
+
+        def drawn(*args: object, **kwargs: object) -> object:
+            out = draw(*args, **kwargs)
+            seen.append("chart")
+            return out
+        return drawn
+
+    def record_render() -> None:
+        seen.append("sidebar")
+        render()
+
+    monkeypatch.setattr(timeline_chart.time, "sleep", record_sleep)
+    monkeypatch.setattr(timeline_chart, "_component", record_component)
+    monkeypatch.setattr(sidebar, "render", record_render)
+    assert timeline_chart.FLUSH_PAUSE_S >= 2 * MESSAGE_FLUSH_INTERVAL_SECS
+    at = start(preset="stress")
+    seen.clear()
+    at.run()  # the browser shows a sidebar: it is drawn after the page
+    assert seen == ["chart", "pause", "sidebar"]
+    at.sidebar.number_input(key="sb_trig_val_0_fraction").set_value(0.5).run()
+    assert seen == ["chart", "pause", "sidebar"] * 2
