@@ -14,6 +14,7 @@ from engine.tokens import COUNTERS
 from engine.views import TOGGLE_LAYERS, layer_enabled
 from ui import controls, session
 from ui import library as library_ui
+from ui.replay_status import replay_status_style
 from ui.text import escape_md
 
 LAYER_LABELS = {
@@ -211,6 +212,7 @@ def render() -> None:
 
         if st.session_state.get("sidebar_error"):
             st.error(escape_md(st.session_state["sidebar_error"]))
+        replay_status_style()  # the replay's spinner, pinned where it moves nothing (takes no room here)
 
 
 # Whether this session's browser shows a sidebar already (session state, set once one was drawn).
