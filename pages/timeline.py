@@ -129,9 +129,11 @@ def body_and_sidebar() -> None:
     stored (each a no-op on a full run, where app.py did it first)."""
     if (target := session.pending_page()) is not None:
         st.switch_page(target)
-    session.sync_url()
     try:
         sidebar.with_page(_body)
+        # after the page: the browser's history update (pushState and Streamlit's page info,
+        # ~15-30 ms of its main thread in a traced edit) does not come before the chart
+        session.sync_url()
     finally:
         session.settle_runs()
 
