@@ -95,7 +95,7 @@ def test_sweep_grid_error_is_shown(start) -> None:  # noqa: ANN001
 def test_workshop_overview_lists_every_lesson(start) -> None:  # noqa: ANN001
     at = start(WORKSHOP)
     assert [t.value for t in at.title] == ["Overview: what the model actually sees"]
-    assert len(at.dataframe[0].value) == 9  # the overview, one per layer, context editing, coding agents
+    assert len(at.table[0].value) == 9  # the overview, one per layer, context editing, coding agents
     assert chart(at, "ws_chart_overview")["data"][1]["name"] == "A: view tokens"
     assert any(d.proto.label == "Figure as HTML" for d in at.get("download_button"))
 
