@@ -367,6 +367,9 @@ def cached_timeline_figure(run: Run, *, height: int = 620, whole_window: bool = 
                          lambda: timeline_figure(run, height=height, whole_window=whole_window))
 
 
+NOTE_LINE_HEADROOM = 0.045  # of the y range, a line of the notes above the curves
+
+
 def _y_top(series: TimelineSeries, lines: Sequence[ThresholdLine], window_tokens: int,
            whole_window: bool) -> tuple[int, list[dict[str, object]]]:
     """The y-axis top and the notes on what lies above it.
@@ -385,13 +388,23 @@ def _y_top(series: TimelineSeries, lines: Sequence[ThresholdLine], window_tokens
         data = max(view_peak, recorded_peak, 1)
         top = max(data, raw_peak) if raw_peak <= 1.5 * data else int(1.5 * data)
     top = int(top * 1.06)
-    notes = []
-    if raw_peak > top:
-        notes.append(f"raw curve clipped: it peaks at {raw_peak:,} tokens")
-    above = list(dict.fromkeys(f"{li.role} {li.tokens:,}" for li in levels if (li.tokens or 0) > top))
-    if above:
-        notes.append("above the chart: " + ", ".join(above))
-        notes.append("(turn on Whole window to see them)")
+
+    def notes_over(top: int) -> list[str]:
+        notes = []
+        if raw_peak > top:
+            notes.append(f"raw curve clipped: it peaks at {raw_peak:,} tokens")
+        above = list(dict.fromkeys(f"{li.role} {li.tokens:,}" for li in levels if (li.tokens or 0) > top))
+        if above:
+            notes.append("above the chart: " + ", ".join(above))
+            notes.append("(turn on Whole window to see them)")
+        return notes
+
+    notes = notes_over(top)
+    if notes:
+        # headroom for the notes' lines (11 px type on a ~400 px plot), so they do not cover the curves'
+        # top; then the notes say what lies above that top
+        top = int(top * (1 + NOTE_LINE_HEADROOM * len(notes)))
+        notes = notes_over(top)
     annotations: list[dict[str, object]] = []
     if notes:
         annotations.append({"xref": "paper", "x": 0.99, "yref": "y domain", "y": 0.99, "showarrow": False,
