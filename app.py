@@ -57,7 +57,6 @@ try:
             page.run()
     else:
         sidebar.render()
-        st.session_state[sidebar.SIDEBAR_DRAWN] = True
         with frame():
             page.run()
 finally:  # also when the page stops or reruns: the run cache stays bounded

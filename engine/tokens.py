@@ -88,7 +88,7 @@ def _mergeable_ranks(name: str) -> dict[bytes, int]:
     if digest != ENCODINGS[name]:
         raise EncodingIntegrityError(f"{name}: sha256 {digest} != expected {ENCODINGS[name]}")
     # the bytes are the ones tiktoken pins, in which every rank is its line number
-    # (tests/engine/test_tokens.py parses both files in full)
+    # (tests/engine/test_tokens_fast_paths.py parses both files in full and compares)
     return _parse_ranks(name, raw, ranks_are_line_numbers=True)
 
 

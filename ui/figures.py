@@ -406,11 +406,10 @@ def _y_top(series: TimelineSeries, lines: Sequence[ThresholdLine], window_tokens
         top = int(top * (1 + NOTE_LINE_HEADROOM * len(notes)))
         notes = notes_over(top)
     annotations: list[dict[str, object]] = []
-    if notes:
+    if notes:  # one note a line: on a half-width chart (Compare sessions) one long line ran off the left edge
         annotations.append({"xref": "paper", "x": 0.99, "yref": "y domain", "y": 0.99, "showarrow": False,
                             "xanchor": "right", "yanchor": "top", "font": {"size": 11, "color": "#374151"},
                             "bgcolor": "rgba(255,255,255,0.8)", "text": "<br>".join(esc(n) for n in notes)})
-        # one note a line: on a half-width chart (Compare sessions) one long line ran off the left edge
     return top, annotations
 
 

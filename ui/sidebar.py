@@ -27,6 +27,8 @@ LAYER_LABELS = {
 }
 SIZE_FORMAT = {"fraction": "%.2f", "tokens": "%d", "messages": "%d"}
 POLICY_DEFAULT = "policy default"
+# Whether this session's browser shows a sidebar already (session state, set each time one is drawn).
+SIDEBAR_DRAWN = "sidebar_drawn"
 
 
 def _config() -> EngineConfig:
@@ -213,14 +215,6 @@ def render() -> None:
         if st.session_state.get("sidebar_error"):
             st.error(escape_md(st.session_state["sidebar_error"]))
         replay_status_style()  # the replay's spinner, pinned where it moves nothing (takes no room here)
-
-
-# Whether this session's browser shows a sidebar already (session state, set once one was drawn).
-SIDEBAR_DRAWN = "sidebar_drawn"
-
-
-def _render() -> None:
-    render()
     st.session_state[SIDEBAR_DRAWN] = True
 
 
@@ -235,15 +229,15 @@ def with_page(draw_page: Callable[[], None]) -> None:
     """
     last = bool(st.session_state.get(SIDEBAR_DRAWN)) or session.current_run_cached()
     if not last:
-        _render()
+        render()
     try:
         draw_page()
     except Exception:  # the page failed: Streamlit shows the error, the sidebar still lets the user fix it
         if last:
-            _render()
+            render()
         raise
     if last:
-        _render()
+        render()
 
 
 def _summarization_controls(config: EngineConfig, window: int) -> None:
