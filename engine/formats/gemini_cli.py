@@ -250,14 +250,16 @@ def _edit(masking: Any, starts: list[tuple[int, int]], total: int, where: Where)
 
 
 def _title(meta: dict[str, Any], messages: list[BaseMessage]) -> str | None:
+    """The name Gemini CLI's session browser gives a session (`getAllSessionFiles` and
+    `extractFirstUserMessage`, packages/cli/src/utils/sessionUtils.ts): its saved summary, else the
+    first user message that is not a slash command or a `?` help query, else the first user message."""
     if isinstance(meta.get("summary"), str) and meta["summary"].strip():
         return title_line(meta["summary"])
-    for m in messages:
-        if isinstance(m, HumanMessage):
-            text = text_of(m.content).strip()
-            if text:
-                return title_line(text)
-    return None
+    texts = [text_of(m.content) for m in messages if isinstance(m, HumanMessage)]
+    chosen = next((t for t in texts if not t.startswith(("/", "?")) and t.strip()), None)
+    if chosen is None:  # Gemini CLI falls back to the first user message, even a slash command
+        chosen = next((t for t in texts if t.strip()), None)
+    return title_line(chosen.strip()) if chosen is not None else None
 
 
 class _GeminiCliImporter:

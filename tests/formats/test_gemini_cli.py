@@ -329,3 +329,16 @@ def test_mutated_legacy_sessions_only_raise_thread_load_error(data: st.DataObjec
 def test_human_message_ids_are_the_record_ids(tmp_path: Path) -> None:
     thread = load_thread(write(tmp_path, session()))
     assert [m.id for m in thread.messages if isinstance(m, HumanMessage)] == ["u1"]
+
+
+@pytest.mark.parametrize(("users", "title"), [
+    (["/init", "", "fix the README"], "fix the README"),  # a slash command and an empty turn are passed over
+    (["?", "explain the build"], "explain the build"),  # so is a `?` help query
+    (["/compress", "/stats"], "/compress"),  # only commands: the first one, as Gemini CLI falls back
+])
+def test_title_without_a_summary_is_the_first_prompt_gemini_cli_would_show(
+        tmp_path: Path, users: list[str], title: str) -> None:
+    # Gemini CLI's session browser (sessionUtils.ts extractFirstUserMessage) names such a session so.
+    rows = [META, *(msg(f"u{i}", "user", [{"text": text}]) for i, text in enumerate(users)),
+            msg("g1", "gemini", "ok", model="gemini-3-flash-preview", tokens=toks(100))]
+    assert load_thread(write(tmp_path, rows)).title == title
