@@ -17,9 +17,9 @@ digit), named slugs (spotter-a0y, build_42: lower-case segments with a digit, or
 names twice), names (CamelCase such as TimeDelta, or capitalised words mid-sentence such as Pixel
 Representation), and numbers with what they count (8443 in "port 8443", $4,200, 30 days). Never a
 needle: a hex string of 7+ characters (a git hash, a UUID piece), part of a path or URL, a tool's
-name, a bare number. Facts occurring more than `MAX_OCCURRENCES` times in the thread are skipped
-(they are everywhere, so keeping them proves nothing); then the best source, the best kind, the
-rarest and the earliest win.
+name, markup (a tag's name, a code fence's language), a bare number. Facts occurring more than
+`MAX_OCCURRENCES` times in the thread are skipped (they are everywhere, so keeping them proves
+nothing); then the best source, the best kind, the rarest and the earliest win.
 """
 
 from __future__ import annotations
@@ -93,13 +93,20 @@ def _in_path_or_url(text: str, start: int, end: int) -> bool:
         after == "." and end + 1 < len(text) and text[end + 1].isalnum())
 
 
+def _is_markup(text: str, start: int) -> bool:
+    """A tag's name (`<example_response>`, `</output>`) or a code fence's info string (```bash):
+    the harness's markup, not a fact anybody states."""
+    return text[max(0, start - 1):start] == "<" or text[max(0, start - 2):start] == "</" or (
+        text[max(0, start - 3):start] == "```")
+
+
 def facts_in(text: str, *, tools: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
     """(fact, kind) stated in `text`, in order of appearance (see the module doc for the kinds)."""
     found: list[tuple[int, str, str]] = []
 
     def add(start: int, end: int, kind: str) -> None:
         word = text[start:end]
-        if _HEX.match(word) or word in tools or _in_path_or_url(text, start, end):
+        if _HEX.match(word) or word in tools or _in_path_or_url(text, start, end) or _is_markup(text, start):
             return
         found.append((start, word, kind))
 

@@ -142,3 +142,15 @@ def test_auto_picked_needles_are_facts_a_person_states() -> None:
     # never a hash, a path or a bare number
     assert pick_needles(thread, k=6) == ["OPS-2210", "Maria Keller", "8443", "BlueGreenDeploy", "KESTREL-09"]
     assert facts_in("see a2898e3 and 3f2c9d1e-aa and /srv/build-77/ok and Bash", tools=frozenset({"Bash"})) == []
+
+
+def test_markup_is_never_a_needle() -> None:
+    from engine.evals.facts import facts_in
+
+    # mini-swe-agent's task template wraps its example in <example_response> tags and fences its
+    # commands as ```mswea_bash_command: the harness's markup, not facts anyone planted
+    text = ("Fix the parser; the release is build_42.\n<example_response>\nTHOUGHT: look\n\n"
+            "```mswea_bash_command\nls\n```\n</example_response>\n```mswea_bash_command\npwd\n```")
+    assert facts_in(text) == [("build_42", "slug")]
+    # the same words stated in prose still count
+    assert facts_in("the flag is example_response, and example_response stays on") == [("example_response", "slug")]
