@@ -46,17 +46,24 @@ from ui.figures import FIGURE_BUILDS
 
 # Figures kept drawn in the browser (the keep list), oldest evicted first. The server's mirror of
 # the list holds fewer, so a figure the server thinks the browser has is always still there when
-# both saw the same sequence; anything else is healed by the `missing` trigger.
-KEEP_DRAWN = 8
+# both saw the same sequence; anything else is healed by the `missing` trigger. 20, like the reruns
+# the browser keeps a large element for (`maxCachedMessageAge`, .streamlit/config.toml): with 8
+# (6 mirrored), going back through the last ten configs in order evicted each figure just before it
+# was wanted, so every "back" was a full newPlot. Cost in the browser, for a 1,000-step thread:
+# ~1.3 MB of JS heap and ~1,100 DOM nodes (hidden, not laid out) per graph kept (CDP
+# Performance.getMetrics after a GC, 2026-12-02: 20 kept, +27 MB, +24,000 nodes).
+KEEP_DRAWN = 20
 SENT_KEY = "timeline_chart_sent"
 TEST_ID = "ctxiTimeline"  # the chart's container: tests and bench/bench_browser.py find it by this
 PLOTLY_DIR = Path(plotly.__file__).resolve().parent / "package_data"
 PLOTLY_FILE = "plotly.min.js"
 
 # The script travels with the chart's element on every rerun: its comments are bytes on the wire,
-# so they stay short. Why the kept graph's width is read on the next animation frame: read right
-# after showing it, it forced a layout of the page in the middle of Streamlit's render of the
-# rerun's other elements, done again when they landed (docs/benchmarks.md).
+# so they stay short. Why a graph's width is compared with the width plotly drew it at
+# (`_fullLayout.width`) on the next animation frame, and never read right after showing or drawing
+# it: read there, `offsetWidth` forced a layout of the whole page in the middle of Streamlit's render
+# of the rerun's other elements (after a new figure's `newPlot`, 10-15 ms of a new config's path in a
+# CPU profile, 2026-12-02), done again when they landed (docs/benchmarks.md).
 _JS = r"""
 const KEEP = %(keep)d;
 const STORE = (window.__ctxiTimeline = window.__ctxiTimeline || {figures: new Map(), seq: 0, plotly: null});
@@ -125,7 +132,7 @@ export default async function (component) {
       const step = point ? Number(stepOf(point)) : NaN;
       if (Number.isInteger(step) && step >= 0 && STORE.trigger) STORE.trigger('click', step);
     });
-    entry = {gd, width: gd.offsetWidth};
+    entry = {gd};
     STORE.figures.set(data.digest, entry);
   } else {
     STORE.figures.delete(data.digest);  // re-inserted below: the Map's order is the keep list's
@@ -144,8 +151,8 @@ export default async function (component) {
   show(root, gd);
   gd.classList.add('ctxi-active');
   requestAnimationFrame(() => {  // drawn at another width (a resize while it was hidden)?
-    if (gd.style.display === 'none' || gd.offsetWidth === entry.width) return;
-    entry.width = gd.offsetWidth;
+    const drawn = gd._fullLayout && gd._fullLayout.width;
+    if (gd.style.display === 'none' || !drawn || Math.abs(gd.offsetWidth - drawn) < 1) return;
     Plotly.Plots.resize(gd);
   });
 }
@@ -255,10 +262,21 @@ def clicked_step(value: Any) -> int | None:
 # params are delivered: `time.sleep(2 * MESSAGE_FLUSH_INTERVAL_SECS)` (streamlit/commands/
 # execution_control.py, 1.67; the runtime flushes every MESSAGE_FLUSH_INTERVAL_SECS, runtime.py).
 FLUSH_PAUSE_S = 2 * MESSAGE_FLUSH_INTERVAL_SECS
+# When only the digest of a figure the browser holds is sent (a config from the run cache, the
+# Whole window toggle back), the browser's whole job is to show the graph it kept: one React
+# render of one element and one frame. Sent 10 ms after it, the rest of the fragment's ~70
+# elements reached the browser while it was still on that element, and it rendered them (~80 ms of
+# React a rerun, mostly the sidebar's widgets: CDP CPU profile, 2026-12-02) before it painted a
+# frame: the kept graph was shown, then painted 25-40 ms later. Pausing ~3 frames instead lets that
+# frame come first; the rest lands up to that much later and then takes the same work (a probe
+# of 12 cached edits, 2026-12-02: chart 0.082 -> 0.058 s, page settled 0.108 -> 0.137 s). A new
+# figure keeps the short pause: at 50 and 100 ms its chart time did not move (0.267 -> 0.254 and
+# 0.253 s, 6 edits each, within the spread) and the rest of its page only came later.
+KEPT_PAUSE_S = 10 * MESSAGE_FLUSH_INTERVAL_SECS
 
 
-def _let_it_leave() -> None:
-    time.sleep(FLUSH_PAUSE_S)
+def _let_it_leave(kept: bool) -> None:
+    time.sleep(KEPT_PAUSE_S if kept else FLUSH_PAUSE_S)
 
 
 def _forget(digest: str) -> None:
@@ -292,4 +310,4 @@ def timeline_chart(figure: dict[str, Any], digest: str, *, key: str, config: dic
                                 "plotly_url": plotly_url(), "config": config},
                  height="content", on_click_change=_clicked,
                  on_missing_change=lambda: _on_missing(key))
-    _let_it_leave()
+    _let_it_leave(known)

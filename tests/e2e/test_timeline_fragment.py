@@ -17,7 +17,14 @@ pytest.importorskip("playwright")
 from playwright.sync_api import Page, expect  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
-from tests.e2e.test_dashboard import TIMEOUT_MS, expect_lane_count, open_page, summaries, wait_for_app  # noqa: E402
+from tests.e2e.test_dashboard import (  # noqa: E402
+    TIMELINE,
+    TIMEOUT_MS,
+    expect_lane_count,
+    open_page,
+    summaries,
+    wait_for_app,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -71,3 +78,39 @@ def test_a_sidebar_edit_on_the_timeline_reruns_its_body_and_sidebar_only(page: P
     wait_for_app(page)
     expect(page.get_by_role("heading", name="Step 7")).to_be_visible(timeout=TIMEOUT_MS)
     assert "/step" in page.url
+
+
+def test_a_kept_graph_shown_again_after_a_resize_is_redrawn_at_the_new_width(page: Page, app_url: str,
+                                                                            e2e_samples: Path) -> None:
+    # ui/timeline_chart.py keeps the graphs it drew, hidden; plotly's own `responsive` resize skips
+    # a hidden graph, so the component compares the width plotly drew a graph at with its width on
+    # the frame after showing it, and resizes it (never reading the width right after drawing it)
+    def widths() -> list[float]:
+        return page.evaluate("(sel) => { const gd = document.querySelector(sel);"
+                             " return [gd._fullLayout.width, gd.offsetWidth]; }", TIMELINE)
+
+    before, after = summaries(e2e_samples), summaries(e2e_samples, "summarization.trigger=fraction:0.5")
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    open_page(page, f"{app_url}/?thread=sample:a_demo&preset=stress")
+    expect_lane_count(page, "summarization", before)
+    drawn, shown = widths()
+    assert abs(drawn - shown) < 1
+
+    trigger = page.get_by_test_id("stSidebar").get_by_label("trigger value 0")
+    trigger.fill("0.5")
+    trigger.press("Enter")
+    wait_for_app(page)
+    expect_lane_count(page, "summarization", after)  # a second graph: the first is kept, hidden
+    page.set_viewport_size({"width": 1100, "height": 1000})
+    page.wait_for_timeout(500)  # plotly's own resize of the graph on show (debounced)
+
+    trigger.fill("0.25")
+    trigger.press("Enter")
+    wait_for_app(page)
+    expect_lane_count(page, "summarization", before)  # the kept graph, shown again
+    page.wait_for_function("(sel) => { const gd = document.querySelector(sel);"
+                           " return Math.abs(gd._fullLayout.width - gd.offsetWidth) < 1; }", arg=TIMELINE,
+                           timeout=TIMEOUT_MS)
+    drawn_after, shown_after = widths()
+    assert shown_after < shown - 100  # the chart did get narrower
+    assert abs(drawn_after - shown_after) < 1

@@ -132,6 +132,26 @@ def test_the_timeline_sends_a_figure_once_then_only_its_digest(start) -> None:  
     assert timeline_payload(at)["figure"] == first["figure"]
 
 
+def test_going_back_through_ten_configs_sends_only_digests(start) -> None:  # noqa: ANN001
+    # The browser keeps the last KEEP_DRAWN graphs and the server mirrors all but two of them. Kept
+    # in order and revisited in the same order (ten edits, then back through them: the browser
+    # bench's cached case), a keep list shorter than the sequence evicts each figure just before it
+    # is wanted again, so every "back" was a full redraw (8 kept: new/cached 1.9x, 2026-12-02).
+    from tests.ui.conftest import timeline_payload
+    from ui.timeline_chart import KEEP_DRAWN
+
+    at = start(preset="stress")
+    values = [round(0.30 + 0.05 * i, 2) for i in range(10)]
+    assert KEEP_DRAWN - 2 >= len(values)
+    box = lambda: at.sidebar.number_input(key="sb_trig_val_0_fraction")  # noqa: E731
+    for v in values:
+        box().set_value(v).run()
+        assert timeline_payload(at)["figure"] is not None  # a new config: its figure
+    for v in values:
+        box().set_value(v).run()
+        assert timeline_payload(at)["figure"] is None, v  # back: the browser still holds it
+
+
 def test_timeline_figure_is_compact_for_the_page(start) -> None:  # noqa: ANN001
     at = start(preset="stress")
     spec = json.dumps(figure(at))
@@ -644,7 +664,9 @@ def test_the_workshop_lists_whole_lessons_and_colours_only_a_real_change(start) 
 def test_the_timeline_chart_leaves_before_the_rest_of_the_page_is_built(start, monkeypatch) -> None:  # noqa: ANN001
     # ui/timeline_chart.py pauses two of the server's flush cycles once the chart's element is
     # queued (as st.switch_page does for its query params): the pause comes after the chart and
-    # before the sidebar, which the Timeline draws after the page once the browser shows one
+    # before the sidebar, which the Timeline draws after the page once the browser shows one. When
+    # only the digest of a figure the browser holds is sent, it pauses longer (KEPT_PAUSE_S), so the
+    # browser paints the graph it kept before the rest of the rerun reaches it
     import time as real_time
 
     from streamlit.runtime.runtime_util import MESSAGE_FLUSH_INTERVAL_SECS
@@ -657,6 +679,8 @@ def test_the_timeline_chart_leaves_before_the_rest_of_the_page_is_built(start, m
     def record_sleep(seconds: float) -> None:
         if seconds == timeline_chart.FLUSH_PAUSE_S:
             seen.append("pause")
+        elif seconds == timeline_chart.KEPT_PAUSE_S:
+            seen.append("kept pause")
         sleep(seconds)
 
     def record_component() -> object:
@@ -676,9 +700,13 @@ def test_the_timeline_chart_leaves_before_the_rest_of_the_page_is_built(start, m
     monkeypatch.setattr(timeline_chart, "_component", record_component)
     monkeypatch.setattr(sidebar, "render", record_render)
     assert timeline_chart.FLUSH_PAUSE_S >= 2 * MESSAGE_FLUSH_INTERVAL_SECS
+    assert timeline_chart.KEPT_PAUSE_S > timeline_chart.FLUSH_PAUSE_S
     at = start(preset="stress")
     seen.clear()
-    at.run()  # the browser shows a sidebar: it is drawn after the page
-    assert seen == ["chart", "pause", "sidebar"]
-    at.sidebar.number_input(key="sb_trig_val_0_fraction").set_value(0.5).run()
-    assert seen == ["chart", "pause", "sidebar"] * 2
+    at.run()  # the browser shows a sidebar: it is drawn after the page; it holds this figure
+    assert seen == ["chart", "kept pause", "sidebar"]
+    at.sidebar.number_input(key="sb_trig_val_0_fraction").set_value(0.5).run()  # a new figure
+    assert seen == ["chart", "kept pause", "sidebar", "chart", "pause", "sidebar"]
+    seen.clear()
+    at.sidebar.number_input(key="sb_trig_val_0_fraction").set_value(0.25).run()  # back: the digest only
+    assert seen == ["chart", "kept pause", "sidebar"]
