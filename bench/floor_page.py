@@ -1,10 +1,11 @@
 """The browser bench's floor: a bare Streamlit page that reruns and draws a Plotly figure of a given size.
 
 No session state, engine, sidebar frame or tables: one sidebar number box and one chart. The
-figure has the same traces and points as the Timeline figure the bench measures (its shape is read
-from the JSON file `bench/bench_browser.py` writes, `CTXI_FLOOR_SHAPE`): for each trace its type,
-subplot, mode and point count, drawn with numpy data (typed arrays, as plotly sends the Timeline's
-numbers), no hover text. The number box moves one horizontal line, so each edit sends a new figure.
+figure has the same traces and points as the Timeline figure the bench measures for the app's edit
+this one is paired with (the shapes are read from the JSON file `bench/bench_browser.py` writes,
+`CTXI_FLOOR_SHAPE`: one per level, and a default): for each trace its type, subplot, mode and
+point count, drawn with numpy data (typed arrays, as plotly sends the Timeline's numbers), no
+hover text. The number box moves one horizontal line, so each edit sends a new figure.
 
     streamlit run bench/floor_page.py   (started by bench/bench_browser.py)
 """
@@ -28,9 +29,10 @@ def _shape(path: str) -> dict:
         return json.load(f)
 
 
-shape = _shape(os.environ["CTXI_FLOOR_SHAPE"])
+shapes = _shape(os.environ["CTXI_FLOOR_SHAPE"])
 level = st.sidebar.number_input("level", key="level", value=0.25, min_value=0.01, max_value=1.0, step=0.05,
                                 format="%.2f")
+shape = shapes["by_level"].get(f"{level:.2f}", shapes["default"])
 rng = np.random.default_rng(0)
 fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.04, row_heights=[0.8, 0.2])
 for k, trace in enumerate(shape["traces"]):
