@@ -124,18 +124,9 @@ def body_and_sidebar() -> None:
     widget of the page's body) reruns this only, not app.py's frame (page config, navigation, the
     title). In the browser that frame's re-render of an unchanged page took as long as the chart
     (docs/benchmarks.md). A fragment may write to `st.sidebar` once it did on the full run
-    (`st.fragment`, Streamlit 1.67). What app.py does around a page on a full run is done here
-    too, for a fragment's rerun: the page switch a callback asked for, the URL, sizing the Runs
-    stored (each a no-op on a full run, where app.py did it first)."""
-    if (target := session.pending_page()) is not None:
-        st.switch_page(target)
-    try:
-        sidebar.with_page(_body)
-        # after the page: the browser's history update (pushState and Streamlit's page info,
-        # ~15-30 ms of its main thread in a traced edit) does not come before the chart
-        session.sync_url()
-    finally:
-        session.settle_runs()
+    (`st.fragment`, Streamlit 1.67). What app.py does around a page on a full run is done in
+    `sidebar.fragment_run` too, for a fragment's rerun."""
+    sidebar.fragment_run(_body)
 
 
 body_and_sidebar()

@@ -240,6 +240,26 @@ def with_page(draw_page: Callable[[], None]) -> None:
         render()
 
 
+def fragment_run(draw_page: Callable[[], None]) -> None:
+    """What app.py does around a page on a full run, for a fragment's rerun of the page and sidebar
+    (`with_page`): the page switch a callback asked for, the URL, sizing the Runs stored (each a
+    no-op on a full run, where app.py did it first)."""
+    if (target := session.pending_page()) is not None:
+        st.switch_page(target)
+    try:
+        try:
+            with_page(draw_page)
+        except Exception:  # the page failed (Streamlit shows it): the edit still reaches the URL
+            session.sync_url()
+            raise
+        # after the page: the browser's history update (pushState and Streamlit's page info,
+        # ~15-30 ms of its main thread in a traced edit) does not come before the chart. A rerun or
+        # stop the page asks for (st.rerun, st.switch_page) is not an Exception: its run syncs.
+        session.sync_url()
+    finally:
+        session.settle_runs()
+
+
 def _summarization_controls(config: EngineConfig, window: int) -> None:
     st.markdown("**Summarization trigger** (any clause fires)")
     clauses = controls.trigger_clauses(config)

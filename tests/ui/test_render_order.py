@@ -130,3 +130,39 @@ def test_the_chart_script_is_sent_without_comments_or_indentation() -> None:
     code = [line.strip().split("  // ")[0] for line in full.splitlines()]
     assert _SCRIPT.splitlines() == [line for line in code if line and not line.startswith("//")]
     assert "export default async function (component) {" in _SCRIPT and "Plotly.newPlot(gd" in _SCRIPT
+
+
+class _PageFailed(Exception):
+    pass
+
+
+class _Rerun(BaseException):  # like Streamlit's RerunException / StopException: not an Exception
+    pass
+
+
+@pytest.mark.parametrize(("raised", "synced"), [(None, 1), (_PageFailed, 1), (_Rerun, 0)])
+def test_a_fragment_rerun_syncs_the_url_even_when_its_page_fails(monkeypatch: pytest.MonkeyPatch,
+                                                                  raised: type[BaseException] | None,
+                                                                  synced: int) -> None:
+    # The Timeline's fragment rerun (ui.sidebar.fragment_run) syncs the URL after the page; a page
+    # that raised still gets the edit into the URL, and the Runs are sized either way. A rerun or
+    # stop the page asked for syncs on that run instead.
+    from ui import session, sidebar
+
+    calls: list[str] = []
+    monkeypatch.setattr(session, "pending_page", lambda: None)
+    monkeypatch.setattr(session, "sync_url", lambda: calls.append("url"))
+    monkeypatch.setattr(session, "settle_runs", lambda: calls.append("settle"))
+    monkeypatch.setattr(sidebar, "with_page", lambda draw: draw())
+
+    def page() -> None:
+        calls.append("page")
+        if raised is not None:
+            raise raised()
+
+    if raised is None:
+        sidebar.fragment_run(page)
+    else:
+        with pytest.raises(raised):
+            sidebar.fragment_run(page)
+    assert calls == ["page", *["url"] * synced, "settle"]
