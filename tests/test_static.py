@@ -93,3 +93,26 @@ def test_no_layer_imports_a_sibling_layer() -> None:
     layers = {module for module, _ in LAYER_CLASSES.values()}
     graph = _engine_imports()
     assert {m: sorted(graph[m] & layers) for m in layers if graph[m] & layers} == {}
+
+
+def _expects_without_timeout(source: str) -> list[int]:
+    """Lines of `expect(...).<assertion>(...)` calls with no `timeout=` (Playwright's default is 5 s)."""
+    import ast
+
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name)
+                and node.func.value.func.id == "expect"
+                and not any(k.arg == "timeout" for k in node.keywords)):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_every_browser_expect_passes_the_files_timeout() -> None:
+    # Playwright's `expect` waits 5 s by default: under load a page takes longer and the test flakes
+    # (issue 15: "pass the file's timeout to every expect")
+    assert _expects_without_timeout("expect(a).to_be_visible()\nexpect(b).to_be_visible(timeout=T)\n") == [1]
+    missing = {str(p.relative_to(ROOT)): lines for p in sorted((ROOT / "tests" / "e2e").glob("*.py"))
+               if (lines := _expects_without_timeout(p.read_text(encoding="utf-8")))}
+    assert missing == {}, f"expect(...) without timeout= at {missing}"
