@@ -291,7 +291,7 @@ class FilesystemLayer(RequestLayer):
         cut = candidates[bisect_left(candidates, low):bisect_left(candidates, cutoff + offset)]
         if not cut:
             return None
-        view = self._view_list(messages, cut)
+        view = self._view_list(messages, cut, low)
         saved = arguments = 0
         for i in cut:
             original = cast(AIMessage, messages[i])  # view[i] may hold its copy already
@@ -309,16 +309,34 @@ class FilesystemLayer(RequestLayer):
                   message=f"{arguments} argument(s) in {len(cut)} old write/edit call(s) truncated in the view")
         return view
 
-    def _view_list(self, messages: Sequence[BaseMessage], cut: Sequence[int]) -> list[BaseMessage]:
+    def _view_list(self, messages: Sequence[BaseMessage], cut: Sequence[int], low: int = 0) -> list[BaseMessage]:
         """The list the truncated view is written into: the last one, appended to, while the state is the
         same list only grown and no message it holds is newly cut (the caller then sets only slots it
         already holds or that are new here), so the layers inside see one growing list, as they see the
-        state; otherwise a copy of the state. Appending keeps every list handed over a prefix of itself."""
+        state; otherwise a copy of the state. Appending keeps every list handed over a prefix of itself.
+
+        A new summary moves the cut's start to its cutoff (`low`, a state index): calls it cut that now
+        lie below `low` are dropped from the front of the cut. A copy of the state would hold their
+        originals there; the last list gets them back in place instead (its other slots are those of
+        the copy already), so the content is the copy's and no O(state) copy is made: over a 16,000-step
+        thread the copies were 5M list slots, every one a write to a message's reference count scattered
+        over the thread (callgrind with a 2 MB cache: 4M misses in `list_extend`, a quarter of the run's).
+        The slots changed in place lie below the summary's cutoff, which only view-mode summarization
+        sets. It projects `[summary, *messages[cutoff:]]` (a new list: the layers inside it never see
+        this one) and checks ids, which a truncated copy shares with its original; a layer between the
+        two with a scan kept by list identity (todo, dangling) keeps what it read there, which is the
+        same for a copy and its original (tool-call ids and names, message types: only the write/edit
+        arguments and the kind tag differ)."""
         last = self._last_view
         if last is not None:
             src, n, tail, old_cut, view = last
+            k = 0  # calls cut last time, now below the summary's cutoff
+            while k < len(old_cut) and old_cut[k] < low:
+                k += 1
             if (messages is src and type(messages) is list and len(messages) >= n and n and messages[n - 1] is tail
-                    and list(cut[:len(old_cut)]) == old_cut and all(i >= n for i in cut[len(old_cut):])):
+                    and list(cut[:len(old_cut) - k]) == old_cut[k:] and all(i >= n for i in cut[len(old_cut) - k:])):
+                for i in old_cut[:k]:
+                    view[i] = messages[i]
                 view.extend(messages[n:])
             else:
                 last = None

@@ -117,8 +117,8 @@ def test_a_replay_gives_the_same_report_and_views_with_the_o1_paths_disabled(mon
     from engine.replay import replay
     from engine.synthetic import synthetic_thread
 
-    thread = synthetic_thread(300, seed=0)
-    taken = {"grown": 0, "view": 0}
+    thread = synthetic_thread(1000, seed=0)
+    taken = {"grown": 0, "view": 0, "restored": 0}
     grown, view_list = RunningScaledCount._grown, FilesystemLayer._view_list
 
     def counting_grown(self: Any, messages: Any, n: int) -> bool:
@@ -126,19 +126,21 @@ def test_a_replay_gives_the_same_report_and_views_with_the_o1_paths_disabled(mon
         taken["grown"] += hit
         return hit
 
-    def counting_view_list(self: Any, messages: Any, cut: Any) -> Any:
+    def counting_view_list(self: Any, messages: Any, cut: Any, low: int = 0) -> Any:
         before = self._last_view
-        out = view_list(self, messages, cut)
+        out = view_list(self, messages, cut, low)
         taken["view"] += before is not None and out is before[4]
+        # the same list, with calls a new summary's cutoff passed put back in place
+        taken["restored"] += before is not None and out is before[4] and any(i < low for i in before[3])
         return out
 
     monkeypatch.setattr(RunningScaledCount, "_grown", counting_grown)
     monkeypatch.setattr(FilesystemLayer, "_view_list", counting_view_list)
     fast = replay(thread, preset("stress"), token_counter=TiktokenCounter("o200k_base"))
-    assert taken["grown"] > 0 and taken["view"] > 0  # both fast paths were taken
+    assert taken["grown"] > 0 and taken["view"] > 0 and taken["restored"] > 0  # the fast paths were taken
 
     monkeypatch.setattr(RunningScaledCount, "_grown", lambda self, messages, n: False)
-    monkeypatch.setattr(FilesystemLayer, "_view_list", lambda self, messages, cut: list(messages))
+    monkeypatch.setattr(FilesystemLayer, "_view_list", lambda self, messages, cut, low=0: list(messages))
     slow = replay(thread, preset("stress"), token_counter=TiktokenCounter("o200k_base"))
     assert fast.to_report() == slow.to_report()
     assert _views(fast) == _views(slow)
@@ -176,3 +178,39 @@ def test_the_truncated_view_list_grows_only_while_no_held_message_is_newly_cut_o
     assert view(list(state), [2, 13]) is not last  # a fork of the state: another list
     for out, then in handed:  # what was handed over is never rewritten, only appended to
         assert out[:len(then)] == then
+
+
+def test_a_new_summary_cutoff_puts_the_calls_below_it_back_in_the_same_list() -> None:
+    """Calls cut last time that a new summary's cutoff (`low`) passed get their originals back in the
+    list handed over last time (no copy of the state); the content is always a fresh copy's."""
+    from engine.layers.filesystem import FilesystemLayer
+
+    layer = FilesystemLayer()
+    source = _messages(10)
+    copies = {i: m.model_copy(update={"content": "cut"}) for i, m in enumerate(source)}
+
+    def view(state: list[BaseMessage], cut: list[int], low: int) -> list[BaseMessage]:
+        out = layer._view_list(state, cut, low)
+        for i in cut:  # as truncated_view does
+            out[i] = copies[i]
+        assert out == [copies[i] if i in cut else m for i, m in enumerate(state)], (cut, low)
+        return out
+
+    state = list(source[:12])
+    first = view(state, [2, 5], 0)
+    state.extend(source[12:15])
+    assert view(state, [5, 13], 4) is first  # 2 is below the new cutoff: back in place, 13 is new
+    assert first[2] is source[2]
+    state.append(source[len(state)])
+    assert view(state, [13, 15], 10) is first  # 5 too
+    assert first[5] is source[5]
+    state.append(source[len(state)])
+    assert view(state, [13, 15], 10) is first  # nothing passed: appended to
+    state.append(source[len(state)])
+    again = view(state, [14, 15], 14)  # 13 below the cutoff, but 14 (held) newly cut: a fresh copy
+    assert again is not first and again[13] is source[13]
+    state.append(source[len(state)])
+    assert view(state, [15], 15) is again  # 14 passed
+    state.append(source[len(state)])
+    fresh = view(state, [16], 15)  # 15 no longer cut but not below the cutoff: a fresh copy
+    assert fresh is not again and fresh[15] is source[15]
