@@ -41,7 +41,7 @@ _COUNTED = re.compile(
     r"(?:\b(?:port|version|v|pid|issue|ticket|pr|build|id|code|budget|limit|timeout)\s*#?\s*|\$|€|£|#)"
     r"(\d[\d,]*(?:\.\d+)?)\b"
     r"|\b(\d[\d,]*(?:\.\d+)?)\s?(?:%|ms|s|seconds|minutes|hours|days|weeks|months|years|gb|mb|kb|tb|"
-    r"k|tokens|users|requests|dollars|usd|eur)\b", re.IGNORECASE)
+    r"k|tokens|users|requests|dollars|usd|eur)\b(?![/\\])", re.IGNORECASE)  # not sed's `1,10s/a/b/`
 _HEX = re.compile(r"^(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}$", re.IGNORECASE)
 # "I'll use `X`", "let's go with X", "decided to use X", "switching to X"
 _DECISION = re.compile(

@@ -154,3 +154,12 @@ def test_markup_is_never_a_needle() -> None:
     assert facts_in(text) == [("build_42", "slug")]
     # the same words stated in prose still count
     assert facts_in("the flag is example_response, and example_response stays on") == [("example_response", "slug")]
+
+
+def test_a_sed_range_is_not_a_duration() -> None:
+    from engine.evals.facts import facts_in
+
+    # mini-swe-agent's template shows `sed -i '1,10s/old_string/new_string/g'`: "1,10s" is a line
+    # range and a command, not 1,10 seconds
+    assert facts_in("sed -i '1,10s/old_string/new_string/g' filename.py") == []
+    assert facts_in("the build took 40s and the cache kept 30 days") == [("40", "number"), ("30", "number")]
