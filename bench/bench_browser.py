@@ -257,8 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     # every edit drew a smaller figure than the app's. The Step page's floor edits (and the first
     # draw) use the base config's shape.
     paired = [] if args.skip_edits else [*new, *cached]
-    shapes = {f"{level:.2f}": figure_shape(replay(thread, trigger_config(v)))
-              for level, v in zip(floor_levels[:len(paired)], paired, strict=True)}
+    shape_of = {v: figure_shape(replay(thread, trigger_config(v))) for v in set(paired)}  # one replay a config
+    shapes = {f"{level:.2f}": shape_of[v] for level, v in zip(floor_levels[:len(paired)], paired, strict=True)}
     shape_file = scratch / "shape.json"
     shape_file.write_text(json.dumps({"default": figure_shape(run), "by_level": shapes}), encoding="utf-8")
     result: dict[str, Any] = {"steps": args.steps, "commit": commit, "machine": machine_line(),

@@ -330,9 +330,7 @@ class FilesystemLayer(RequestLayer):
         last = self._last_view
         if last is not None:
             src, n, tail, old_cut, view = last
-            k = 0  # calls cut last time, now below the summary's cutoff
-            while k < len(old_cut) and old_cut[k] < low:
-                k += 1
+            k = bisect_left(old_cut, low)  # calls cut last time, now below the summary's cutoff
             if (messages is src and type(messages) is list and len(messages) >= n and n and messages[n - 1] is tail
                     and list(cut[:len(old_cut) - k]) == old_cut[k:] and all(i >= n for i in cut[len(old_cut) - k:])):
                 for i in old_cut[:k]:
