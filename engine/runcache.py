@@ -7,10 +7,13 @@ about a hundred times what a 60-step one does. Here each Run is sized once when 
 recently used Runs are dropped until the rest fit the budget. The newest Run is always kept,
 even alone over the budget, since the page that asked for it is drawing it.
 
-Sizing walks the whole Run (~0.07 s CPU for a 1,000-step thread), so the dashboard defers it
-(`put(..., defer_size=True)`) until its page has been sent (`settle()`, called by app.py after the
-page ran): a new config's chart does not wait for it. At most one Run is ever unsized: the next
-`put` sizes any earlier pending one first, so the bound holds even if `settle` is never reached.
+Sizing walks the whole Run (~0.02 s CPU for a 1,000-step thread), so the dashboard defers it
+(`put(..., defer_size=True)`) until its page has been sent and drawn: app.py asks for it after the
+page ran (`settle_later`), and a timer thread sizes it a moment later, once the browser is idle. A
+new config's chart does not wait for the walk, and the browser does not draw the chart while the
+server walks (they competed for the machine's cores: docs/benchmarks.md). At most one Run waits to
+be sized, bar one being sized on the timer's thread: the next `put` sizes any earlier pending one
+first, so the bound holds even if the timer never fires.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ class RunCache:
         self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         self._pending: dict[Hashable, Any] = {}  # stored, not sized yet (put with defer_size)
         self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None  # settle_later's
 
     def get(self, key: Hashable) -> Any | None:
         with self._lock:
@@ -64,6 +68,19 @@ class RunCache:
             pending, self._pending = self._pending, {}
         for key, run in pending.items():
             self._store(key, run, self._size(run), only_if_held=True)
+
+    def settle_later(self, delay_s: float) -> None:
+        """`settle` on a daemon timer thread `delay_s` seconds from now (a later call replaces a timer
+        still waiting; a `put` meanwhile sizes the pending Run itself). Nothing waits: no timer."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            if not self._pending:
+                return
+            timer = self._timer = threading.Timer(delay_s, self.settle)
+            timer.daemon = True
+        timer.start()
 
     def _store(self, key: Hashable, run: Any, nbytes: int, *, only_if_held: bool = False) -> None:
         with self._lock:

@@ -38,9 +38,9 @@ def chart(run: Run) -> None:
                                   "off, it fits what the model saw.")
     height = 620
     spec = lambda: timeline_spec(run, height=height, whole_window=whole_window)  # noqa: E731
-    figure, digest = figure_payload(run, f"timeline:{height}:{int(whole_window)}", spec)
+    payload = figure_payload(run, f"timeline:{height}:{int(whole_window)}", spec)
     name = f"timeline-{run.thread.thread_id}"[:80]
-    timeline_chart(figure, digest, key="timeline_chart", on_click=_open_clicked_step,
+    timeline_chart(payload, key="timeline_chart", on_click=_open_clicked_step,
                    config={"displaylogo": False,
                            # the camera button of the chart's toolbar saves this PNG (drawn in the browser)
                            "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}})

@@ -303,9 +303,18 @@ def _replay_cached(thread_version: str, config: EngineConfig, offline_summaries:
     return _RUNS.put(key, run, defer_size=True)
 
 
+# How long after a script run the new Run is sized (engine/runcache.py): by then the browser has
+# drawn what the run sent. Sized at the end of the run itself, the walk (~22 ms CPU for a 1,000-step
+# Run) ran while the browser drew a new config's chart and slowed it (probe, 2026-12-03: the
+# server's only CPU in that window, beside the rest of the page). An edit sooner than this sizes it
+# before its own Run is stored, as before.
+SETTLE_DELAY_S = 0.25
+
+
 def settle_runs() -> None:
-    """Size the Runs stored on this script run and enforce the cache's budget (app.py, after the page)."""
-    _RUNS.settle()
+    """Size the Runs stored on this script run and enforce the cache's budget, shortly after the
+    page ran (app.py, and the Timeline's fragment): on a timer, once the browser has drawn it."""
+    _RUNS.settle_later(SETTLE_DELAY_S)
 
 
 def run_for(thread_key: str, config: EngineConfig) -> Run:

@@ -33,7 +33,7 @@ import math
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import plotly
@@ -228,9 +228,17 @@ def plotly_json(obj: Any, *, typed: bool = True) -> Any:
     return obj
 
 
-def figure_payload(run: Run, key: str, build: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], str]:
-    """The figure as plain JSON data (numpy arrays as plotly's base64 typed arrays) and its content
-    digest, made once per run and options and kept on the run (`Run.derived`, like its figures).
+class ChartPayload(NamedTuple):
+    """What `timeline_chart` sends for a figure: its JSON data, its content digest, and its size."""
+
+    figure: dict[str, Any]
+    digest: str
+    nbytes: int  # the figure's JSON text in bytes: the browser's time to draw it grows with it (draw_pause_s)
+
+
+def figure_payload(run: Run, key: str, build: Callable[[], dict[str, Any]]) -> ChartPayload:
+    """The figure as plain JSON data (numpy arrays as plotly's base64 typed arrays), its content
+    digest and size, made once per run and options and kept on the run (`Run.derived`, like its figures).
 
     `build` gives the figure's dict (`ui.figures.timeline_spec`), encoded here as plotly's own
     `to_json` would (`plotly_json`): no Figure, no second deep copy, no JSON text parsed back.
@@ -241,8 +249,8 @@ def figure_payload(run: Run, key: str, build: Callable[[], dict[str, Any]]) -> t
     if key not in store:
         FIGURE_BUILDS[key.split(":", 1)[0]] += 1  # counted like ui.figures.cached_figure: tests see rebuilds
         payload = plotly_json(build())
-        text = json.dumps(payload, separators=(",", ":"), allow_nan=False)
-        store[key] = (payload, hashlib.sha256(text.encode("utf-8")).hexdigest()[:20])
+        text = json.dumps(payload, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        store[key] = ChartPayload(payload, hashlib.sha256(text).hexdigest()[:20], len(text))
     return store[key]
 
 
@@ -262,6 +270,21 @@ def clicked_step(value: Any) -> int | None:
 # params are delivered: `time.sleep(2 * MESSAGE_FLUSH_INTERVAL_SECS)` (streamlit/commands/
 # execution_control.py, 1.67; the runtime flushes every MESSAGE_FLUSH_INTERVAL_SECS, runtime.py).
 FLUSH_PAUSE_S = 2 * MESSAGE_FLUSH_INTERVAL_SECS
+# A new figure: the server then waits while the browser draws it, and builds the rest of the page
+# (the metrics, the sidebar's ~40 unchanged widgets: ~40 ms of CPU, and ~70 messages the browser
+# takes in) only after. Built at once, all of that ran during the browser's Plotly.newPlot and
+# competed with it for the machine's cores: in the page, newPlot of a 1,000-step figure took
+# 81-128 ms, against 36-59 ms for the same figure drawn alone in a bare page (CPU profiles: every
+# plotly function ~2-3x slower, not more work; probe, 2026-12-03). How long the browser draws
+# grows with the figure (plotly.js 4.1 in headless Chromium, bare page, to the painted frame: 32 ms
+# at 19 KB of JSON (50 steps), 45 ms at 175 KB (1,000 steps), 77 ms at 405 KB (3,000 steps)), so
+# the pause does too: 0.4 ms per KB, from two flush cycles (a small figure's rest is not held back)
+# up to DRAW_PAUSE_MAX_S. bench/bench_browser.py, three rounds of 10 edits a side, the pause
+# alternating (2026-12-03): chart drawn 0.305 / 0.309 / 0.305 s with the 10 ms pause, 0.297 /
+# 0.258 / 0.265 s at 80 ms and 0.275 / 0.275 / 0.275 s at 120 ms; the page settled within the
+# spread at 80 ms (0.368 / 0.364 / 0.355 -> 0.376 / 0.351 / 0.336 s), 10-25 ms later at 120 ms.
+DRAW_PAUSE_S_PER_KB = 0.0004
+DRAW_PAUSE_MAX_S = 0.12
 # When only the digest of a figure the browser holds is sent (a config from the run cache, the
 # Whole window toggle back), the browser's whole job is to show the graph it kept: one React
 # render of one element and one frame. Sent 10 ms after it, the rest of the fragment's ~70
@@ -269,14 +292,17 @@ FLUSH_PAUSE_S = 2 * MESSAGE_FLUSH_INTERVAL_SECS
 # React a rerun, mostly the sidebar's widgets: CDP CPU profile, 2026-12-02) before it painted a
 # frame: the kept graph was shown, then painted 25-40 ms later. Pausing ~3 frames instead lets that
 # frame come first; the rest lands up to that much later and then takes the same work (a probe
-# of 12 cached edits, 2026-12-02: chart 0.082 -> 0.058 s, page settled 0.108 -> 0.137 s). A new
-# figure keeps the short pause: at 50 and 100 ms its chart time did not move (0.267 -> 0.254 and
-# 0.253 s, 6 edits each, within the spread) and the rest of its page only came later.
+# of 12 cached edits, 2026-12-02: chart 0.082 -> 0.058 s, page settled 0.108 -> 0.137 s).
 KEPT_PAUSE_S = 10 * MESSAGE_FLUSH_INTERVAL_SECS
 
 
-def _let_it_leave(kept: bool) -> None:
-    time.sleep(KEPT_PAUSE_S if kept else FLUSH_PAUSE_S)
+def draw_pause_s(nbytes: int) -> float:
+    """How long the script waits after sending a new figure of `nbytes` of JSON (see DRAW_PAUSE_S_PER_KB)."""
+    return min(DRAW_PAUSE_MAX_S, max(FLUSH_PAUSE_S, nbytes / 1024 * DRAW_PAUSE_S_PER_KB))
+
+
+def _let_it_leave(kept: bool, nbytes: int) -> None:
+    time.sleep(KEPT_PAUSE_S if kept else draw_pause_s(nbytes))
 
 
 def _forget(digest: str) -> None:
@@ -292,9 +318,10 @@ def _on_missing(key: str) -> None:
         _forget(digest)
 
 
-def timeline_chart(figure: dict[str, Any], digest: str, *, key: str, config: dict[str, Any],
+def timeline_chart(payload: ChartPayload, *, key: str, config: dict[str, Any],
                    on_click: Callable[[int], None]) -> None:
     """Show the figure (`figure_payload`); `on_click(step)` runs as a callback when a step is clicked."""
+    figure, digest = payload.figure, payload.digest
     sent: list[str] = list(st.session_state.get(SENT_KEY) or [])
     known = digest in sent
     sent = [d for d in sent if d != digest] + [digest]
@@ -310,4 +337,4 @@ def timeline_chart(figure: dict[str, Any], digest: str, *, key: str, config: dic
                                 "plotly_url": plotly_url(), "config": config},
                  height="content", on_click_change=_clicked,
                  on_missing_change=lambda: _on_missing(key))
-    _let_it_leave(known)
+    _let_it_leave(known, payload.nbytes)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import gc
+import threading
+import time
 import tracemalloc
+from collections.abc import Callable
 
 import pytest
 
@@ -93,3 +96,43 @@ def test_a_deferred_run_is_sized_at_settle_and_never_more_than_one_waits() -> No
     assert (len(cache), cache.held_bytes, sized) == (0, 0, ["a", "b", "c"])
     cache.put(5, "a", defer_size=True)
     assert cache.held_bytes == 40  # asking for the total sizes what waits
+
+
+def _wait_for(condition: Callable[[], bool], timeout_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def test_settle_later_sizes_on_a_timer_thread_after_the_delay_and_one_timer_waits_at_most() -> None:
+    """The dashboard sizes a new Run a moment after its page ran (ui/session.py settle_runs), on a
+    timer thread, so the walk does not compete with the browser drawing the page."""
+    sized: list[tuple[str, str]] = []
+
+    def size(run: str) -> int:
+        sized.append((run, threading.current_thread().name))
+        return 40
+
+    cache = RunCache(100, size=size)
+    cache.settle_later(0.0)  # nothing waits: no timer
+    assert cache._timer is None
+    cache.put(1, "a", defer_size=True)
+    cache.settle_later(30.0)
+    first = cache._timer
+    cache.settle_later(0.05)  # replaces the timer still waiting
+    assert first is not None and first.finished.is_set()  # cancelled
+    assert sized == []  # not sized in the caller's thread, nor at once
+    assert _wait_for(lambda: bool(sized))
+    assert sized[0][0] == "a" and sized[0][1] != threading.current_thread().name
+    assert _wait_for(lambda: cache.held_bytes == 40) and len(sized) == 1
+    # a put before the timer fires sizes the waiting Run itself; the timer then sizes the newer one
+    cache.put(2, "b", defer_size=True)
+    cache.settle_later(0.2)
+    cache.put(3, "c", defer_size=True)
+    assert [r for r, _ in sized] == ["a", "b"]
+    assert _wait_for(lambda: [r for r, _ in sized] == ["a", "b", "c"])
+    time.sleep(0.3)
+    assert [r for r, _ in sized] == ["a", "b", "c"]

@@ -626,7 +626,10 @@ def test_the_server_settings_hold_whichever_way_the_server_starts(monkeypatch) -
 
 def test_the_timeline_metrics_stay_above_the_chart_though_drawn_after_it(start) -> None:  # noqa: ANN001
     """pages/timeline.py draws the chart first (a new config's figure leaves before the metrics) into
-    a page whose order is unchanged: title, metrics, chart; and the new Run is sized once the page ran."""
+    a page whose order is unchanged: title, metrics, chart; and the new Run is sized once the page ran
+    (on the run cache's timer, ui/session.py SETTLE_DELAY_S after it)."""
+    import time
+
     from ui import session
 
     session._RUNS.clear()
@@ -641,7 +644,10 @@ def test_the_timeline_metrics_stay_above_the_chart_though_drawn_after_it(start) 
     kinds = [getattr(n, "type", None) for n in walk(at.main)]
     assert kinds.index("metric") < kinds.index("bidi_component")
     assert at.metric[0].label == "Steps"
-    assert session._RUNS._pending == {}  # app.py settled the run cache after the page
+    deadline = time.monotonic() + 10
+    while session._RUNS._pending and time.monotonic() < deadline:  # app.py asked for it after the page
+        time.sleep(0.01)
+    assert session._RUNS._pending == {}
     assert session._RUNS.held_bytes > 0
 
 
@@ -662,11 +668,12 @@ def test_the_workshop_lists_whole_lessons_and_colours_only_a_real_change(start) 
 
 
 def test_the_timeline_chart_leaves_before_the_rest_of_the_page_is_built(start, monkeypatch) -> None:  # noqa: ANN001
-    # ui/timeline_chart.py pauses two of the server's flush cycles once the chart's element is
-    # queued (as st.switch_page does for its query params): the pause comes after the chart and
-    # before the sidebar, which the Timeline draws after the page once the browser shows one. When
-    # only the digest of a figure the browser holds is sent, it pauses longer (KEPT_PAUSE_S), so the
-    # browser paints the graph it kept before the rest of the rerun reaches it
+    # ui/timeline_chart.py pauses once the chart's element is queued, at least two of the server's
+    # flush cycles (as st.switch_page does for its query params): the pause comes after the chart and
+    # before the sidebar, which the Timeline draws after the page once the browser shows one. A new
+    # figure's pause grows with its size (the browser draws it meanwhile: draw_pause_s); when only
+    # the digest of a figure the browser holds is sent, it pauses KEPT_PAUSE_S, so the browser
+    # paints the graph it kept before the rest of the rerun reaches it
     import time as real_time
 
     from streamlit.runtime.runtime_util import MESSAGE_FLUSH_INTERVAL_SECS
@@ -674,14 +681,21 @@ def test_the_timeline_chart_leaves_before_the_rest_of_the_page_is_built(start, m
     from ui import sidebar, timeline_chart
 
     sleep, component, render = real_time.sleep, timeline_chart._component, sidebar.render
+    payload = timeline_chart.figure_payload
     seen: list[str] = []
+    sizes: list[int] = []
 
     def record_sleep(seconds: float) -> None:
-        if seconds == timeline_chart.FLUSH_PAUSE_S:
-            seen.append("pause")
-        elif seconds == timeline_chart.KEPT_PAUSE_S:
+        if seconds == timeline_chart.KEPT_PAUSE_S:
             seen.append("kept pause")
+        elif sizes and seconds == timeline_chart.draw_pause_s(sizes[-1]):
+            seen.append("pause")
         sleep(seconds)
+
+    def record_payload(*args: object, **kwargs: object) -> object:
+        out = payload(*args, **kwargs)  # type: ignore[arg-type]
+        sizes.append(out.nbytes)
+        return out
 
     def record_component() -> object:
         draw = component()
@@ -698,6 +712,7 @@ def test_the_timeline_chart_leaves_before_the_rest_of_the_page_is_built(start, m
 
     monkeypatch.setattr(timeline_chart.time, "sleep", record_sleep)
     monkeypatch.setattr(timeline_chart, "_component", record_component)
+    monkeypatch.setattr(timeline_chart, "figure_payload", record_payload)
     monkeypatch.setattr(sidebar, "render", record_render)
     assert timeline_chart.FLUSH_PAUSE_S >= 2 * MESSAGE_FLUSH_INTERVAL_SECS
     assert timeline_chart.KEPT_PAUSE_S > timeline_chart.FLUSH_PAUSE_S
@@ -707,6 +722,19 @@ def test_the_timeline_chart_leaves_before_the_rest_of_the_page_is_built(start, m
     assert seen == ["chart", "kept pause", "sidebar"]
     at.sidebar.number_input(key="sb_trig_val_0_fraction").set_value(0.5).run()  # a new figure
     assert seen == ["chart", "kept pause", "sidebar", "chart", "pause", "sidebar"]
+    assert sizes[-1] > 0
     seen.clear()
     at.sidebar.number_input(key="sb_trig_val_0_fraction").set_value(0.25).run()  # back: the digest only
     assert seen == ["chart", "kept pause", "sidebar"]
+
+
+def test_a_new_figure_pauses_in_proportion_to_its_size_within_bounds() -> None:
+    # the browser's draw time grows with the figure (ui/timeline_chart.py DRAW_PAUSE_S_PER_KB): the
+    # script waits that long before the rest of the page, from two flush cycles to DRAW_PAUSE_MAX_S
+    from ui.timeline_chart import DRAW_PAUSE_MAX_S, DRAW_PAUSE_S_PER_KB, FLUSH_PAUSE_S, draw_pause_s
+
+    assert draw_pause_s(0) == FLUSH_PAUSE_S
+    assert draw_pause_s(2_000) == FLUSH_PAUSE_S  # a small figure: the rest of its page is not held back
+    assert draw_pause_s(200 * 1024) == pytest.approx(200 * DRAW_PAUSE_S_PER_KB)  # ~1,000 steps: 80 ms
+    assert FLUSH_PAUSE_S < draw_pause_s(200 * 1024) < draw_pause_s(250 * 1024) < DRAW_PAUSE_MAX_S
+    assert draw_pause_s(50 * 1024 * 1024) == DRAW_PAUSE_MAX_S  # a huge figure: bounded

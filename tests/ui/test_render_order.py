@@ -166,3 +166,26 @@ def test_a_fragment_rerun_syncs_the_url_even_when_its_page_fails(monkeypatch: py
         with pytest.raises(raised):
             sidebar.fragment_run(page)
     assert calls == ["page", *["url"] * synced, "settle"]
+
+
+def test_a_new_run_is_sized_after_its_page_ran_on_a_timer_not_in_the_script(start, monkeypatch) -> None:  # noqa: ANN001
+    # The walk that sizes a new Run (engine/runsize.py) ran at the end of the script, while the
+    # browser drew the new chart; it now runs on the run cache's timer thread, SETTLE_DELAY_S later
+    import time
+
+    from ui import session
+
+    session._RUNS.clear()
+    monkeypatch.setattr(session, "SETTLE_DELAY_S", 30.0)  # long enough to look before it fires
+    at = start(preset="stress")
+    at.sidebar.number_input(key="sb_trig_val_0_fraction").set_value(0.5).run()  # a new config
+    assert not at.exception
+    timer = session._RUNS._timer
+    assert session._RUNS._pending and timer is not None and timer.is_alive()  # the script did not walk it
+    assert timer.interval == 30.0
+    session._RUNS.settle_later(0.0)  # the timer, now
+    deadline = time.monotonic() + 10
+    while session._RUNS._pending and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not session._RUNS._pending and timer.finished.is_set()
+    assert session._RUNS.held_bytes > 0
