@@ -29,7 +29,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from engine.tokens import ApproximateCounter, TokenCounter
+from engine.tokens import ApproximateCounter, TokenCounter, _CachedCounter
 
 _content = operator.attrgetter("content")
 ANTHROPIC_CHARS_PER_TOKEN = 3.3  # LangChain's choice for anthropic-chat models
@@ -54,6 +54,9 @@ class RunningScaledCount:
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
         self.scaling = scales_with_usage(counter)
+        # a counter of ours that is not scaled: its count of a list is the sum of its messages' counts
+        # (`_CachedCounter.__call__` without tools), so the new messages are summed here directly
+        self.additive = not self.scaling and type(counter).__call__ is _CachedCounter.__call__
         self._reset()
 
     def _reset(self) -> None:
@@ -108,7 +111,12 @@ class RunningScaledCount:
             self.prev = tuple(messages)
         size = len(messages)
         if size > n:
-            if self.scaling:  # _extend(messages[n:]), inline: this runs at every model call
+            if self.additive and size - n <= 64:  # the counter's own sum, inline (more: its batch path)
+                count, total = self.counter.count_message, self.total
+                for i in range(n, size):
+                    total += count(messages[i])
+                self.total = total
+            elif self.scaling:  # _extend(messages[n:]), inline: this runs at every model call
                 count, total = self.counter.count_message, self.total
                 for i in range(n, size):
                     m = messages[i]
@@ -164,27 +172,43 @@ class RunningScaledCount:
 class PrefixCounts:
     """`[0, c(m0), c(m0)+c(m1), ...]`, the prefix sums of `counter.count_message` (unscaled) over a
     list, kept incrementally while the list only grows (the same objects, checked by identity), so a
-    walk back from the newest message (a keep cutoff) is a bisection instead of a count per message."""
+    walk back from the newest message (a keep cutoff) is a bisection instead of a count per message.
+    The list object of the last call handed over again, grown (`RunningScaledCount._grown`'s rule),
+    is extended without comparing its first messages again."""
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
+        # the messages the sums cover: `prev` (copied at the last call that had to compare), then
+        # `src[len(prev):seen]` for the calls that handed over `src` again, grown
         self.prev: tuple[BaseMessage, ...] = ()
+        self.src: Sequence[BaseMessage] | None = None
+        self.seen = 0
+        self.last: BaseMessage | None = None
         self.sums: list[int] = [0]
         self.nonnegative = True  # every count >= 0, so the sums never decrease
 
     def __call__(self, messages: Sequence[BaseMessage]) -> list[int]:
-        n = len(self.prev)
-        if not (n and len(messages) >= n and all(map(operator.is_, self.prev, messages))):
-            self.sums, self.nonnegative, n = [0], True, 0
-        if len(messages) > n or not n:
+        n = self.seen
+        if not (messages is self.src and type(messages) is list and len(messages) >= n
+                and (not n or messages[n - 1] is self.last)):
+            k = len(self.prev)
+            same = n and len(messages) >= n and all(map(operator.is_, self.prev, messages))
+            if same and n > k:  # the part seen by the O(1) path, still in `src`
+                same = all(map(operator.is_, islice(self.src, k, n), islice(messages, k, n)))  # type: ignore[arg-type]
+            if not same:
+                self.sums, self.nonnegative, n = [0], True, 0
+            self.prev = tuple(messages)
+        size = len(messages)
+        if size > n:
             count, sums = self.counter.count_message, self.sums
             total = sums[-1]
-            for m in messages[n:]:
-                c = count(m)
+            for i in range(n, size):
+                c = count(messages[i])
                 self.nonnegative = self.nonnegative and c >= 0
                 total += c
                 sums.append(total)
-            self.prev = tuple(messages)
+        self.src, self.seen = messages, size
+        self.last = messages[size - 1] if size else None
         return self.sums
 
 

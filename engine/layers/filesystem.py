@@ -41,7 +41,7 @@ from engine.layers.offload import (
 )
 from engine.layers.request_copy import overridden
 from engine.layers.scan import grown_prefix, result_text, unchanged_prefix
-from engine.layers.summary_rules import SUMMARY_EVENT_KEY, CachedDrop, SummaryEventState, apply_event
+from engine.layers.summary_rules import SUMMARY_EVENT_KEY, CachedDrop, Projection, SummaryEventState
 
 TRUNCATED_ARG_KEEP_CHARS = 20
 # Deep Agents falls back to keeping the last 20 messages when a fraction has no window to refer to.
@@ -161,6 +161,7 @@ class FilesystemLayer(RequestLayer):
         self._tool_counts: dict[tuple[int, ...], tuple[tuple[Any, ...], int]] = {}
         self._state_tokens = RunningScaledCount(self.counter)
         self._drop = CachedDrop()
+        self._project = Projection()  # apply_event, extended in place while the state only grows
         self._totals = RunningScaledCount(self.decision_counter)
         self._sums = PrefixCounts(self.decision_counter)
         self._cut_before: set[str] = set()
@@ -273,7 +274,7 @@ class FilesystemLayer(RequestLayer):
         low = int(event["cutoff_index"]) if event else 0
         if not self._candidates or self._candidates[-1] < low:
             return None
-        effective = apply_event(messages, event, self._drop)
+        effective = self._project(messages, event, self._drop)
         # effective index j >= 1 is state index offset + j once a summary exists
         offset = int(event["cutoff_index"]) - 1 if event else 0
         counter = self.decision_counter

@@ -53,8 +53,8 @@ from engine.layers.summary_rules import (
     VIEW_SUMMARY_TEMPLATE,
     CachedDrop,
     IdCheck,
+    Projection,
     SummaryEventState,
-    apply_event,
     history_section,
     session_id,
     state_cutoff,
@@ -163,6 +163,7 @@ class SummarizationLayer(ContextLayer):
         super().__init__(context)
         self._id_check = IdCheck()
         self._drop = CachedDrop()
+        self._project = Projection()  # apply_event, extended in place while the state only grows
         if mode not in ("state", "view"):
             raise ConfigError(f"mode must be 'state' or 'view', got {mode!r}", key="summarization.mode")
         self.mode: Mode = mode
@@ -485,7 +486,7 @@ class SummarizationLayer(ContextLayer):
         event = state.get(EVENT_KEY)
         messages = request.messages  # read only: projections below are new lists
         self._id_check(messages)
-        effective = apply_event(messages, event, self._drop)
+        effective = self._project(messages, event, self._drop)
         total = self._request_tokens(effective, request)
         window = self.window_for(request.model)
         trigger = self._fired(effective, total, self.model if self.model is not None else request.model)

@@ -335,6 +335,59 @@ def apply_event(messages: Sequence[BaseMessage], event: Mapping[str, Any] | None
     return [event["summary_message"], *dropped, *messages[kept_from:]]
 
 
+class Projection:
+    """`apply_event(messages, event, drop)` for a layer that projects at every model call, re-used
+    while the same messages come again grown: `messages` the very list object of the last call,
+    holding at least as many messages, the last one seen still in its place, and `event` the same
+    object. The projection made last time is then extended in place by the new messages, so the
+    lists a layer counts stay one list only appended to, and the running counts over it take their
+    O(1) path (engine.layers.approximate `RunningScaledCount._grown`) instead of an O(view)
+    comparison and copy per call.
+
+    Such a list only grows (the replay driver's state: it forks the list before any replacement;
+    layers override the request's messages, never mutate them; the filesystem layer's truncated
+    view changes a slot it handed over only below the summary's cutoff, which no projection reads:
+    `FilesystemLayer._view_list`), so its projected part is unchanged and the new messages follow
+    the summary's drop span (they come after `created_at_index`, the state's length when the
+    summary was made). Extending the list returned last time is safe for its holders: the layers
+    inside read a request's list as one that only grows (their scans are kept by list identity the
+    same way), and the step's view is copied into the driver's own log (`engine.step_sums.ViewLog`).
+    """
+
+    __slots__ = ("event", "n", "out", "src", "tail")
+
+    def __init__(self) -> None:
+        self.src: Sequence[BaseMessage] | None = None
+        self.n = 0
+        self.tail: BaseMessage | None = None
+        self.event: Mapping[str, Any] | None = None
+        self.out: list[BaseMessage] = []
+
+    def __call__(self, messages: Sequence[BaseMessage], event: Mapping[str, Any] | None,
+                 drop: Callable[[BaseMessage], BaseMessage] = drop_bound_reasoning) -> list[BaseMessage]:
+        n = self.n
+        if (messages is self.src and type(messages) is list and event is self.event and n
+                and len(messages) >= n and messages[n - 1] is self.tail and self._extends(event, n)):
+            out = self.out
+            if len(messages) > n:
+                out.extend(messages[n:])
+        else:
+            out = apply_event(messages, event, drop)
+        self.src, self.n, self.event, self.out = messages, len(messages), event, out
+        self.tail = messages[-1] if messages else None
+        return out
+
+    @staticmethod
+    def _extends(event: Mapping[str, Any] | None, n: int) -> bool:
+        """Whether messages appended after the first `n` join the projection as they are."""
+        if not event:
+            return True
+        if int(event["cutoff_index"]) > n:
+            return False
+        kept_from = event.get("created_at_index")
+        return not isinstance(kept_from, int) or kept_from <= n
+
+
 def state_cutoff(event: Mapping[str, Any] | None, effective_cutoff: int) -> int:
     """A cutoff on the projected list as a state index (the summary's slot is not a state message)."""
     if not event:
@@ -410,6 +463,7 @@ __all__ = [
     "VIEW_SUMMARY_TEMPLATE",
     "IdCheck",
     "SummaryPrompt",
+    "Projection",
     "apply_event",
     "bound_reasoning_types",
     "drop_bound_reasoning",

@@ -11,7 +11,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from engine.layers.approximate import RunningScaledCount
+from engine.layers.approximate import PrefixCounts, RunningScaledCount
 from engine.tokens import ApproximateCounter, TiktokenCounter
 
 
@@ -42,6 +42,13 @@ class _Counting(ApproximateCounter):
 
 def _fresh(counter: Any, messages: list[BaseMessage], **kwargs: Any) -> int:
     return RunningScaledCount(counter)(list(messages), **kwargs)
+
+
+def _prefix_sums(counter: Any, messages: Any) -> list[int]:
+    out = [0]
+    for m in messages:
+        out.append(out[-1] + counter.count_message(m))
+    return out
 
 
 def test_the_same_list_grown_counts_as_a_fresh_copy_and_costs_its_new_messages() -> None:
@@ -114,12 +121,19 @@ def test_a_replay_gives_the_same_report_and_views_with_the_o1_paths_disabled(mon
     (fast) and without them (every list compared, every truncated view a fresh copy of the state)."""
     from engine.config import preset
     from engine.layers.filesystem import FilesystemLayer
+    from engine.layers.summary_rules import Projection, apply_event
     from engine.replay import replay
     from engine.synthetic import synthetic_thread
 
     thread = synthetic_thread(1000, seed=0)
-    taken = {"grown": 0, "view": 0, "restored": 0}
-    grown, view_list = RunningScaledCount._grown, FilesystemLayer._view_list
+    taken = {"grown": 0, "view": 0, "restored": 0, "projected": 0}
+    grown, view_list, project = RunningScaledCount._grown, FilesystemLayer._view_list, Projection.__call__
+
+    def counting_project(self: Any, messages: Any, event: Any, drop: Any = None) -> Any:
+        before = self.out
+        out = project(self, messages, event, drop)
+        taken["projected"] += out is before and bool(event)
+        return out
 
     def counting_grown(self: Any, messages: Any, n: int) -> bool:
         hit = grown(self, messages, n)
@@ -136,11 +150,15 @@ def test_a_replay_gives_the_same_report_and_views_with_the_o1_paths_disabled(mon
 
     monkeypatch.setattr(RunningScaledCount, "_grown", counting_grown)
     monkeypatch.setattr(FilesystemLayer, "_view_list", counting_view_list)
+    monkeypatch.setattr(Projection, "__call__", counting_project)
     fast = replay(thread, preset("stress"), token_counter=TiktokenCounter("o200k_base"))
     assert taken["grown"] > 0 and taken["view"] > 0 and taken["restored"] > 0  # the fast paths were taken
+    assert taken["projected"] > 500  # the summary's projection extended in place, step after step
 
     monkeypatch.setattr(RunningScaledCount, "_grown", lambda self, messages, n: False)
     monkeypatch.setattr(FilesystemLayer, "_view_list", lambda self, messages, cut, low=0: list(messages))
+    monkeypatch.setattr(Projection, "__call__", lambda self, messages, event, drop=None: apply_event(messages, event, drop))
+    monkeypatch.setattr(PrefixCounts, "__call__", lambda self, messages: _prefix_sums(self.counter, messages))
     slow = replay(thread, preset("stress"), token_counter=TiktokenCounter("o200k_base"))
     assert fast.to_report() == slow.to_report()
     assert _views(fast) == _views(slow)
@@ -214,3 +232,62 @@ def test_a_new_summary_cutoff_puts_the_calls_below_it_back_in_the_same_list() ->
     state.append(source[len(state)])
     fresh = view(state, [16], 15)  # 15 no longer cut but not below the cutoff: a fresh copy
     assert fresh is not again and fresh[15] is source[15]
+
+
+def test_prefix_counts_of_the_same_list_grown_and_of_other_lists_equal_a_fresh_sum() -> None:
+    """`PrefixCounts` takes the list it saw last, grown, without comparing it (the O(1) rule of
+    `RunningScaledCount._grown`); a copy, a tuple, a fork with a message replaced, a shorter list
+    are compared with what it covers, and counted afresh where they differ."""
+    counter = _Counting()
+    source = _messages(20)
+    sums = PrefixCounts(counter)
+    state = list(source[:10])
+    assert sums(state) == _prefix_sums(counter, state)
+    for m in source[10:30]:
+        state.append(m)
+        before = counter.counted
+        assert sums(state) == _prefix_sums(counter, state)
+        assert counter.counted - before == 1 + len(state)  # its new message, then the fresh sum's
+    assert sums(state) == _prefix_sums(counter, state)  # again, nothing appended
+    copy = tuple(state[:25])  # shorter, another object: compared, then counted afresh
+    assert sums(copy) == _prefix_sums(counter, copy)
+    view = [*state, *source[30:35]]  # another list extending what was seen: compared (copy, then `src`)
+    assert sums(view) == _prefix_sums(counter, view)
+    state.extend(source[30:40])
+    assert sums(state) == _prefix_sums(counter, state)
+    fork = list(state)
+    fork[3] = fork[3].model_copy(update={"content": "a much longer question " * 30})
+    assert sums(fork) == _prefix_sums(counter, fork)
+    fork.append(source[40])
+    assert sums(fork) == _prefix_sums(counter, fork)
+
+
+def test_an_unscaled_counter_of_ours_is_summed_inline_and_any_other_counter_is_asked() -> None:
+    """With no usage scaling, `RunningScaledCount` sums the new messages' counts itself when the
+    counter's list count is that sum (ours: `_CachedCounter.__call__`); a counter with its own
+    `__call__` (need not add up) gets the new messages as a list, as before."""
+    tiktoken = TiktokenCounter("o200k_base")
+    running = RunningScaledCount(tiktoken)
+    assert running.additive and not running.scaling
+    state: list[BaseMessage] = []
+    for m in _messages(30):
+        state.append(m)
+        assert running(state, lead_tokens=11, lead_messages=1) == tiktoken(state) + 11
+    many = _messages(40, tag="b")  # more than 64 new at once: the counter's own batch path
+    assert running(many) == tiktoken(many)
+
+    class Flat:
+        """Counts every list as its length times 10, plus one: not a sum of message counts."""
+
+        def __call__(self, messages: Any, **kwargs: Any) -> int:
+            return 10 * len(list(messages)) + 1
+
+        def count_message(self, message: BaseMessage) -> int:
+            raise AssertionError("a counter with its own __call__ is asked for lists")
+
+    flat = RunningScaledCount(Flat())  # type: ignore[arg-type]
+    assert not flat.additive
+    state = list(_messages(3))
+    assert flat(state) == 10 * len(state) + 1
+    state.extend(_messages(2, tag="c"))
+    assert flat(state) == 10 * 9 + 1 + 10 * 6 + 1  # the first call's list, then the new part's

@@ -459,3 +459,52 @@ def test_summary_of_a_summary_carries_the_intent() -> None:
     text = rec.events[0].payload["summary_text"]
     assert text.startswith("## SESSION INTENT\n- Migrate the billing service to Postgres\n\n## SUMMARY\n")
     assert "- Checked module 0; it works." in text and "- Checked module 5; it works." in text
+
+
+def test_a_projection_of_the_same_list_grown_is_the_last_one_extended_and_equals_apply_event() -> None:
+    """`Projection` (engine.layers.summary_rules): while the state list only grows and the summary
+    event is the same object, the projection made last time is extended in place (one list, whose
+    running counts take their O(1) path); another list, another event, or messages that would fall
+    in the event's drop span are projected afresh. Every result equals `apply_event`'s."""
+    from engine.layers.summary_rules import CachedDrop, Projection, apply_event
+
+    def ident(xs: Any) -> list[int]:
+        return [id(x) for x in xs]
+
+    msgs: list[Any] = []
+    for i in range(30):
+        msgs += [HumanMessage(f"q{i}", id=f"h{i}"),
+                 AIMessage([{"type": "reasoning", "reasoning": "why"}, {"type": "text", "text": f"a{i}"}], id=f"a{i}",
+                           tool_calls=[{"name": "read", "args": {}, "id": f"c{i}"}]),  # reasoning: the drop copies it
+                 ToolMessage(f"r{i}", tool_call_id=f"c{i}", id=f"t{i}")]
+    summary = HumanMessage("summary", id="summary-1-x")
+    drop = CachedDrop()
+    project = Projection()
+    state = list(msgs[:20])
+    for event in (None, {"cutoff_index": 6, "summary_message": summary},
+                  {"cutoff_index": 6, "summary_message": summary, "created_at_index": 20}):
+        state = list(msgs[:20])  # the state as a new list: projected afresh
+        first = project(state, event, drop)
+        assert ident(first) == ident(apply_event(state, event, drop))
+        for k in range(20, 40):
+            state.append(msgs[k])
+            out = project(state, event, drop)
+            assert out is first  # the same list, extended
+            assert ident(out) == ident(apply_event(state, event, drop))
+        assert project(state, event, drop) is first  # nothing new: the same list as it is
+        fork = list(state)  # another list (the driver's fork): afresh
+        assert project(fork, event, drop) is not first
+        assert ident(project(fork, event, drop)) == ident(apply_event(fork, event, drop))
+    # a new event (another summary) on the same list: afresh
+    grown = list(msgs[:30])
+    old = {"cutoff_index": 6, "summary_message": summary, "created_at_index": 20}
+    before = project(grown, old, drop)
+    new = {"cutoff_index": 18, "summary_message": HumanMessage("again", id="summary-2-y"), "created_at_index": 30}
+    after = project(grown, new, drop)
+    assert after is not before and ident(after) == ident(apply_event(grown, new, drop))
+    # an event whose drop span reaches past what was seen: the new messages are dropped-copied, afresh
+    short = list(msgs[:10])
+    reach = {"cutoff_index": 6, "summary_message": summary, "created_at_index": 25}
+    project(short, reach, drop)
+    short.extend(msgs[10:30])
+    assert ident(project(short, reach, drop)) == ident(apply_event(short, reach, drop))
