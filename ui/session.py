@@ -304,10 +304,10 @@ def _replay_cached(thread_version: str, config: EngineConfig, offline_summaries:
 
 
 # How long after a script run the new Run is sized (engine/runcache.py): by then the browser has
-# drawn what the run sent. Sized at the end of the run itself, the walk (~22 ms CPU for a 1,000-step
-# Run) ran while the browser drew a new config's chart and slowed it (probe, 2026-12-03: the
-# server's only CPU in that window, beside the rest of the page). An edit sooner than this sizes it
-# before its own Run is stored, as before.
+# drawn what the run sent. Sized at the end of the run itself, the walk (21-23 ms CPU for a
+# 1,000-step Run, against ~12 ms for the rest of the page after the chart) ran while the browser
+# drew a new config's chart, and slowed the draw (probe, 2026-12-03; docs/benchmarks.md). An edit
+# sooner than this sizes the waiting Run before its own is stored, as before.
 SETTLE_DELAY_S = 0.25
 
 
