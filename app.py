@@ -47,7 +47,7 @@ PAGES = {
 
 page = st.navigation(PAGES)
 if (target := session.pending_page()) is not None:  # a callback asked for another page (ui.session.go_to)
-    st.switch_page(target)  # before the sidebar: a run that only switches pages draws nothing
+    session.switch_page(target)  # before the sidebar: a run that only switches pages draws nothing
 session.sync_url()
 try:
     if page.url_path in TIMELINE_PATHS:

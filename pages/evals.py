@@ -33,7 +33,7 @@ from ui.eval_figures import (
 from ui.figures import compare_figure
 from ui.frame import require_frame
 from ui.text import error_text, escape_md
-from ui.widgets import no_run_message, table
+from ui.widgets import keep_widget_state, no_run_message, table
 
 require_frame()
 
@@ -57,7 +57,7 @@ def _sweep_json(result: SweepResult) -> str:
 def _open_in_dashboard(config: EngineConfig, label: str) -> None:
     session.set_config(config)
     session.notify(f"Opened {label} from the Evals page.")
-    st.switch_page("pages/timeline.py")
+    session.switch_page("pages/timeline.py")
 
 
 def _eval_table(run: Run, label: str) -> dict[str, object]:
@@ -80,10 +80,9 @@ if run is None:
     st.stop()
 thread_key = st.session_state["thread_key"]
 
-needle_tab, stress_tab, sweep_tab = st.tabs(["Needle retention & goal drift", "Stress mode", "Sweep"])
 
 # -- needle retention and goal drift ----------------------------------------------------------------
-with needle_tab:
+def _needle_section() -> None:
     st.text_area("Needles: facts to track, one per line (empty: distinctive facts picked from the thread)",
                  key="ev_needles", height=90, placeholder="e.g. BLUE-HERON-7")
     report = needle_retention(run, _needles() or None)
@@ -135,8 +134,9 @@ with needle_tab:
     else:
         st.info("No compaction happened with these settings. Lower the trigger in the sidebar, or use Stress mode.")
 
+
 # -- stress mode -------------------------------------------------------------------------------------
-with stress_tab:
+def _stress_section() -> None:
     low, high = STRESS_RANGE
     st.slider("Every trigger at this % of the window", min_value=int(low * 100), max_value=int(high * 100),
               value=int(DEFAULT_STRESS_FRACTION * 100), step=1, key="ev_stress_pct",
@@ -157,8 +157,9 @@ with stress_tab:
         if st.button("Open the stress run in the dashboard", key="ev_stress_open"):
             _open_in_dashboard(stressed_config, f"stress mode at {fraction:.0%}")
 
+
 # -- sweep -----------------------------------------------------------------------------------------
-with sweep_tab:
+def _sweep_section() -> None:
     st.caption("Replays this thread (and any samples you add) over every combination of the values below, starting "
                "from the current settings. One `KEY=V1,V2` per line; when a value itself holds commas (a trigger "
                "list such as `tokens:30000,messages:50`), separate the values with `;`.")
@@ -223,3 +224,16 @@ with sweep_tab:
         st.download_button("Download the sweep (JSON)", data=lambda: _sweep_json(result), file_name="sweep.json",
                            mime="application/json", key="ev_sweep_download", on_click="ignore")
 
+
+# Only the open tab runs (bind="query-params" tracks it and reruns on a switch): the stress tab
+# replays the thread once more and prices both runs, 1.3 of the 1.7 s a first visit of Evals took
+# for a 1,000-step thread when every tab ran (2026-12-03). The closed tabs' widgets keep their
+# values (the stress table reads the needles typed in the first tab).
+keep_widget_state("ev_needles", "ev_stress_pct", "ev_grid", "ev_sweep_samples", "ev_executor", "ev_workers",
+                  "ev_sweep_x", "ev_open_point")
+needle_tab, stress_tab, sweep_tab = st.tabs(["Needle retention & goal drift", "Stress mode", "Sweep"], key="tab",
+                                            bind="query-params")
+for tab, section in ((needle_tab, _needle_section), (stress_tab, _stress_section), (sweep_tab, _sweep_section)):
+    if tab.open:
+        with tab:
+            section()

@@ -45,7 +45,7 @@ def chart(run: Run) -> None:
                            # the camera button of the chart's toolbar saves this PNG (drawn in the browser)
                            "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}})
     if (target := session.pending_page()) is not None:  # a click ran `_open_clicked_step`; this may be
-        st.switch_page(target)                           # a fragment-only rerun, which app.py does not see
+        session.switch_page(target)                      # a fragment-only rerun, which app.py does not see
 
     notes = [li.note for li in threshold_lines(run.config, run.window_tokens, run.thread.model, run.thread) if li.note]
     caption = ("Stacked areas: what the model saw at each step, by category. Dotted: the raw thread with no layers. "

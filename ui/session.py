@@ -13,7 +13,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import streamlit as st
 
@@ -434,6 +434,17 @@ def go_to(page: str) -> None:
 
 def pending_page() -> str | None:
     return st.session_state.pop("go_to_page", None)
+
+
+def switch_page(target: str) -> NoReturn:
+    """`st.switch_page` with this session's thread, step and settings as the new page's query.
+
+    Streamlit's own switch clears the query first, and refuses to while a widget is bound to one of
+    its parameters: the Evals or Config tabs, open on a tab other than the first, are in the URL as
+    `tab=…` ("Cannot clear query parameters - the following are bound to widgets", Streamlit 1.67).
+    A mapping replaces the query instead, with what `sync_url` writes on the new page's run anyway.
+    """
+    st.switch_page(target, query_params=wanted_params())
 
 
 def notify(message: str) -> None:

@@ -14,6 +14,7 @@ from engine.tokens import COUNTERS
 from engine.views import TOGGLE_LAYERS, layer_enabled
 from ui import controls, session
 from ui import library as library_ui
+from ui.preload import preload_elements
 from ui.replay_status import replay_status_style
 from ui.text import escape_md
 
@@ -215,6 +216,7 @@ def render() -> None:
         if st.session_state.get("sidebar_error"):
             st.error(escape_md(st.session_state["sidebar_error"]))
         replay_status_style()  # the replay's spinner, pinned where it moves nothing (takes no room here)
+        preload_elements()  # the other pages' element code, fetched once the browser is idle
     st.session_state[SIDEBAR_DRAWN] = True
 
 
@@ -245,7 +247,7 @@ def fragment_run(draw_page: Callable[[], None]) -> None:
     (`with_page`): the page switch a callback asked for, the URL, sizing the Runs stored (each a
     no-op on a full run, where app.py did it first)."""
     if (target := session.pending_page()) is not None:
-        st.switch_page(target)
+        session.switch_page(target)
     try:
         try:
             with_page(draw_page)

@@ -59,6 +59,18 @@ def no_run_message() -> None:
     st.page_link("pages/threads.py", label="Go to Threads", icon=":material/folder_open:")
 
 
+def keep_widget_state(*keys: str) -> None:
+    """Keep these widgets' values through runs that do not draw them (a closed lazy tab).
+
+    Streamlit drops a widget's value at the end of a run that did not draw it, unless its key was
+    assigned in that run: its docs' "interrupt the widget clean-up process" (Widget behavior). Call
+    before the widgets, on every run of the page.
+    """
+    for key in keys:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
 def run_totals(run: Run) -> dict[str, Any]:
     """`run.totals()` plus the billed input, computed once per Run and kept on it (`Run.derived`).
 

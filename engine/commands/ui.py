@@ -52,7 +52,9 @@ def run(args: argparse.Namespace) -> int:
            # to recent settings resends references, not the charts the browser already holds
            "--global.maxCachedMessageAge", "20",
            # no full collection after every script run (a pause of up to a second with cached Runs held)
-           "--runner.postScriptGC", "false"]
+           "--runner.postScriptGC", "false",
+           # no page writes bare expressions: no syntax-tree rewrite on each page's first run
+           "--runner.magicEnabled", "false"]
     if args.headless:
         cmd += ["--server.headless", "true"]
     return subprocess.call(cmd, env=env)

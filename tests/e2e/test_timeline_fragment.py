@@ -114,3 +114,28 @@ def test_a_kept_graph_shown_again_after_a_resize_is_redrawn_at_the_new_width(pag
     drawn_after, shown_after = widths()
     assert shown_after < shown - 100  # the chart did get narrower
     assert abs(drawn_after - shown_after) < 1
+
+
+def test_the_other_pages_element_code_is_fetched_while_the_first_page_is_read(page: Page, app_url: str) -> None:
+    """ui/preload.py: once the browser is idle after the first page, it has fetched the element
+    code the other pages draw (the dataframe's, the text input's, ...), before any page shows one;
+    the preloader takes no room in the sidebar."""
+    from ui.preload import chunk_files
+
+    files = list(chunk_files())
+    assert files
+    open_page(page, f"{app_url}/?thread=sample:a_demo")
+    expect(page.locator(TIMELINE)).to_be_visible(timeout=TIMEOUT_MS)
+    assert page.get_by_test_id("stDataFrame").count() == 0  # the Timeline shows no table itself
+    page.wait_for_function("files => files.every(f => performance.getEntriesByType('resource')"
+                           ".some(e => e.name.endsWith('/static/js/' + f)))", arg=files, timeout=TIMEOUT_MS)
+    container = page.get_by_test_id("stSidebar").locator("[data-testid=stElementContainer]:has(.ctxi-preload)")
+    expect(container).to_have_count(1, timeout=TIMEOUT_MS)
+    expect(container).to_be_hidden(timeout=TIMEOUT_MS)
+    # the Step page then draws its table without fetching the dataframe's code again
+    before = page.evaluate("() => performance.getEntriesByType('resource').length")
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Step").click()  # in the app: same module map
+    wait_for_app(page)
+    expect(page.get_by_test_id("stDataFrame").first).to_be_visible(timeout=TIMEOUT_MS)
+    fetched = page.evaluate(f"() => performance.getEntriesByType('resource').slice({before}).map(e => e.name)")
+    assert not [u for u in fetched if u.endswith("/static/js/" + files[0])]

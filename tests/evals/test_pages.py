@@ -22,6 +22,11 @@ def metrics(at) -> dict[str, str]:  # noqa: ANN001
     return {m.label: m.value for m in at.metric}
 
 
+def open_tab(at, label: str):  # noqa: ANN001, ANN201 - AppTest has no tab click; the tabs' key holds the open one
+    at.session_state["tab"] = label
+    return at.run()
+
+
 # -- Evals ---------------------------------------------------------------------------------------
 def test_evals_needle_and_drift_under_stress(start) -> None:  # noqa: ANN001
     at = start(EVALS, preset="stress")
@@ -45,7 +50,7 @@ def test_evals_without_compaction_says_so(start) -> None:  # noqa: ANN001
 
 
 def test_stress_mode_beside_the_default_run(start) -> None:  # noqa: ANN001
-    at = start(EVALS, thread="sample:b_small")
+    at = open_tab(start(EVALS, thread="sample:b_small"), "Stress mode")
     spec = chart(at, "ev_stress_chart")
     assert [t["name"] for t in spec["data"]][:3] == ["raw (no layers)", "A: view tokens", "B: view tokens"]
     at.slider(key="ev_stress_pct").set_value(10).run()
@@ -58,8 +63,33 @@ def test_stress_mode_beside_the_default_run(start) -> None:  # noqa: ANN001
     assert at.session_state["config"].summarization.trigger == (ContextSize(type="fraction", value=0.1),)
 
 
+def test_only_the_open_tab_runs_and_the_others_keep_their_values(start, monkeypatch) -> None:  # noqa: ANN001
+    from ui import session
+    asked: set[object] = set()  # the configs the page asked runs for (the current one on every run)
+    run_for = session.run_for
+    monkeypatch.setattr(session, "run_for", lambda key, config: asked.add(config) or run_for(key, config))
+    at = start(EVALS, thread="sample:b_small")
+    # the needle tab is open: nothing of the closed tabs is drawn, and no stress run is asked for
+    assert not at.slider and not [t for t in at.text_area if t.key == "ev_grid"]
+    assert not [c for c in at.get("plotly_chart") if "ev_stress_chart" in c.proto.id]
+    replays = len(asked)
+    at.text_area(key="ev_needles").set_value("NOT-THERE-42").run()
+    assert len(asked) == replays
+    at = open_tab(at, "Stress mode")
+    assert not at.exception
+    assert len(asked) == replays + 1  # the stress run, only now
+    assert not [t for t in at.text_area if t.key == "ev_needles"]
+    at.slider(key="ev_stress_pct").set_value(10).run()
+    assert not at.exception
+    assert at.session_state["ev_needles"] == "NOT-THERE-42"  # what the stress table's retention tracks
+    at = open_tab(at, "Needle retention & goal drift")
+    assert at.text_area(key="ev_needles").value == "NOT-THERE-42"
+    at = open_tab(at, "Stress mode")
+    assert at.slider(key="ev_stress_pct").value == 10
+
+
 def test_sweep_runs_and_a_click_opens_the_point_in_the_timeline(start) -> None:  # noqa: ANN001
-    at = start(EVALS)
+    at = open_tab(start(EVALS), "Sweep")
     at.text_area(key="ev_grid").set_value("summarization.trigger=fraction:0.25,fraction:0.85\n"
                                           "summarization.keep=messages:6").run()
     at.radio(key="ev_executor").set_value("serial").run()
@@ -83,7 +113,7 @@ def test_sweep_runs_and_a_click_opens_the_point_in_the_timeline(start) -> None: 
 
 
 def test_sweep_grid_error_is_shown(start) -> None:  # noqa: ANN001
-    at = start(EVALS)
+    at = open_tab(start(EVALS), "Sweep")
     at.text_area(key="ev_grid").set_value("summarization.nope=1,2").run()
     at.button(key="ev_sweep_run").click().run()
     assert not at.exception

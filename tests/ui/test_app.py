@@ -11,9 +11,11 @@ import pytest
 from engine.config import ContextSize, preset
 from engine.formats.native import dumps
 from engine.library import Library
+from engine.policy_compare import DEFAULT_COMPARE
 from tests.conftest import trace_path
 from tests.ui.builders import HOSTILE, build_thread
 from tests.ui.conftest import figure, hline_levels, layer_event_counts
+from ui import session
 from ui.figures import NOTE_LINE_HEADROOM
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -353,8 +355,13 @@ def test_form_applies_a_valid_change(start) -> None:  # noqa: ANN001
                                                                   ContextSize(type="messages", value=80))
 
 
+def open_tab(at, label: str):  # noqa: ANN001, ANN201 - AppTest has no tab click; the tabs' key holds the open one
+    at.session_state["tab"] = label
+    return at.run()
+
+
 def test_compare_pins_a_and_shows_deltas(start) -> None:  # noqa: ANN001
-    at = start("pages/config.py", preset="stress")
+    at = open_tab(start("pages/config.py", preset="stress"), "Compare runs")
     at.button(key="pin").click().run()
     at.sidebar.number_input(key="sb_trig_val_0_fraction").set_value(0.5).run()
     assert not at.exception
@@ -368,6 +375,28 @@ def test_compare_pins_a_and_shows_deltas(start) -> None:  # noqa: ANN001
     # the agents' policies side by side, the overlaid timelines, then the cost curves (tests/ui/test_cost_pages.py)
     assert [c.key for c in at.get("plotly_chart")] == [
         "cmp_policies_chart", "compare_chart", "compare_cost_chart"]
+
+
+def test_the_compare_tab_replays_its_policies_only_while_it_is_open(start, monkeypatch) -> None:  # noqa: ANN001
+    asked: list[str | None] = []
+    run_for = session.run_for
+    monkeypatch.setattr(session, "run_for", lambda key, config: asked.append(config.preset) or run_for(key, config))
+    at = start("pages/config.py", preset="stress")
+    assert not at.exception
+    # the Form tab is open: only the page's own run (the sidebar's), nothing of the Compare tab
+    assert set(asked) == {"stress"}
+    assert [m.key for m in at.multiselect] == [] and at.get("plotly_chart") == []
+    at = open_tab(at, "Compare runs")
+    assert not at.exception
+    assert [p for p in asked if p != "stress"] == list(DEFAULT_COMPARE)
+    assert [c.key for c in at.get("plotly_chart")] == ["cmp_policies_chart"]
+    # a pick survives a visit to another tab (the widget is not drawn there, so Streamlit drops it)
+    picked = list(DEFAULT_COMPARE[:2])
+    at.multiselect(key="cmp_policies").set_value(picked).run()
+    at = open_tab(open_tab(at, "YAML"), "Compare runs")
+    assert not at.exception
+    assert at.multiselect(key="cmp_policies").value == picked
+    assert asked[-2:] == picked
 
 
 # -- threads, upload, deep links ---------------------------------------------------------------
@@ -622,6 +651,27 @@ def test_the_server_settings_hold_whichever_way_the_server_starts(monkeypatch) -
     # no gc.collect(2) after each script run: it paused page switches by up to a second
     assert config["runner"]["postScriptGC"] is False
     assert cmd[cmd.index("--runner.postScriptGC") + 1] == "false"
+    # no magic: a page that wrote a bare expression would now show nothing for it (test below)
+    assert config["runner"]["magicEnabled"] is False
+    assert cmd[cmd.index("--runner.magicEnabled") + 1] == "false"
+
+
+def test_no_page_relies_on_streamlit_magic() -> None:
+    """With `runner.magicEnabled = false`, a bare expression on its own line draws nothing: none may
+    be there (Streamlit's magic writes every expression statement but calls, awaits, yields and
+    docstrings, at module level and in with/if/for blocks)."""
+    import ast
+
+    bare = []
+    for path in [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Expr) or isinstance(node.value, ast.Call | ast.Await | ast.Yield | ast.YieldFrom):
+                continue
+            if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                continue  # a docstring (or a string used as a comment): magic skips docstrings only, but says nothing
+            bare.append(f"{path.name}:{node.lineno}")
+    assert bare == []
 
 
 def test_the_timeline_metrics_stay_above_the_chart_though_drawn_after_it(start) -> None:  # noqa: ANN001

@@ -126,7 +126,8 @@ def test_layers_and_evals_list_each_compaction_with_its_payback(start) -> None: 
 
 def test_compare_adds_a_cost_table(start) -> None:  # noqa: ANN001
     at = start("pages/config.py", **PRICED)
-    at.button(key="pin").click().run()
+    at.session_state["tab"] = "Compare runs"  # drawn only while open (pages/config.py)
+    at.run().button(key="pin").click().run()
     a = expected_cost(at)
     at.sidebar.number_input(key="sb_trig_val_0_fraction").set_value(0.5).run()
     assert not at.exception
