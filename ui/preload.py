@@ -78,8 +78,18 @@ def _component():  # noqa: ANN202 - Streamlit's ComponentRenderer
                                       js=_JS % {"delay_ms": DELAY_MS}, isolate_styles=False)
 
 
+SENT_KEY = "ctxi_preload_sent"
+
+
 def preload_elements() -> None:
-    """Mount the preloader (once per run, in the sidebar; it acts once per browser tab)."""
+    """Mount the preloader in the sidebar on this session's first run that draws it, only then.
+
+    A session is one browser tab, and the script's timer runs once the script has mounted, whether
+    or not the element stays: later runs do not resend its ~1.1 KB (a cached config's whole
+    message is ~18 KB)."""
+    if st.session_state.get(SENT_KEY):
+        return
+    st.session_state[SENT_KEY] = True
     _component()(key="ctxi_preload", data={"chunks": list(chunk_files())})
 
 
