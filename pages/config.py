@@ -245,7 +245,8 @@ def _compare_section() -> None:
 
 # The tabs track which one is open (bind="query-params" reruns on a switch), so the Compare tab's
 # replays run only while it is open: it replays the thread once per policy (four by default), and
-# with every tab drawn a first visit of Config on a 1,000-step thread took 21 s (0.5 s now, 2026-12-03).
+# with every tab drawn a first visit of Config on a 1,000-step thread took 20 s (0.4 s now,
+# bench/bench_first_visit.py, 2026-12-03).
 keep_widget_state("cmp_policies")  # the pick survives a visit to another tab
 with compare_tab:
     if compare_tab.open:

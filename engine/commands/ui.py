@@ -54,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
            # no full collection after every script run (a pause of up to a second with cached Runs held)
            "--runner.postScriptGC", "false",
            # no page writes bare expressions: no syntax-tree rewrite on each page's first run
-           "--runner.magicEnabled", "false"]
+           "--runner.magicEnabled", "false",
+           # a widget given both a default and a value in session state is intended (the sidebar, lazy tabs)
+           "--global.disableWidgetStateDuplicationWarning", "true"]
     if args.headless:
         cmd += ["--server.headless", "true"]
     return subprocess.call(cmd, env=env)

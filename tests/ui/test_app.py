@@ -654,6 +654,9 @@ def test_the_server_settings_hold_whichever_way_the_server_starts(monkeypatch) -
     # no magic: a page that wrote a bare expression would now show nothing for it (test below)
     assert config["runner"]["magicEnabled"] is False
     assert cmd[cmd.index("--runner.magicEnabled") + 1] == "false"
+    # the sidebar and the lazy tabs' kept widgets set state and a default on purpose: no log line per run
+    assert config["global"]["disableWidgetStateDuplicationWarning"] is True
+    assert cmd[cmd.index("--global.disableWidgetStateDuplicationWarning") + 1] == "true"
 
 
 def test_no_page_relies_on_streamlit_magic() -> None:
