@@ -60,4 +60,4 @@ try:
         with frame():
             page.run()
 finally:  # also when the page stops or reruns: the run cache stays bounded
-    session.settle_runs()  # sizing a new Run waits until its page has been sent (engine/runcache.py)
+    session.settle_runs()  # sizing a new Run waits until its page has been sent (engine/run/cache.py)

@@ -213,11 +213,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from playwright.sync_api import sync_playwright
 
-    from engine.config import preset
+    from engine.config.schema import preset
     from engine.formats.native import dumps
-    from engine.replay import replay
-    from engine.synthetic import synthetic_thread
-    from engine.views import threshold_lines
+    from engine.run.replay import replay
+    from engine.thread.synthetic import synthetic_thread
+    from engine.views.views import threshold_lines
 
     print(machine_line())
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     window = run.window_tokens
 
     def trigger_config(fraction: float) -> Any:
-        from engine.config import ContextSize
+        from engine.config.schema import ContextSize
         from ui import controls
 
         return controls.set_trigger_clause(base, 0, ContextSize(type="fraction", value=fraction))

@@ -47,7 +47,7 @@ def one_run(idle_s: float) -> dict[str, list[float]]:
     from playwright.sync_api import sync_playwright
 
     from engine.formats.native import dumps
-    from engine.synthetic import synthetic_thread
+    from engine.thread.synthetic import synthetic_thread
 
     scratch = Path(tempfile.mkdtemp(prefix="ctxi-first-visit-"))
     (scratch / "samples").mkdir()

@@ -28,11 +28,11 @@ from typing import Any
 
 from harness import ROOT, interleaved, machine_line, report, tiktoken_own_loader  # puts ROOT on sys.path
 
-from engine import tokens  # noqa: E402
 from engine.formats import load_thread  # noqa: E402
 from engine.formats.native import dumps  # noqa: E402
-from engine.thread import Thread  # noqa: E402
-from engine.tokens import TiktokenCounter, framing_for_thread, prime_thread  # noqa: E402
+from engine.thread.model import Thread  # noqa: E402
+from engine.tokens import counters as tokens  # noqa: E402
+from engine.tokens.counters import TiktokenCounter, framing_for_thread, prime_thread  # noqa: E402
 
 TRACES = Path(os.environ.get("CTXI_TRACES", ROOT.parent / "shared" / "traces"))
 SESSIONS = ("4d5611e5-241a-462a-8d15-5122611a9569.jsonl", "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
@@ -124,7 +124,7 @@ print(json.dumps({"messages": len(thread.messages), "subagents": len(thread.suba
 
 def generated_thread(messages: int) -> Thread:
     """A synthetic thread cut to exactly `messages` messages, with the sub-agents of the calls it keeps."""
-    from engine.synthetic import synthetic_thread
+    from engine.thread.synthetic import synthetic_thread
 
     thread = synthetic_thread(messages // 2 + 1)
     thread.messages = thread.messages[:messages]

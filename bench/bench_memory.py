@@ -31,18 +31,18 @@ from typing import Any
 
 from harness import MB, ROOT, machine_line
 
-from engine.config import preset
+from engine.config.schema import preset
 from engine.formats.native import dumps
-from engine.replay import replay
-from engine.synthetic import synthetic_thread
-from engine.thread import Thread
-from engine.tokens import TiktokenCounter, prime_thread
+from engine.run.replay import replay
+from engine.thread.model import Thread
+from engine.thread.synthetic import synthetic_thread
+from engine.tokens.counters import TiktokenCounter, prime_thread
 
 SECTIONS = ("run", "scale")
 # Each child imports the engine and loads the tokenizer (a fixed cost every size pays alike), notes
 # its RSS (its start), runs, then reports its high-water mark, its start, CPU and wall seconds.
-START = ("import gc, sys, time; w0 = time.perf_counter(); from engine.cli import main; "
-         "from engine.formats import load_thread; from engine.tokens import get_counter; "
+START = ("import gc, sys, time; w0 = time.perf_counter(); from engine.cli.main import main; "
+         "from engine.formats import load_thread; from engine.tokens.counters import get_counter; "
          "get_counter().count_text('warm'); gc.collect(); "
          "base = next(l for l in open('/proc/self/status') if l.startswith('VmRSS')); "
          "c0, w0 = time.process_time(), time.perf_counter(); ")

@@ -13,7 +13,7 @@ first   The first replay of a thread, nothing loaded or counted (our loader read
         OpenAI's per-message and per-call overheads, computed here independently.
 rerun   A re-run after a config change (the thread's counts cached by a run with the previous
         config, `summarization.keep` changed) vs `create_agent` driving the same layers over the same
-        thread from the same counter state (engine.parity: a scripted model, recorded tool results,
+        thread from the same counter state (engine.run.parity: a scripted model, recorded tool results,
         an InMemorySaver checkpointer as a multi-turn agent has), stress preset (every layer on).
         Target >= 200x. Agreement: the requests are equal at every call.
 plain   Our `langchain` preset vs a plain `create_agent` whose only middleware is LangChain's
@@ -38,14 +38,14 @@ from typing import Any
 
 from harness import interleaved, machine_line, report, tiktoken_own_loader
 
-from engine import tokens
-from engine.config import EngineConfig, preset
-from engine.parity import ObservedRequest, drive_with_create_agent
-from engine.replay import replay
-from engine.run import Run
-from engine.synthetic import synthetic_thread
-from engine.thread import Thread
-from engine.tokens import TiktokenCounter, counter_for_thread
+from engine.config.schema import EngineConfig, preset
+from engine.run.parity import ObservedRequest, drive_with_create_agent
+from engine.run.replay import replay
+from engine.run.run import Run
+from engine.thread.model import Thread
+from engine.thread.synthetic import synthetic_thread
+from engine.tokens import counters as tokens
+from engine.tokens.counters import TiktokenCounter, counter_for_thread
 
 SECTIONS = ("first", "rerun", "plain", "linear")
 PLAIN_SETTINGS = ["summarization.trigger=tokens:100000", "summarization.keep=messages:20",
@@ -155,7 +155,7 @@ def bench_first(thread: Thread, config: EngineConfig, runs: int) -> bool:
     assert res["tiktoken"].result == sum(lengths.values()), "tiktoken's own load encodes differently"
     print(f"texts: {len(texts):,} ({len(distinct):,} distinct) from the thread and its {n_sub} sub-agents, "
           f"{sum(lengths.values()):,} tokens; our counts agree with tiktoken + overheads: {ours:,} tokens")
-    # the batch's thread count follows the load (engine.tokens._encode_workers): say which paths were timed
+    # the batch's thread count follows the load (engine.tokens.counters._encode_workers): say which paths were timed
     print(f"our batch's encode threads, by run: {', '.join(map(str, chosen))} (one per idle core by the load "
           "average); tiktoken's side encodes on one")
     return report("first replay vs tiktoken alone (encoding load included on both sides)",

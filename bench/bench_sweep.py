@@ -21,9 +21,9 @@ from pathlib import Path
 
 from harness import Samples, interleaved, machine_line
 
-from engine.config import preset
-from engine.sweep import SweepResult, grid_from_args, sweep
-from engine.synthetic import synthetic_thread
+from engine.config.schema import preset
+from engine.evals.sweep import SweepResult, grid_from_args, sweep
+from engine.thread.synthetic import synthetic_thread
 
 TRIGGERS = [f"fraction:{f:.2f}" for f in (0.30, 0.36, 0.42, 0.48, 0.54, 0.60, 0.66, 0.72, 0.78, 0.85)]
 KEEPS = [f"messages:{n}" for n in range(2, 21, 2)]

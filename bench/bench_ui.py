@@ -57,10 +57,10 @@ def main(argv: list[str] | None = None) -> int:
 
     from streamlit.testing.v1 import AppTest
 
-    from engine.config import ContextSize, preset
+    from engine.config.schema import ContextSize, preset
     from engine.formats.native import dumps
-    from engine.replay import replay
-    from engine.synthetic import synthetic_thread
+    from engine.run.replay import replay
+    from engine.thread.synthetic import synthetic_thread
     from ui import controls
     from ui.figures import FIGURE_BUILDS
 

@@ -8,22 +8,18 @@
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from engine.config import ContextSize, EngineConfig, load_config, preset
-    from engine.errors import (
+    from engine.base.errors import (
         ConfigError,
         ContextInspectorError,
         FileTooLargeError,
         ThreadLoadError,
         UnknownFormatError,
     )
-    from engine.events import Event, EventRecorder, emit, recording
+    from engine.config.schema import ContextSize, EngineConfig, load_config, preset
     from engine.formats import detect_format, list_threads, load_thread
-    from engine.inspect import inspect_thread
     from engine.layers import ContextLayer, LayerContext, build_layers
     from engine.layers.dangling import DanglingToolCallLayer
     from engine.layers.filesystem import FilesystemLayer
@@ -32,65 +28,67 @@ if TYPE_CHECKING:
     from engine.layers.subagents import SubagentLayer
     from engine.layers.summarization import SummarizationLayer
     from engine.layers.todo import TodoReminderLayer
-    from engine.replay import replay
-    from engine.run import Run, StepRecord
-    from engine.summarizers import LLMSummarizer, OfflineSummarizer, Summarizer
-    from engine.thread import RecordedCompaction, RecordedEdit, RecordedUsage, Thread
-    from engine.tokens import (
+    from engine.recorded.inspect import inspect_thread
+    from engine.run.replay import replay
+    from engine.run.run import Run, StepRecord
+    from engine.summarizers.summarizers import LLMSummarizer, OfflineSummarizer, Summarizer
+    from engine.thread.events import Event, EventRecorder, emit, recording
+    from engine.thread.model import RecordedCompaction, RecordedEdit, RecordedUsage, Thread
+    from engine.tokens.counters import (
         ApproximateCounter,
         TiktokenCounter,
         TokenCounter,
         counter_for_thread,
         get_counter,
     )
-    from engine.vfs import VirtualFilesystem
+    from engine.workspace.vfs import VirtualFilesystem
 
 # Public name -> the module that defines it, imported on first use: `import engine.cli` (so
 # `ctxi --help`) must not pay for LangChain's agent factory, numpy and the importers it does not use.
 _EXPORTS: dict[str, str] = {
-    "ApproximateCounter": "engine.tokens",
+    "ApproximateCounter": "engine.tokens.counters",
     "build_layers": "engine.layers",
-    "ConfigError": "engine.errors",
-    "ContextInspectorError": "engine.errors",
+    "ConfigError": "engine.base.errors",
+    "ContextInspectorError": "engine.base.errors",
     "ContextLayer": "engine.layers",
-    "ContextSize": "engine.config",
-    "counter_for_thread": "engine.tokens",
+    "ContextSize": "engine.config.schema",
+    "counter_for_thread": "engine.tokens.counters",
     "DanglingToolCallLayer": "engine.layers.dangling",
     "detect_format": "engine.formats",
-    "emit": "engine.events",
-    "EngineConfig": "engine.config",
-    "Event": "engine.events",
-    "EventRecorder": "engine.events",
+    "emit": "engine.thread.events",
+    "EngineConfig": "engine.config.schema",
+    "Event": "engine.thread.events",
+    "EventRecorder": "engine.thread.events",
     "FilesystemLayer": "engine.layers.filesystem",
-    "FileTooLargeError": "engine.errors",
-    "get_counter": "engine.tokens",
+    "FileTooLargeError": "engine.base.errors",
+    "get_counter": "engine.tokens.counters",
     "InputContextLayer": "engine.layers.input_context",
-    "inspect_thread": "engine.inspect",
+    "inspect_thread": "engine.recorded.inspect",
     "LayerContext": "engine.layers",
     "list_threads": "engine.formats",
-    "LLMSummarizer": "engine.summarizers",
-    "load_config": "engine.config",
+    "LLMSummarizer": "engine.summarizers.summarizers",
+    "load_config": "engine.config.schema",
     "load_thread": "engine.formats",
     "MemoryLayer": "engine.layers.memory",
-    "OfflineSummarizer": "engine.summarizers",
-    "preset": "engine.config",
-    "RecordedCompaction": "engine.thread",
-    "RecordedEdit": "engine.thread",
-    "RecordedUsage": "engine.thread",
-    "recording": "engine.events",
-    "replay": "engine.replay",
-    "Run": "engine.run",
-    "StepRecord": "engine.run",
+    "OfflineSummarizer": "engine.summarizers.summarizers",
+    "preset": "engine.config.schema",
+    "RecordedCompaction": "engine.thread.model",
+    "RecordedEdit": "engine.thread.model",
+    "RecordedUsage": "engine.thread.model",
+    "recording": "engine.thread.events",
+    "replay": "engine.run.replay",
+    "Run": "engine.run.run",
+    "StepRecord": "engine.run.run",
     "SubagentLayer": "engine.layers.subagents",
     "SummarizationLayer": "engine.layers.summarization",
-    "Summarizer": "engine.summarizers",
-    "Thread": "engine.thread",
-    "ThreadLoadError": "engine.errors",
-    "TiktokenCounter": "engine.tokens",
+    "Summarizer": "engine.summarizers.summarizers",
+    "Thread": "engine.thread.model",
+    "ThreadLoadError": "engine.base.errors",
+    "TiktokenCounter": "engine.tokens.counters",
     "TodoReminderLayer": "engine.layers.todo",
-    "TokenCounter": "engine.tokens",
-    "UnknownFormatError": "engine.errors",
-    "VirtualFilesystem": "engine.vfs",
+    "TokenCounter": "engine.tokens.counters",
+    "UnknownFormatError": "engine.base.errors",
+    "VirtualFilesystem": "engine.workspace.vfs",
 }
 
 
@@ -152,22 +150,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
-
-
-class _Engine(types.ModuleType):
-    """`engine.replay` stays the function once the submodule of the same name is imported.
-
-    Importing `engine.replay` (the module) binds it on its package; with lazy exports nothing would
-    rebind the public function afterwards, so `from engine import replay` would return the module.
-    """
-
-    @property
-    def replay(self) -> Any:
-        return importlib.import_module("engine.replay").replay
-
-    @replay.setter
-    def replay(self, value: Any) -> None:
-        pass  # the import system binding the submodule: `sys.modules["engine.replay"]` still has it
-
-
-sys.modules[__name__].__class__ = _Engine

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.config import EngineConfig, default_preset_name, preset
-from engine.run import Run
-from engine.views import thread_facts
+from engine.config.schema import EngineConfig, default_preset_name, preset
+from engine.run.run import Run
+from engine.views.views import thread_facts
 from ui import session
 from ui.figures import timeline_figure
 from ui.frame import require_frame

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.config import PRESETS, EngineConfig, preset
-from engine.errors import ConfigError
+from engine.base.errors import ConfigError
+from engine.config.schema import PRESETS, EngineConfig, preset
+from engine.config.setting_warnings import setting_warnings
+from engine.evals.policy_compare import COMPARABLE, DEFAULT_COMPARE, compare_policies
 from engine.layers.user import check_middleware
-from engine.policy_compare import COMPARABLE, DEFAULT_COMPARE, compare_policies
-from engine.setting_warnings import setting_warnings
-from engine.views import base_config, compare_runs, setting_text
-from engine.whatif import has_recorded_baseline
+from engine.run.whatif import has_recorded_baseline
+from engine.views.views import base_config, compare_runs, setting_text
 from ui import session
 from ui.config_form import (
     SECTIONS,
@@ -183,7 +183,7 @@ with yaml_tab:
 
 # -- compare -----------------------------------------------------------------------------------
 def _policies_section() -> None:
-    """Several agents' policies replayed on the current thread, side by side (engine.policy_compare)."""
+    """Several agents' policies replayed on the current thread, side by side (engine.evals.policy_compare)."""
     st.subheader("Agents' policies on this thread")
     key = st.session_state.get("thread_key")
     thread = session.current_thread()

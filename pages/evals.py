@@ -7,9 +7,9 @@ import json
 
 import streamlit as st
 
-from engine.config import EngineConfig
-from engine.cost_views import account_at, dollars, paid_back, percent
-from engine.errors import ConfigError, ContextInspectorError
+from engine.base.errors import ConfigError, ContextInspectorError
+from engine.config.schema import EngineConfig
+from engine.cost.views import account_at, dollars, paid_back, percent
 from engine.evals import (
     DEFAULT_STRESS_FRACTION,
     STRESS_RANGE,
@@ -18,8 +18,8 @@ from engine.evals import (
     step_ranges,
     stress_config,
 )
-from engine.run import Run
-from engine.sweep import SweepResult, cost_axis, default_workers, grid_from_args, sweep
+from engine.evals.sweep import SweepResult, cost_axis, default_workers, grid_from_args, sweep
+from engine.run.run import Run
 from ui import session
 from ui.cost_panel import cost_of
 from ui.eval_figures import (

@@ -6,12 +6,14 @@ import json
 
 import streamlit as st
 
-from engine.events import Event
-from engine.kinds import message_kind
-from engine.middleware_view import edited_messages, middleware_events, middleware_layers
-from engine.run import Run
-from engine.tokens import message_text
-from engine.views import (
+from engine.base.wording import plural
+from engine.run.run import Run
+from engine.run.whatif import COMPACTION_EVENTS
+from engine.thread.events import Event
+from engine.thread.kinds import message_kind
+from engine.tokens.counters import message_text
+from engine.views.middleware import edited_messages, middleware_events, middleware_layers
+from engine.views.views import (
     describe_event,
     events_of,
     file_rows,
@@ -22,8 +24,6 @@ from engine.views import (
     subagent_rows,
     system_parts,
 )
-from engine.whatif import COMPACTION_EVENTS
-from engine.wording import plural
 from ui import session
 from ui.cost_panel import compactions_table, cost_of, payback_line
 from ui.frame import require_frame

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.step_view import event_step
-from engine.views import threshold_lines
-from engine.wording import plural
+from engine.base.wording import plural
+from engine.views.step_page import event_step
+from engine.views.views import threshold_lines
 from ui import session
 from ui.cost_panel import step_bill
 from ui.frame import require_frame
@@ -76,7 +76,7 @@ if step.events:
         if e.message:
             st.text(e.message)
 
-# the bill needs the whole run priced (engine.cost.run_cost: ~0.5 s CPU for 1,000 steps, once per
+# the bill needs the whole run priced (engine.cost.run_cost.run_cost: ~0.5 s CPU for 1,000 steps, once per
 # run): a lazy section, drawn only while open (it stays open from step to step once opened)
 bill = st.expander("This step's bill: tokens and dollars by kind, the cache, the summarizer call before it",
                    key="step_bill", on_change="rerun", icon=":material/payments:")

@@ -7,11 +7,11 @@ import importlib.util
 
 import streamlit as st
 
-from engine.errors import ContextInspectorError
+from engine.base.errors import ContextInspectorError
 from engine.formats import list_threads, load_thread
 from engine.formats.dburl import is_postgres_url, redact
-from engine.views import thread_facts
-from engine.workspace import WorkspaceError
+from engine.views.views import thread_facts
+from engine.workspace.workspace import WorkspaceError
 from ui import session
 from ui.frame import require_frame
 from ui.library import render_library

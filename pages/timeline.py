@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.run import Run
-from engine.timeline_table import rows_csv, timeline_rows
-from engine.views import event_markers, recorded_compactions, threshold_lines
+from engine.run.run import Run
+from engine.views.timeline_table import rows_csv, timeline_rows
+from engine.views.views import event_markers, recorded_compactions, threshold_lines
 from ui import session, sidebar
 from ui.cost_panel import timeline_cost
 from ui.figures import cached_timeline_figure, timeline_spec
@@ -88,7 +88,7 @@ def _page(run: Run) -> None:
 
     # Lazy sections (on_change="rerun": their content runs only while open, and stays open across edits
     # once opened). Drawn on every edit they cost more than the chart itself: the events table (~90 KB
-    # for a 1,000-step thread) and the cost section (engine.cost.run_cost, ~0.5 s CPU per new config,
+    # for a 1,000-step thread) and the cost section (engine.cost.run_cost.run_cost, ~0.5 s CPU per new config,
     # plus a second chart) made a sidebar edit wait for them in the browser (docs/benchmarks.md).
     markers = event_markers(run)
     events = st.expander(f"Events ({len(markers):,}): every layer action, step by step", key="timeline_events",

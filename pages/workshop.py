@@ -7,7 +7,7 @@ from typing import Literal
 import streamlit as st
 
 from engine.evals import needle_retention
-from engine.lessons import LESSONS, THREADS, LessonOutcome, lesson, run_lesson, watched_events
+from engine.lessons.catalog import LESSONS, THREADS, LessonOutcome, lesson, run_lesson, watched_events
 from ui import presenter as presenter_ui
 from ui.eval_figures import figure_html, figure_png, png_export_available
 from ui.figures import compare_figure

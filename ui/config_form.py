@@ -13,9 +13,9 @@ from typing import Any, Literal, Union, get_args, get_origin
 import yaml
 from pydantic import BaseModel
 
-from engine.config import ContextSize, EngineConfig
-from engine.errors import ConfigError
-from engine.views import layer_enabled
+from engine.base.errors import ConfigError
+from engine.config.schema import ContextSize, EngineConfig
+from engine.views.views import layer_enabled
 
 SECTIONS: tuple[str, ...] = ("summarization", "compaction", "context_editing", "recorded", "filesystem", "subagents",
                              "todo", "dangling", "memory", "input_context", "model", "tokens", "cost", "general")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.config import AllOf, ContextSize, EngineConfig, preset
-from engine.views import resolve_tokens, with_layer
+from engine.config.schema import AllOf, ContextSize, EngineConfig, preset
+from engine.views.views import resolve_tokens, with_layer
 
 SIZE_TYPES: tuple[str, ...] = ("fraction", "tokens", "messages")
 # what a new clause of each type starts at when converting from nothing better

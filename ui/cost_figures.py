@@ -1,4 +1,4 @@
-"""Cost figures: pure functions from a run's cost (engine.cost, engine.cost_views) to a plotly Figure."""
+"""Cost figures: pure functions from a run's cost (engine.cost.run_cost, engine.cost.views) to a plotly Figure."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.cost import RunCost
-from engine.cost_views import cost_series, paid_back_sentence
+from engine.cost.run_cost import RunCost
+from engine.cost.views import cost_series, paid_back_sentence
 from ui.figures import esc
 
 KIND_COLORS = {"uncached input": "#f59e0b", "cache read": "#16a34a", "cache write": "#dc2626",

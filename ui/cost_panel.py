@@ -1,6 +1,6 @@
 """The cost sections pages show: the Timeline's cumulative cost, the Step's bill, compactions' paybacks, A vs B.
 
-All numbers come from engine.cost (computed once per cached run) through engine.cost_views; this
+All numbers come from engine.cost.run_cost (computed once per cached run) through engine.cost.views; this
 module only lays them out. A cost that cannot be computed says so in one line and never takes a page down.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.cost import RunCost, run_cost
-from engine.cost_views import (
+from engine.cost.run_cost import RunCost, run_cost
+from engine.cost.views import (
     account_at,
     compaction_rows,
     compare_cost_rows,
@@ -23,7 +23,7 @@ from engine.cost_views import (
     step_bill_rows,
     summarizer_calls_before,
 )
-from engine.run import Run
+from engine.run.run import Run
 from ui.cost_figures import compare_cost_figure, cost_figure
 from ui.figures import cached_figure
 from ui.text import error_text, escape_md

@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine.evals import DriftReport, NeedleReport
-from engine.sweep import SweepResult, cost_axis
+from engine.evals.sweep import SweepResult, cost_axis
 from ui.figures import esc
 
 # One colour per retention class; the session intent's statuses reuse them (kept = in view, ...).
@@ -87,7 +87,7 @@ COST_AXIS_LABELS = {"dollars": "dollars", "summarizer_input_tokens": "summarizer
 
 def sweep_figure(result: SweepResult, *, height: int = 460, x_axis: str = "peak_view_tokens") -> go.Figure:
     """Peak view tokens (or dollars) vs retention, marker size = the Pareto front's cost axis (dollars when the
-    runs are priced, else summarizer input tokens: engine.sweep.cost_axis); the Pareto front joined up."""
+    runs are priced, else summarizer input tokens: engine.evals.sweep.cost_axis); the Pareto front joined up."""
     metrics = [p.metrics for p in result.points]
     axis = cost_axis(metrics)
     x_key = x_axis if x_axis in SWEEP_X_AXES and (x_axis != "dollars" or axis == "dollars") else "peak_view_tokens"

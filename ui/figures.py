@@ -1,4 +1,4 @@
-"""Figure builders: pure functions from a Run (or engine.views data) to a plotly Figure."""
+"""Figure builders: pure functions from a Run (or engine.views.views data) to a plotly Figure."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.kinds import CATEGORIES
-from engine.run import Run
-from engine.views import (
+from engine.run.run import Run
+from engine.run.whatif import COMPACTION_EVENTS
+from engine.thread.kinds import CATEGORIES
+from engine.views.views import (
     ThresholdLine,
     TimelineSeries,
     event_markers,
@@ -24,7 +25,6 @@ from engine.views import (
     threshold_lines,
     timeline_series,
 )
-from engine.whatif import COMPACTION_EVENTS
 
 CATEGORY_COLORS: dict[str, str] = {
     "system": "#6b7280",

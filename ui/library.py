@@ -1,8 +1,8 @@
 """The session library on the page: saved uploads on the Threads page, sub-agent transcripts opened as
 threads from the Task call that spawned them, and the way back to that parent step.
 
-The data lives in `engine.library` (content-addressed entries in the workspace); which keys a link
-may name is `engine.links`. Everything shown from an entry or a transcript is escaped text.
+The data lives in `engine.workspace.library` (content-addressed entries in the workspace); which keys a link
+may name is `engine.config.links`. Everything shown from an entry or a transcript is escaped text.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from datetime import datetime
 import streamlit as st
 from langchain_core.messages import AIMessage
 
-from engine.library import LibraryEntry
-from engine.links import LIBRARY_PREFIX, split_subagent_key, subagent_key
-from engine.run import Run
+from engine.config.links import LIBRARY_PREFIX, split_subagent_key, subagent_key
+from engine.run.run import Run
+from engine.workspace.library import LibraryEntry
 from ui import session
 from ui.text import error_text, escape_md
 

@@ -1,6 +1,6 @@
 """The Threads page's Run panel: run a scenario agent or a real model live, watch it, keep the thread.
 
-The run happens on a worker thread (`engine.live_run.start_live`); this script polls its handle and
+The run happens on a worker thread (`engine.scenarios.live_run.start_live`); this script polls its handle and
 redraws a progress bar per step and a token gauge (the view against the window). Cancel keeps
 what ran so far. The result is saved in the workspace and opened as the current thread.
 """
@@ -12,14 +12,14 @@ from typing import Any
 
 import streamlit as st
 
-from engine.config import PRESETS, EngineConfig, preset
-from engine.errors import ContextInspectorError
+from engine.base.errors import ContextInspectorError
+from engine.base.redaction import one_line
+from engine.config.schema import PRESETS, EngineConfig, preset
 from engine.formats.native import dumps
-from engine.live import save_run
-from engine.live_run import LiveRunHandle, start_live
-from engine.redaction import one_line
 from engine.scenarios import get_scenario, scenario_names
-from engine.workspace import Workspace
+from engine.scenarios.live import save_run
+from engine.scenarios.live_run import LiveRunHandle, start_live
+from engine.workspace.workspace import Workspace
 from ui.text import escape_md
 
 HANDLE_KEY = "run_handle"

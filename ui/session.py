@@ -17,18 +17,18 @@ from typing import Any, NoReturn
 
 import streamlit as st
 
-from engine.config import RECORDED_PRESET, EngineConfig, default_preset_name, preset
-from engine.errors import ContextInspectorError, ThreadLoadError
+from engine.base.errors import ContextInspectorError, ThreadLoadError
+from engine.base.redaction import describe_error, one_line
+from engine.config.links import LIBRARY_PREFIX, library_id, sample_path, split_subagent_key
+from engine.config.schema import RECORDED_PRESET, EngineConfig, default_preset_name, preset
 from engine.formats import load_thread
-from engine.library import Library, LibraryEntry
-from engine.links import LIBRARY_PREFIX, library_id, sample_path, split_subagent_key
-from engine.redaction import describe_error, one_line
-from engine.replay import replay
-from engine.run import Run
-from engine.runcache import DEFAULT_BUDGET_MB, MB, RunCache
-from engine.summarizers import model_summarizers, with_offline_summaries
-from engine.thread import Thread
-from engine.views import RESERVED_PARAMS, config_from_params, url_params
+from engine.run.cache import DEFAULT_BUDGET_MB, MB, RunCache
+from engine.run.replay import replay
+from engine.run.run import Run
+from engine.summarizers.summarizers import model_summarizers, with_offline_summaries
+from engine.thread.model import Thread
+from engine.views.views import RESERVED_PARAMS, config_from_params, url_params
+from engine.workspace.library import Library, LibraryEntry
 from ui.text import error_text, escape_md
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +49,7 @@ def samples_dir() -> Path:
 
 
 def sample_files() -> list[Path]:
-    """The samples a link may name (`engine.links.sample_path`): no symlink leading out, no odd names."""
+    """The samples a link may name (`engine.config.links.sample_path`): no symlink leading out, no odd names."""
     folder = samples_dir()
     if not folder.is_dir():
         return []
@@ -106,7 +106,7 @@ def _load_upload(key: str, _upload: Upload) -> Thread:
         return load_thread(main, thread_id=_upload.thread_id)
 
 
-# -- the library: uploads saved in the workspace (engine/library.py) ------------------------------
+# -- the library: uploads saved in the workspace (engine/workspace/library.py) ------------------------------
 def library() -> Library:
     """The library of the workspace (`$CTXI_WORKSPACE`, else ~/.context-inspector), read afresh each time."""
     return Library()
@@ -157,17 +157,17 @@ def known_threads() -> dict[str, str]:
 
 def synthetic_available() -> bool:
     try:
-        return importlib.util.find_spec("engine.synthetic") is not None
+        return importlib.util.find_spec("engine.thread.synthetic") is not None
     except ModuleNotFoundError:
         return False
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
 def _demo_thread() -> Thread | None:
-    """A small generated thread for when no samples are bundled (engine.synthetic, when present)."""
+    """A small generated thread for when no samples are bundled (engine.thread.synthetic, when present)."""
     if not synthetic_available():
         return None
-    make = importlib.import_module("engine.synthetic").synthetic_thread
+    make = importlib.import_module("engine.thread.synthetic").synthetic_thread
     params = inspect.signature(make).parameters
     wanted: dict[str, Any] = {"steps": 60, "seed": 7}
     return make(**{k: v for k, v in wanted.items() if k in params})
@@ -227,7 +227,7 @@ def _thread_for(key: str) -> Thread | None:
         # read when the user opened it on the Threads page; a key in a URL never makes the server connect
         return st.session_state.get("database_threads", {}).get(key)
     if key.startswith(LIBRARY_PREFIX):
-        # only `library:<24 hex digits>` naming a folder directly in the workspace's library (engine.links)
+        # only `library:<24 hex digits>` naming a folder directly in the workspace's library (engine.config.links)
         entry_id = library_id(key)
         folder = library().entry_dir(entry_id) if entry_id else None
         if entry_id is None or folder is None:
@@ -303,7 +303,7 @@ def _replay_cached(thread_version: str, config: EngineConfig, offline_summaries:
     return _RUNS.put(key, run, defer_size=True)
 
 
-# How long after a script run the new Run is sized (engine/runcache.py): by then the browser has
+# How long after a script run the new Run is sized (engine/run/cache.py): by then the browser has
 # drawn what the run sent. Sized at the end of the run itself, the walk (21-23 ms CPU for a
 # 1,000-step Run, against ~12 ms for the rest of the page after the chart) ran while the browser
 # drew a new config's chart, and slowed the draw (probe, 2026-12-03; docs/benchmarks.md). An edit

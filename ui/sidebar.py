@@ -6,12 +6,12 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from engine.config import PRESETS, AllOf, ContextSize, EngineConfig
-from engine.errors import ConfigError
-from engine.setting_warnings import keep_meets_trigger
-from engine.summarizers import model_summarizers
-from engine.tokens import COUNTERS
-from engine.views import TOGGLE_LAYERS, layer_enabled
+from engine.base.errors import ConfigError
+from engine.config.schema import PRESETS, AllOf, ContextSize, EngineConfig
+from engine.config.setting_warnings import keep_meets_trigger
+from engine.summarizers.summarizers import model_summarizers
+from engine.tokens.counters import COUNTERS
+from engine.views.views import TOGGLE_LAYERS, layer_enabled
 from ui import controls, session
 from ui import library as library_ui
 from ui.preload import preload_elements

@@ -3,7 +3,7 @@
 A real session's view holds hundreds of messages (a Claude Code step: 200-300, 120-210 kB of text);
 drawn all at once the page was 33,000-90,000 px tall and took seconds to send. Here a page of the
 view is drawn at a time, inside a fragment (paging, searching and filtering rerun only the
-browser), from per-step data computed once (`engine.step_view.step_detail`, cached below).
+browser), from per-step data computed once (`engine.views.step_page.step_detail`, cached below).
 
 Every transcript text is shown as text: code blocks, or Markdown escaped by `ui.text.escape_md`
 (search highlights are Streamlit's own `:orange-background[...]` around escaped text).
@@ -19,8 +19,8 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine.run import Run, StepRecord
-from engine.step_view import (
+from engine.run.run import Run, StepRecord
+from engine.views.step_page import (
     Shown,
     StepDetail,
     StepFilter,
@@ -33,7 +33,7 @@ from engine.step_view import (
     snippets,
     text_diff,
 )
-from engine.views import DiffRow, ThresholdLine, ViewEntry, category_rows, diff_counts
+from engine.views.views import DiffRow, ThresholdLine, ViewEntry, category_rows, diff_counts
 from ui.chart_placeholder import chart_placeholder
 from ui.figures import category_label, esc
 from ui.text import MAX_SHOWN_CHARS, escape_md
@@ -61,7 +61,7 @@ _LOCK = threading.Lock()
 
 def step_detail(run: Run, k: int) -> StepDetail:
     """The step's entries, search texts, filter options, tokens per tool and diff rows (cached per run and step)."""
-    from engine.step_view import step_detail as compute
+    from engine.views.step_page import step_detail as compute
 
     key = (id(run), k)
     with _LOCK:

@@ -6,8 +6,8 @@ import re
 
 import streamlit as st
 
-from engine.errors import ContextInspectorError, ThreadLoadError
-from engine.redaction import describe_error, one_line
+from engine.base.errors import ContextInspectorError, ThreadLoadError
+from engine.base.redaction import describe_error, one_line
 
 # CommonMark lets a backslash escape any ASCII punctuation; Streamlit adds :color[...] directives,
 # :emoji: shortcodes and $math$, so ':' and '$' are escaped too.

@@ -41,7 +41,7 @@ import streamlit as st
 import streamlit.components.v1 as components_v1
 from streamlit.runtime.runtime_util import MESSAGE_FLUSH_INTERVAL_SECS
 
-from engine.run import Run
+from engine.run.run import Run
 from ui.figures import FIGURE_BUILDS
 
 # Figures kept drawn in the browser (the keep list), oldest evicted first. The server's mirror of

@@ -6,10 +6,10 @@ from typing import Any
 
 import streamlit as st
 
-from engine.run import Run
-from engine.views import ViewEntry
-from engine.whatif import WhatIf, against_baseline
-from engine.wording import plural
+from engine.base.wording import plural
+from engine.run.run import Run
+from engine.run.whatif import WhatIf, against_baseline
+from engine.views.views import ViewEntry
 from ui import session
 from ui.text import escape_md, show_text
 
@@ -114,7 +114,7 @@ def counts_note(run: Run) -> str:
     if prompt > 0:
         prompt_part = (f"{plural(prompt, 'token')} of the agent's own prompt and tools, which the transcript "
                        "does not hold (unrecorded prompt)")
-    elif prompt < 0:  # engine.step_sums: taken off the tool schemas, then the system prompt
+    elif prompt < 0:  # engine.run.step_sums: taken off the tool schemas, then the system prompt
         prompt_part = (f"the provider counted {plural(-prompt, 'token')} fewer than our {name} count for the "
                        "prompt and tools, so the tool schemas and system prompt show that much less")
     else:

@@ -2,7 +2,7 @@
 
 A run's compactions are its own: the summarization layer's summaries, a coding-agent policy's
 compactions (the `compaction` layer) and, in the as-recorded run, the source agent's recorded
-compactions re-enacted by the `recorded` layer (`engine.whatif.COMPACTION_EVENTS`). A compaction
+compactions re-enacted by the `recorded` layer (`engine.run.whatif.COMPACTION_EVENTS`). A compaction
 the source recorded but this run does not re-enact is not one of this run's: every eval reads the
 run's own views, so the score, the bands and the table after each compaction agree.
 
@@ -19,10 +19,10 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from engine.kinds import message_kind
-from engine.run import Run
-from engine.tokens import message_text
-from engine.whatif import COMPACTION_EVENTS
+from engine.run.run import Run
+from engine.run.whatif import COMPACTION_EVENTS
+from engine.thread.kinds import message_kind
+from engine.tokens.counters import message_text
 
 # LangChain's text when trimming leaves nothing to summarize (the "too long" pitfall).
 TOO_LONG_PLACEHOLDER = "Previous conversation was too long to summarize."
@@ -46,7 +46,7 @@ class Compaction:
 
 
 def is_compaction_event(layer: str, kind: str, payload: Mapping[str, Any]) -> bool:
-    """An event that replaced the history: `engine.whatif.COMPACTION_EVENTS`, or another summarization
+    """An event that replaced the history: `engine.run.whatif.COMPACTION_EVENTS`, or another summarization
     kind carrying a summary. `summarize_empty` is not one: it accompanies the `summarize` event of the
     same step as a warning."""
     if (layer, kind) in COMPACTION_EVENTS:

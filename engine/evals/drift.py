@@ -33,10 +33,10 @@ from langchain_core.messages import BaseMessage, HumanMessage
 
 from engine.evals.compactions import TOO_LONG_PLACEHOLDER, compactions
 from engine.evals.facts import typed_by_person
-from engine.kinds import message_kind
-from engine.run import Run
-from engine.thread import Thread
-from engine.tokens import message_text
+from engine.run.run import Run
+from engine.thread.kinds import message_kind
+from engine.thread.model import Thread
+from engine.tokens.counters import message_text
 
 KEPT, SUMMARY, MISSING, BEFORE = "kept", "summary", "missing", "before"
 INTENT_OVERLAP = 0.6

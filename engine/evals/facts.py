@@ -29,9 +29,9 @@ from dataclasses import dataclass
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from engine.kinds import message_kind
-from engine.thread import Thread
-from engine.tokens import message_text
+from engine.thread.kinds import message_kind
+from engine.thread.model import Thread
+from engine.tokens.counters import message_text
 
 _CODE = re.compile(r"\b[A-Z][A-Z0-9]*(?:[-_][A-Z0-9]+)+\b")
 _SLUG = re.compile(r"(?<![\w/.-])[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?![\w/-]|\.\w)")

@@ -29,10 +29,10 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from engine.evals.compactions import Compaction, compactions, searchable_text
-from engine.kinds import message_kind
-from engine.run import Run
-from engine.thread import Thread
-from engine.vfs import FileEntry, VirtualFilesystem
+from engine.run.run import Run
+from engine.thread.kinds import message_kind
+from engine.thread.model import Thread
+from engine.workspace.vfs import FileEntry, VirtualFilesystem
 
 IN_VIEW, IN_SUMMARY, RECOVERABLE, LOST, ABSENT = "in_view", "in_summary", "recoverable", "lost", "absent"
 CLASSES: tuple[str, ...] = (IN_VIEW, IN_SUMMARY, RECOVERABLE, LOST)

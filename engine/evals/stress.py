@@ -8,8 +8,8 @@ nothing to compact (at or above half the new trigger) shrink to a fifth of it.
 
 from __future__ import annotations
 
-from engine.config import ContextSize, EngineConfig
-from engine.errors import ConfigError
+from engine.base.errors import ConfigError
+from engine.config.schema import ContextSize, EngineConfig
 
 STRESS_RANGE: tuple[float, float] = (0.10, 0.25)  # what the dashboard offers
 DEFAULT_STRESS_FRACTION = 0.25

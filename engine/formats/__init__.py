@@ -12,13 +12,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine.errors import ThreadLoadError, ThreadNotFoundError, UnknownFormatError
+from engine.base.errors import ThreadLoadError, ThreadNotFoundError, UnknownFormatError
+from engine.base.gcpause import paused_gc
 from engine.formats.source import DEFAULT_MAX_BYTES, Importer, Source, ThreadRef
-from engine.gcpause import paused_gc
-from engine.models import model_window
+from engine.tokens.windows import model_window
 
 if TYPE_CHECKING:  # a type only: `ctxi inspect --help` lists FORMATS without importing LangChain's messages
-    from engine.thread import Thread
+    from engine.thread.model import Thread
 
 # Most specific shapes first: a database URL, a Claude Code JSONL line or a SQLite header is
 # unambiguous, a bare list of {role, content} dicts is the loosest.
@@ -152,7 +152,7 @@ def load_thread(
     """Load one thread from a file or bytes, auto-detecting the format unless `format` is given."""
     source = open_source(path, data=data, name=name, max_bytes=max_bytes)
     fmt, imp = _importer(source, format)
-    with paused_gc():  # building many message objects: see engine.gcpause
+    with paused_gc():  # building many message objects: see engine.base.gcpause
         thread = _guarded(lambda: imp.load(source, thread_id), source, fmt)
     if not thread.source_format:
         thread.source_format = fmt

@@ -46,7 +46,7 @@ from engine.formats.jsonshape import (
     unwrap_exchange,
 )
 from engine.formats.source import Source
-from engine.thread import RecordedUsage, Thread, stable_id
+from engine.thread.model import RecordedUsage, Thread, stable_id
 
 FORMAT = "anthropic"
 ROLES = ("user", "assistant", "system")

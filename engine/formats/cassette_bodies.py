@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from engine.errors import ThreadLoadError
+from engine.base.errors import ThreadLoadError
 from engine.formats.source import Source
 
 FORMAT = "vcr_cassette"

@@ -37,7 +37,7 @@ from engine.formats.cassette_bodies import FORMAT, Interaction
 from engine.formats.jsonshape import Where, json_type, usage_from_openai
 from engine.formats.openai_responses import ItemBuilder, is_output
 from engine.formats.openai_responses import tool_schemas as responses_tools
-from engine.thread import RecordedUsage, stable_id
+from engine.thread.model import RecordedUsage, stable_id
 
 ANTHROPIC = "anthropic"
 OPENAI = "openai_responses"

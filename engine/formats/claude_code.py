@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.base.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats.claude_code_records import (
     FORMAT,
     Lines,
@@ -22,7 +22,7 @@ from engine.formats.claude_code_records import (
 from engine.formats.claude_code_session import scan, to_thread
 from engine.formats.claude_code_subagents import attach_subagents, find_subagent_files, load_compaction_calls
 from engine.formats.source import Source, ThreadRef
-from engine.thread import Thread
+from engine.thread.model import Thread
 
 SNIFF_LINES = 20
 

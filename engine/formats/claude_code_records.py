@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from engine.errors import ThreadLoadError
+from engine.base.errors import ThreadLoadError
 from engine.formats.source import Source
 
 FORMAT = "claude_code"

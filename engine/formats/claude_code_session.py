@@ -45,8 +45,8 @@ from engine.formats.claude_code_records import (
     FORMAT,
     Record,
 )
-from engine.models import model_window
-from engine.thread import RecordedCompaction, RecordedEdit, RecordedUsage, Thread, title_line
+from engine.thread.model import RecordedCompaction, RecordedEdit, RecordedUsage, Thread, title_line
+from engine.tokens.windows import model_window
 
 SYNTHETIC_MODEL = "<synthetic>"
 

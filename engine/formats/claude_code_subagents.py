@@ -18,12 +18,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engine.errors import ThreadLoadError
-from engine.files import RefusedFile, open_regular
+from engine.base.errors import ThreadLoadError
+from engine.base.files import RefusedFile, open_regular
 from engine.formats.claude_code_records import Record, read_records
 from engine.formats.claude_code_session import Session, records_to_thread, text_of
 from engine.formats.source import Source
-from engine.thread import Thread
+from engine.thread.model import Thread
 
 COMPACTION_PREFIX = "acompact"
 TASK_TOOLS = ("Task", "Agent")

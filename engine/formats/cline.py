@@ -36,8 +36,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.tool import tool_call
 
-from engine.errors import FileTooLargeError, ThreadLoadError
-from engine.files import RefusedFile, read_regular
+from engine.base.errors import FileTooLargeError, ThreadLoadError
+from engine.base.files import RefusedFile, read_regular
 from engine.formats.anthropic import MessageReader
 from engine.formats.cline_context import (
     Request,
@@ -49,8 +49,8 @@ from engine.formats.cline_context import (
 from engine.formats.cline_xml import parse_tool_calls, split_results
 from engine.formats.jsonshape import Where, check_thread_id, unique_ids
 from engine.formats.source import DEFAULT_MAX_BYTES, Source, ThreadRef
-from engine.thread import RecordedUsage, Thread, stable_id, title_line
-from engine.tokens import message_text
+from engine.thread.model import RecordedUsage, Thread, stable_id, title_line
+from engine.tokens.counters import message_text
 
 FORMAT = "cline"
 API_FILE = "api_conversation_history.json"
@@ -151,7 +151,7 @@ def _sibling(folder: Path | None, names: tuple[str, ...], source: Source) -> tup
     for name in names:
         path = folder / name
         if path.is_file():
-            try:  # a regular file read up to the limit (engine.files), even if it grows or is swapped
+            try:  # a regular file read up to the limit (engine.base.files), even if it grows or is swapped
                 return json.loads(read_regular(path, DEFAULT_MAX_BYTES).decode("utf-8-sig")), str(path)
             except RefusedFile as exc:
                 if exc.limit_bytes is not None:

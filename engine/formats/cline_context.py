@@ -30,8 +30,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from engine.kinds import mark
-from engine.thread import RecordedCompaction
+from engine.thread.kinds import mark
+from engine.thread.model import RecordedCompaction
 
 # cline/cline src/core/prompts/responses.ts (commit 008b035), formatResponse.contextTruncationNotice.
 TRUNCATION_NOTICE = (

@@ -18,7 +18,7 @@ closes the call there. `event_msg` `user_message` / `agent_message` repeat respo
 skipped; so is every other event, except the ones below.
 
 Recorded: usage per call from `token_count.info.last_token_usage` (its `input_tokens` includes
-`cached_input_tokens`; split per engine.thread.RecordedUsage), `model_context_window` as the window,
+`cached_input_tokens`; split per engine.thread.model.RecordedUsage), `model_context_window` as the window,
 `compacted` lines as RecordedCompaction (codex_compaction.py), `thread_rolled_back` as a rollback
 (the last N user turns dropped, as `replay.rs` does), base instructions as the system prompt.
 """
@@ -33,7 +33,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from engine.errors import ThreadNotFoundError
+from engine.base.errors import ThreadNotFoundError
 from engine.formats import codex_compaction as compaction
 from engine.formats.codex_items import (
     CALL_ITEMS,
@@ -54,7 +54,7 @@ from engine.formats.codex_turn import Call, build_ai, call_id_of, call_name
 from engine.formats.jsonl_lines import head_lines, read_lines
 from engine.formats.jsonshape import Where, json_type, unique_ids
 from engine.formats.source import Source, ThreadRef
-from engine.thread import RecordedCompaction, RecordedUsage, Thread, title_line
+from engine.thread.model import RecordedCompaction, RecordedUsage, Thread, title_line
 
 ROLLOUT_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 LEGACY_META_KEYS = frozenset({"id", "timestamp", "instructions", "git"})

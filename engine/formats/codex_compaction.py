@@ -37,7 +37,7 @@ from engine.formats.codex_items import (
 )
 from engine.formats.codex_turn import Call, build_ai
 from engine.formats.jsonshape import Where, json_type
-from engine.thread import RecordedCompaction, RecordedUsage
+from engine.thread.model import RecordedCompaction, RecordedUsage
 
 SOURCE = "codex:compacted"
 # compact.rs: COMPACT_USER_MESSAGE_MAX_TOKENS; truncate.rs approximates a token as 4 bytes.

@@ -14,7 +14,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from engine.formats.jsonshape import Where, json_type
-from engine.thread import stable_id
+from engine.thread.model import stable_id
 
 FORMAT = "codex"
 TEXT_PARTS = frozenset({"input_text", "output_text", "text"})

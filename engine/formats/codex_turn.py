@@ -21,7 +21,7 @@ from langchain_core.messages.tool import invalid_tool_call, tool_call
 
 from engine.formats.codex_items import content_blocks, fallback_id, item_key, server_block
 from engine.formats.jsonshape import Where, json_type, parse_arguments
-from engine.thread import RecordedUsage
+from engine.thread.model import RecordedUsage
 
 # The tool name a built-in call item is shown under (Codex's own names for them).
 CALL_NAMES = {"local_shell_call": "local_shell", "tool_search_call": "tool_search"}

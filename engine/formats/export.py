@@ -17,9 +17,9 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, messages_to_dict
 from langchain_core.messages.utils import convert_to_openai_messages
 
-from engine.errors import ConfigError
+from engine.base.errors import ConfigError
 from engine.formats.native import dumps
-from engine.thread import Thread
+from engine.thread.model import Thread
 
 EXPORT_FORMATS: tuple[str, ...] = ("native", "langchain_dict", "openai_messages")
 

@@ -27,12 +27,12 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.tool import tool_call
 
-from engine.errors import ThreadNotFoundError
+from engine.base.errors import ThreadNotFoundError
 from engine.formats.gemini_records import FORMAT, Record, Replay, is_metadata, replay
 from engine.formats.jsonl_lines import head_lines, read_lines
 from engine.formats.jsonshape import Where, first_byte, json_type
 from engine.formats.source import Source, ThreadRef
-from engine.thread import RecordedCompaction, RecordedEdit, RecordedUsage, Thread, title_line
+from engine.thread.model import RecordedCompaction, RecordedEdit, RecordedUsage, Thread, title_line
 
 SENT_TYPES = frozenset({"user", "gemini"})
 ERROR_STATUSES = frozenset({"error", "cancelled"})

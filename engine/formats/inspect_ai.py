@@ -13,7 +13,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from engine.errors import ThreadNotFoundError
+from engine.base.errors import ThreadNotFoundError
 from engine.formats.inspect_ai_events import (
     Matcher,
     compaction_of,
@@ -29,9 +29,9 @@ from engine.formats.inspect_ai_log import FORMAT, EvalLog, SampleKey, open_log, 
 from engine.formats.inspect_ai_messages import Attachments, is_summary, to_message
 from engine.formats.jsonshape import Where, guarded_sniff, unique_ids
 from engine.formats.source import Source, ThreadRef
-from engine.kinds import mark
-from engine.thread import RecordedCompaction, RecordedEdit, RecordedUsage, Thread, title_line
-from engine.tokens import message_text
+from engine.thread.kinds import mark
+from engine.thread.model import RecordedCompaction, RecordedEdit, RecordedUsage, Thread, title_line
+from engine.tokens.counters import message_text
 
 SHOWN_IDS = 5
 

@@ -38,9 +38,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from engine.formats.inspect_ai_log import FORMAT
 from engine.formats.inspect_ai_messages import Attachments, fingerprint, is_summary, to_message
 from engine.formats.jsonshape import Where, json_type
-from engine.kinds import mark
-from engine.thread import RecordedCompaction, RecordedEdit, RecordedUsage, Thread
-from engine.tokens import message_text
+from engine.thread.kinds import mark
+from engine.thread.model import RecordedCompaction, RecordedEdit, RecordedUsage, Thread
+from engine.tokens.counters import message_text
 
 TOOL_RESULT_REMOVED = "(Tool result removed)"  # model/_compaction/edit.py
 EVENT_SOURCE = "inspect_ai:CompactionEvent"

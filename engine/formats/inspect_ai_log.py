@@ -26,7 +26,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.errors import ThreadLoadError
+from engine.base.errors import ThreadLoadError
 from engine.formats.jsonshape import Where, first_byte, json_type
 from engine.formats.source import Source
 

@@ -23,7 +23,7 @@ from langchain_core.messages.tool import tool_call
 
 from engine.formats.inspect_ai_log import FORMAT
 from engine.formats.jsonshape import Where, json_type
-from engine.thread import stable_id
+from engine.thread.model import stable_id
 
 ATTACHMENT = "attachment://"
 ROLES = ("system", "user", "assistant", "tool")

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from engine.errors import ThreadLoadError
+from engine.base.errors import ThreadLoadError
 from engine.formats.jsonshape import json_type
 from engine.formats.source import Source
 

@@ -26,9 +26,9 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.tool import tool_call
 
-from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.base.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats.source import Source, ThreadRef
-from engine.thread import RecordedUsage, Thread, stable_id
+from engine.thread.model import RecordedUsage, Thread, stable_id
 
 # How many leading items a sniff inspects: enough to see past a leading system message,
 # few enough to stay cheap on a 100k-item list.
@@ -338,7 +338,7 @@ def unique_ids(messages: list[BaseMessage]) -> None:
 def leading_system_prompt(messages: list[BaseMessage]) -> str | None:
     """The text of the first message when it is a system message."""
     if messages and isinstance(messages[0], SystemMessage):
-        from engine.tokens import message_text
+        from engine.tokens.counters import message_text
 
         return message_text(messages[0])
     return None

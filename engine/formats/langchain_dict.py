@@ -18,7 +18,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, message_chunk_to_message, messages_from_dict
 
-from engine.errors import ThreadLoadError
+from engine.base.errors import ThreadLoadError
 from engine.formats.jsonshape import (
     SingleThreadImporter,
     Where,
@@ -36,7 +36,7 @@ from engine.formats.jsonshape import (
 )
 from engine.formats.pydantic_text import error_detail
 from engine.formats.source import Source
-from engine.thread import Thread, stable_id
+from engine.thread.model import Thread, stable_id
 
 FORMAT = "langchain_dict"
 

@@ -47,7 +47,7 @@ from engine.formats.jsonshape import (
 from engine.formats.langchain_dict import document_thread_id, langchain_thread
 from engine.formats.pydantic_text import error_detail
 from engine.formats.source import Source
-from engine.thread import Thread, stable_id
+from engine.thread.model import Thread, stable_id
 
 FORMAT = "langchain_dumpd"
 

@@ -32,12 +32,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from engine.errors import ThreadLoadError
+from engine.base.errors import ThreadLoadError
 from engine.formats.dburl import ambiguity, scrub
 from engine.formats.langgraph_serde import decode_value, shown
 from engine.formats.langgraph_state import ROOT_NS, SUMMARIZATION_TASK, Checkpoint, state_thread, thread_refs
 from engine.formats.source import Source, ThreadRef
-from engine.thread import Thread
+from engine.thread.model import Thread
 
 FORMAT = "langgraph_postgres"
 CONNECT_TIMEOUT_S = 10

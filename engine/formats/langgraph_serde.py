@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from engine.errors import ThreadLoadError
+from engine.base.errors import ThreadLoadError
 
 # What JsonPlusSerializer.loads_typed reads; "pickle" and encrypted ("msgpack+aes") rows are refused by name.
 SERDE_TYPES = frozenset({"json", "msgpack", "null", "bytes", "bytearray"})

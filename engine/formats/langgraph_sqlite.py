@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.errors import ThreadLoadError
+from engine.base.errors import ThreadLoadError
 from engine.formats.langgraph_serde import decode_value
 from engine.formats.langgraph_state import ROOT_NS, SUMMARIZATION_TASK, Checkpoint, state_thread, thread_refs
 from engine.formats.source import Source, ThreadRef
-from engine.thread import Thread
+from engine.thread.model import Thread
 
 FORMAT = "langgraph_sqlite"
 

@@ -27,13 +27,13 @@ from langchain_core.messages import (
 )
 from langgraph.checkpoint.serde.types import _DeltaSnapshot as _DeltaSnapshotType
 
-from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.base.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats.langgraph_serde import shown
 from engine.formats.pydantic_text import error_detail
 from engine.formats.source import ThreadRef
-from engine.kinds import message_kind
-from engine.thread import RecordedUsage, Thread, stable_id, title_line
-from engine.tokens import message_text
+from engine.thread.kinds import message_kind
+from engine.thread.model import RecordedUsage, Thread, stable_id, title_line
+from engine.tokens.counters import message_text
 
 SUMMARIZATION_TASK = "SummarizationMiddleware.before_model"
 REMOVE_ALL = "__remove_all__"

@@ -24,7 +24,7 @@ from langchain_core.messages import BaseMessage, messages_to_dict
 from engine.formats.jsonshape import Where, json_type
 from engine.formats.langchain_dict import message_from_entry
 from engine.formats.source import Source, ThreadRef
-from engine.thread import RecordedCompaction, RecordedEdit, RecordedUsage, Thread
+from engine.thread.model import RecordedCompaction, RecordedEdit, RecordedUsage, Thread
 
 SCHEMA = "context-inspector/thread"
 VERSION = 1
@@ -57,7 +57,7 @@ def dumps(thread: Thread, *, indent: int | None = 1) -> str:
     return json.dumps(thread_to_dict(thread), ensure_ascii=False, indent=indent, sort_keys=False)
 
 
-# Scalar field types of the recorded dataclasses, as their annotations spell them (engine/thread.py).
+# Scalar field types of the recorded dataclasses, as their annotations spell them (engine/thread/model.py).
 _SCALARS: dict[str, tuple[tuple[type, ...], str]] = {
     "int": ((int,), "an integer"),
     "str": ((str,), "a string"),
@@ -193,7 +193,7 @@ class _NativeImporter:
         doc = source.json()
         thread = thread_from_dict(doc, label=source.label)
         if thread_id is not None and thread_id != thread.thread_id:
-            from engine.errors import ThreadNotFoundError
+            from engine.base.errors import ThreadNotFoundError
 
             raise ThreadNotFoundError(f"thread {thread_id!r} not found (this file holds {thread.thread_id!r})",
                                       path=source.label, format="native")

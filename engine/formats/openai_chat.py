@@ -42,7 +42,7 @@ from engine.formats.jsonshape import (
 )
 from engine.formats.openai_messages import CHAT_DUMP_KEYS, OpenAIMessageReader, holds_plain_messages
 from engine.formats.source import Source
-from engine.thread import RecordedUsage, Thread
+from engine.thread.model import RecordedUsage, Thread
 
 FORMAT = "openai_chat"
 

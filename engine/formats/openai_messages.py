@@ -37,7 +37,7 @@ from engine.formats.jsonshape import (
 )
 from engine.formats.openai_responses import item_list
 from engine.formats.source import Source
-from engine.thread import RecordedUsage, Thread, stable_id
+from engine.thread.model import RecordedUsage, Thread, stable_id
 
 FORMAT = "openai_messages"
 ROLES = ("system", "developer", "user", "assistant", "tool", "function", "exit")

@@ -55,7 +55,7 @@ from engine.formats.jsonshape import (
     usage_from_openai,
 )
 from engine.formats.source import Source
-from engine.thread import RecordedUsage, Thread, stable_id
+from engine.thread.model import RecordedUsage, Thread, stable_id
 
 FORMAT = "openai_responses"
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
-from engine.errors import ThreadLoadError
+from engine.base.errors import ThreadLoadError
 from engine.formats import openhands_v1 as v1
 from engine.formats.jsonshape import (
     SingleThreadImporter,
@@ -36,8 +36,8 @@ from engine.formats.jsonshape import (
 )
 from engine.formats.openhands_v0 import FORMAT, V0Converter, check_events, is_v0_event
 from engine.formats.source import Source, ThreadRef
-from engine.kinds import mark
-from engine.thread import RecordedCompaction, Thread, title_line
+from engine.thread.kinds import mark
+from engine.thread.model import RecordedCompaction, Thread, title_line
 
 SNIFF = 20
 
@@ -153,7 +153,7 @@ def _v1_thread(events: list[tuple[dict[str, Any], str]], wrapper: Any, where: Wh
 
 
 def _title(messages: list[Any]) -> str | None:
-    from engine.tokens import message_text
+    from engine.tokens.counters import message_text
 
     first = next((m for m in messages if isinstance(m, HumanMessage)), None)
     text = message_text(first).strip() if first is not None else ""

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.formats.jsonshape import Where
-from engine.thread import RecordedUsage
+from engine.thread.model import RecordedUsage
 
 
 def split_litellm(prompt: int | None, completion: int | None, read: int | None, write: int | None,

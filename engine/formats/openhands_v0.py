@@ -42,8 +42,8 @@ from engine.formats.openhands_usage import (
     from_token_usage,
     split_litellm,
 )
-from engine.kinds import mark
-from engine.thread import RecordedUsage
+from engine.thread.kinds import mark
+from engine.thread.model import RecordedUsage
 
 FORMAT = "openhands"
 SOURCES = ("user", "agent", "environment")

@@ -36,8 +36,8 @@ from langchain_core.messages.tool import tool_call
 
 from engine.formats.jsonshape import Where, json_type, parse_arguments
 from engine.formats.openhands_usage import context_window, from_token_usage
-from engine.kinds import mark
-from engine.thread import RecordedCompaction, RecordedUsage
+from engine.thread.kinds import mark
+from engine.thread.model import RecordedCompaction, RecordedUsage
 
 FORMAT = "openhands"
 OBSERVATIONS = frozenset({"ObservationEvent", "UserRejectObservation", "AgentErrorEvent"})

@@ -32,7 +32,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.base.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats.jsonshape import Where, first_byte, guarded_sniff, json_type, jsonl_head, leading
 from engine.formats.otel_messages import (
     COMPACTION_KEY,
@@ -45,9 +45,9 @@ from engine.formats.otel_messages import (
 )
 from engine.formats.otel_spans import Span, flat_spans, is_flat_span, is_otlp, otlp_spans
 from engine.formats.source import Source, ThreadRef
-from engine.kinds import mark
-from engine.thread import RecordedCompaction, RecordedUsage, Thread, title_line
-from engine.tokens import message_text
+from engine.thread.kinds import mark
+from engine.thread.model import RecordedCompaction, RecordedUsage, Thread, title_line
+from engine.tokens.counters import message_text
 
 LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "call_llm", "completion"})
 SNIFF_SPANS = 200

@@ -29,7 +29,7 @@ from langchain_core.messages.tool import tool_call
 
 from engine.formats.jsonshape import Where, json_type, parse_arguments
 from engine.formats.otel_spans import Span
-from engine.thread import stable_id
+from engine.thread.model import stable_id
 
 FORMAT = "otel_genai"
 COMPACTION_KEY = "otel_compaction"

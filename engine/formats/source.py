@@ -8,19 +8,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from engine.errors import FileTooLargeError, ThreadLoadError
-from engine.files import RefusedFile, read_regular
+from engine.base.errors import FileTooLargeError, ThreadLoadError
+from engine.base.files import RefusedFile, read_regular
 from engine.formats.dburl import is_postgres_url, redact
 
 if TYPE_CHECKING:
-    from engine.thread import Thread
+    from engine.thread.model import Thread
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def read_thread_file(path: Path, max_bytes: int) -> bytes:
-    """A thread file's bytes: a regular file only, read up to the limit (engine.files), errors in one line."""
+    """A thread file's bytes: a regular file only, read up to the limit (engine.base.files), errors in one line."""
     try:
         return read_regular(path, max_bytes)
     except RefusedFile as exc:

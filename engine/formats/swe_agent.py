@@ -24,7 +24,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.base.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats.callids import make_call_ids_unique
 from engine.formats.jsonshape import (
     SingleThreadImporter,
@@ -36,8 +36,8 @@ from engine.formats.jsonshape import (
 )
 from engine.formats.openai_messages import OpenAIMessageReader
 from engine.formats.source import Source, ThreadRef
-from engine.thread import Thread, stable_id, title_line
-from engine.tokens import content_parts
+from engine.thread.model import Thread, stable_id, title_line
+from engine.tokens.counters import content_parts
 
 FORMAT = "swe_agent"
 # Bulky `info` entries (file snippets around the edits) that the inspector does not need.

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.base.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats.callids import make_call_ids_unique
 from engine.formats.jsonshape import Where, assemble, guarded_sniff, json_type, leading, parsed_if
 from engine.formats.openai_messages import OpenAIMessageReader
 from engine.formats.source import Source, ThreadRef
-from engine.thread import Thread, stable_id, title_line
+from engine.thread.model import Thread, stable_id, title_line
 
 FORMAT = "tau_bench"
 TITLE_CHARS = 72

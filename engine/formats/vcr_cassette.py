@@ -32,13 +32,13 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.base.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats.cassette_bodies import FORMAT, Interaction, fail, is_cassette, read_interactions
 from engine.formats.cassette_calls import ANTHROPIC, Call, Marker, cleared_tool_uses, provider_of, read_call
 from engine.formats.jsonshape import default_thread_id, first_byte
 from engine.formats.source import Source, ThreadRef
-from engine.kinds import mark
-from engine.thread import RecordedCompaction, RecordedEdit, RecordedUsage, Thread, stable_id
+from engine.thread.kinds import mark
+from engine.thread.model import RecordedCompaction, RecordedEdit, RecordedUsage, Thread, stable_id
 
 SNIFF_BYTES = 4096
 

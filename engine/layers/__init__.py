@@ -7,11 +7,11 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
 
-from engine.config import BUILTIN_LAYERS, EngineConfig
+from engine.config.schema import BUILTIN_LAYERS, EngineConfig
 from engine.layers.approximate import ANTHROPIC_CHARS_PER_TOKEN
 from engine.layers.base import ContextLayer, LayerContext
 from engine.layers.user import load_middleware, observe
-from engine.tokens import TokenCounter, approximate_counter, counter_for_thread, framing_for_thread
+from engine.tokens.counters import TokenCounter, approximate_counter, counter_for_thread, framing_for_thread
 
 # layer name -> (module, class name)
 LAYER_CLASSES: dict[str, tuple[str, str]] = {

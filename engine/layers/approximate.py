@@ -29,7 +29,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from engine.tokens import ApproximateCounter, TokenCounter, _CachedCounter
+from engine.tokens.counters import ApproximateCounter, TokenCounter, _CachedCounter
 
 _content = operator.attrgetter("content")
 ANTHROPIC_CHARS_PER_TOKEN = 3.3  # LangChain's choice for anthropic-chat models

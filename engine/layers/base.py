@@ -8,10 +8,10 @@ from typing import Any, ClassVar
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
-from engine import events
-from engine.thread import Thread
-from engine.tokens import TokenCounter, get_counter
-from engine.vfs import VirtualFilesystem
+from engine.thread import events
+from engine.thread.model import Thread
+from engine.tokens.counters import TokenCounter, get_counter
+from engine.workspace.vfs import VirtualFilesystem
 
 
 @dataclass
@@ -26,7 +26,7 @@ class LayerContext:
     thread: Thread | None = None
     summarizer: Any = None
     workspace: Any = None
-    # The thread's engine.calibration.Calibration when its recorded usage calibrates the counts:
+    # The thread's engine.recorded.calibration.Calibration when its recorded usage calibrates the counts:
     # the agent's own prompt is then measured (unrecorded prompt), so ours is not added.
     calibration: Any = None
 

@@ -21,13 +21,13 @@ from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, Syste
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
-from engine.config import EngineConfig
+from engine.config.schema import EngineConfig
 from engine.layers.base import ContextLayer, LayerContext
-from engine.models import max_output_tokens
 from engine.policies import CompactionPolicy, PolicyContext, get_policy
 from engine.policies.base import Compaction
-from engine.summarizers import Summarizer, make_summarizer
-from engine.tokens import message_text
+from engine.summarizers.summarizers import Summarizer, make_summarizer
+from engine.tokens.counters import message_text
+from engine.tokens.windows import max_output_tokens
 
 
 class CompactionLayer(ContextLayer):

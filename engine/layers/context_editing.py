@@ -31,12 +31,12 @@ from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, SystemMessage, ToolMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from engine.config import ContextEditingConfig, EngineConfig
-from engine.errors import ConfigError
+from engine.base.errors import ConfigError
+from engine.base.wording import plural
+from engine.config.schema import ContextEditingConfig, EngineConfig
 from engine.layers import context_editing_rules as rules
 from engine.layers.base import ContextLayer, LayerContext
-from engine.recorded import starts_turn
-from engine.wording import plural
+from engine.recorded.history import starts_turn
 
 VIEW_STYLES = frozenset({"langchain", "anthropic"})
 

@@ -4,7 +4,7 @@ Every rule takes the messages (never mutated) and returns an `Edit`: the edited 
 messages it did not touch are the very same objects, and what it cleared. A cleared result is a copy
 of the ToolMessage with the placeholder as content, `artifact=None` and
 `response_metadata["context_editing"] = {"cleared": True, "strategy": ...}` — LangChain's marker,
-which `engine.kinds.message_kind` reads as a stub.
+which `engine.thread.kinds.message_kind` reads as a stub.
 
 - `clear_tool_uses_langchain` — LangChain 1.5.2 `ClearToolUsesEdit.apply`
   (`langchain/agents/middleware/context_editing.py`), line for line: strict `>` trigger; the last
@@ -47,9 +47,9 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from engine.kinds import message_kind
-from engine.recorded import has_thinking, starts_turn, without_thinking
-from engine.tokens import message_text
+from engine.recorded.history import has_thinking, starts_turn, without_thinking
+from engine.thread.kinds import message_kind
+from engine.tokens.counters import message_text
 
 LANGCHAIN_PLACEHOLDER = "[cleared]"  # langchain DEFAULT_TOOL_PLACEHOLDER
 INSPECT_PLACEHOLDER = "(Tool result removed)"  # inspect_ai TOOL_RESULT_REMOVED

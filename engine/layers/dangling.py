@@ -26,12 +26,12 @@ from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, RemoveMessage, ToolMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from engine.config import EngineConfig
-from engine.kinds import mark
+from engine.config.schema import EngineConfig
 from engine.layers.base import LayerContext, RequestLayer
 from engine.layers.dangling_head import head_patch
 from engine.layers.request_copy import overridden
 from engine.layers.scan import grown_prefix, replaced_in_prefix, unchanged_prefix
+from engine.thread.kinds import mark
 
 Style = Literal["deerflow", "deerflow-head", "deepagents"]
 

@@ -27,8 +27,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMess
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from engine.config import TOOLS_EXCLUDED_FROM_EVICTION, ContextSize, EngineConfig, TruncateArgsConfig
-from engine.kinds import KIND_KEY
+from engine.config.schema import TOOLS_EXCLUDED_FROM_EVICTION, ContextSize, EngineConfig, TruncateArgsConfig
 from engine.layers.approximate import PrefixCounts, RunningScaledCount
 from engine.layers.base import LayerContext, RequestLayer
 from engine.layers.offload import (
@@ -42,6 +41,7 @@ from engine.layers.offload import (
 from engine.layers.request_copy import overridden
 from engine.layers.scan import grown_prefix, result_text, unchanged_prefix
 from engine.layers.summary_rules import SUMMARY_EVENT_KEY, CachedDrop, Projection, SummaryEventState
+from engine.thread.kinds import KIND_KEY
 
 TRUNCATED_ARG_KEEP_CHARS = 20
 # Deep Agents falls back to keeping the last 20 messages when a fraction has no window to refer to.

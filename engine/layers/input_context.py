@@ -22,10 +22,10 @@ from typing import Any
 from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import SystemMessage
 
-from engine.config import TASK_TOOL_NAMES, EngineConfig, SkillConfig
+from engine.config.schema import TASK_TOOL_NAMES, EngineConfig, SkillConfig
 from engine.layers.base import LayerContext, RequestLayer
-from engine.replay import PARTS_KEY
-from engine.tokens import message_text, tool_schema
+from engine.run.replay import PARTS_KEY
+from engine.tokens.counters import message_text, tool_schema
 
 BASE_AGENT_PROMPT = """You are an agent that completes the user's objective step by step, using the tools available to you.
 

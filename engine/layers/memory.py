@@ -34,15 +34,15 @@ from langchain_core.messages import SystemMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 
-from engine.config import EngineConfig, MemoryFact
+from engine.base.wording import plural
+from engine.config.schema import EngineConfig, MemoryFact
 from engine.layers.base import LayerContext, RequestLayer
 from engine.layers.request_copy import overridden
 from engine.layers.scan import result_text
-from engine.replay import PARTS_KEY
-from engine.tokens import TokenCounter
-from engine.vfs import PathError, normalize_path
-from engine.wording import plural
-from engine.workspace import MEMORIES_PREFIX, Workspace, WorkspaceError
+from engine.run.replay import PARTS_KEY
+from engine.tokens.counters import TokenCounter
+from engine.workspace.vfs import PathError, normalize_path
+from engine.workspace.workspace import MEMORIES_PREFIX, Workspace, WorkspaceError
 
 CONTENTS_KEY = "memory_contents"
 WRITE_TOOLS: tuple[str, ...] = ("write_file", "Write")

@@ -15,10 +15,10 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from engine.kinds import mark
 from engine.layers.scan import result_text
-from engine.message_memo import MessageMemo
-from engine.vfs import VirtualFilesystem
+from engine.thread.kinds import mark
+from engine.thread.message_memo import MessageMemo
+from engine.workspace.vfs import VirtualFilesystem
 
 NUM_CHARS_PER_TOKEN = 4
 LARGE_TOOL_RESULTS_DIR = "/large_tool_results"

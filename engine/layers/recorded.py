@@ -1,10 +1,10 @@
 """The `recorded` layer: the source agent's own compactions and context edits, replayed as recorded.
 
 At the model call a recorded compaction or edit first applies to, `before_model` rewrites the
-state the way the agent did (engine.recorded): a compaction replaces the history before its
+state the way the agent did (engine.recorded.history): a compaction replaces the history before its
 `index` by its replacement (the summary plus what the agent kept); an edit sends the listed old
 tool results as their placeholder. The messages it puts in are the RecordedHistory's own objects,
-so the calibrated counts (engine.calibration) apply to them exactly. Events: `compaction` and
+so the calibrated counts (engine.recorded.calibration) apply to them exactly. Events: `compaction` and
 `edit`, with the recorded trigger, pre/post tokens and the summary.
 """
 
@@ -16,10 +16,10 @@ from typing import Any
 from langchain_core.messages import BaseMessage, RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from engine.config import EngineConfig
+from engine.config.schema import EngineConfig
 from engine.layers.base import ContextLayer, LayerContext
-from engine.recorded import RecordedHistory, recorded_history
-from engine.thread import RecordedCompaction, RecordedEdit, Thread
+from engine.recorded.history import RecordedHistory, recorded_history
+from engine.thread.model import RecordedCompaction, RecordedEdit, Thread
 
 
 class RecordedLayer(ContextLayer):

@@ -42,7 +42,7 @@ def copied(request: ModelRequest[Any], changes: dict[str, Any]) -> ModelRequest[
 def overridden(request: ModelRequest[Any], **changes: Any) -> ModelRequest[Any]:
     """`request.override(**changes)`, built without `dataclasses.replace` when that gives the same request
     (a plain `ModelRequest`, as create_agent passes; the replay's own requests copy themselves the same
-    way in their `override`, engine.replay_chain)."""
+    way in their `override`, engine.run.chain)."""
     if type(request) is ModelRequest:
         new = copied(request, changes)
         if new is not None:

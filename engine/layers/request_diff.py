@@ -16,7 +16,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from engine.wording import plural
+from engine.base.wording import plural
 
 
 @dataclass(frozen=True)

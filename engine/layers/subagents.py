@@ -23,10 +23,10 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolM
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 
-from engine.config import TASK_TOOL_NAMES, EngineConfig
+from engine.config.schema import TASK_TOOL_NAMES, EngineConfig
 from engine.layers.base import ContextLayer, LayerContext
-from engine.thread import Thread
-from engine.tokens import TokenCounter
+from engine.thread.model import Thread
+from engine.tokens.counters import TokenCounter
 
 DROPPED_CALLS_KEY = "ctxi_dropped_calls"
 DEFAULT_TASK_TOOL_NAMES = TASK_TOOL_NAMES

@@ -29,8 +29,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, Remove
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command
 
-from engine.config import EngineConfig
-from engine.errors import ConfigError
+from engine.base.errors import ConfigError
+from engine.config.schema import EngineConfig
 from engine.layers.approximate import NOT_AI_TYPES, RunningScaledCount, ScaledCounter, scales_with_usage
 from engine.layers.base import ContextLayer, LayerContext
 from engine.layers.cutoff import cutoff_for_keep
@@ -69,9 +69,9 @@ from engine.layers.thresholds import (
     normalize_keep,
     normalize_trigger,
 )
-from engine.lazytext import LazyText
-from engine.summarizers import Summarizer, make_summarizer
-from engine.tokens import TokenCounter
+from engine.summarizers.summarizers import Summarizer, make_summarizer
+from engine.thread.lazytext import LazyText
+from engine.tokens.counters import TokenCounter
 
 Mode = Literal["state", "view"]
 

@@ -28,10 +28,10 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.utils import get_buffer_string, trim_messages
 
-from engine.kinds import message_kind
-from engine.lazytext import LazyText
-from engine.thread import stable_id
-from engine.tokens import message_text
+from engine.thread.kinds import message_kind
+from engine.thread.lazytext import LazyText
+from engine.thread.model import stable_id
+from engine.tokens.counters import message_text
 
 SUMMARY_EVENT_KEY = "_summarization_event"  # Deep Agents' private state key for the view-mode event
 
@@ -351,7 +351,7 @@ class Projection:
     the summary's drop span (they come after `created_at_index`, the state's length when the
     summary was made). Extending the list returned last time is safe for its holders: the layers
     inside read a request's list as one that only grows (their scans are kept by list identity the
-    same way), and the step's view is copied into the driver's own log (`engine.step_sums.ViewLog`).
+    same way), and the step's view is copied into the driver's own log (`engine.run.step_sums.ViewLog`).
     """
 
     __slots__ = ("event", "n", "out", "src", "tail")
@@ -407,7 +407,7 @@ _additional_kwargs = operator.attrgetter("additional_kwargs")
 def summary_id(to_summarize: Sequence[BaseMessage], text: str) -> str:
     """`summary-{n}-{hash}`: n counts the chain (a summary of a summary is n+1), hash its inputs."""
     depth = 0
-    # a message without additional_kwargs has no summary marker (engine.kinds.message_kind): only the
+    # a message without additional_kwargs has no summary marker (engine.thread.kinds.message_kind): only the
     # others are read, picked at C speed (compress), as the ids are
     for m in compress(to_summarize, map(_additional_kwargs, to_summarize)):
         if message_kind(m) == "summary":

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.config import AllOf, ContextSize, SummarizationConfig
-from engine.errors import ConfigError
+from engine.base.errors import ConfigError
+from engine.config.schema import AllOf, ContextSize, SummarizationConfig
 
 Threshold = tuple[str, int | float]
 Clause = tuple[Threshold, ...]

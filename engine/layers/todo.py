@@ -28,12 +28,12 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from engine.config import EngineConfig
-from engine.kinds import mark
+from engine.config.schema import EngineConfig
 from engine.layers.base import ContextLayer, LayerContext
 from engine.layers.request_copy import overridden
 from engine.layers.scan import grown_prefix, unchanged_prefix
-from engine.thread import stable_id
+from engine.thread.kinds import mark
+from engine.thread.model import stable_id
 
 REMINDER_NAME = "todo_reminder"
 COMPLETION_REMINDER_NAME = "todo_completion_reminder"

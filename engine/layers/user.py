@@ -27,13 +27,13 @@ from langchain_core.messages import BaseMessage, ToolMessage
 from langgraph.graph.message import add_messages
 from langgraph.types import Command
 
-from engine import events
-from engine.config import MiddlewareSpec
-from engine.errors import ConfigError
+from engine.base.errors import ConfigError
+from engine.base.redaction import describe_error
+from engine.config.schema import MiddlewareSpec
 from engine.layers.base import ContextLayer, LayerContext
 from engine.layers.request_diff import MessageDiff, reconcile, same_message, same_system, tool_names
-from engine.redaction import describe_error
-from engine.thread import stable_id
+from engine.thread import events
+from engine.thread.model import stable_id
 
 # A kwargs value that stands for the replay's model: never called, its profile carries the window
 # (what `request.model` is inside the replay), e.g. SummarizationMiddleware's `model`.
@@ -134,7 +134,7 @@ class ConfigModel(GenericFakeChatModel):
 
     def _generate(self, *args: Any, **kwargs: Any) -> Any:
         raise ModelNotAvailable("the replay's model ($model) writes nothing: give the middleware a summarizer "
-                                "(e.g. `summarizer: {use: 'engine.summarizers:OfflineSummarizer'}`) or a real model")
+                                "(e.g. `summarizer: {use: 'engine.summarizers.summarizers:OfflineSummarizer'}`) or a real model")
 
 
 def config_model(window_tokens: int | None) -> ConfigModel:

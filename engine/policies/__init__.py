@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-from engine.errors import ConfigError
+from engine.base.errors import ConfigError
 from engine.policies.base import CompactionPolicy, PolicyContext
 
 # policy name -> module defining POLICY

@@ -21,8 +21,8 @@ from typing import Any, Literal, Protocol
 
 from langchain_core.messages import BaseMessage
 
-from engine.config import CompactionConfig
-from engine.tokens import TokenCounter
+from engine.config.schema import CompactionConfig
+from engine.tokens.counters import TokenCounter
 
 
 @dataclass(frozen=True)

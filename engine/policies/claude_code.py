@@ -27,12 +27,12 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from engine.config import CompactionConfig
-from engine.errors import ConfigError
-from engine.kinds import mark
+from engine.base.errors import ConfigError
+from engine.config.schema import CompactionConfig
 from engine.policies.base import PolicyContext
-from engine.thread import stable_id
-from engine.tokens import message_text
+from engine.thread.kinds import mark
+from engine.thread.model import stable_id
+from engine.tokens.counters import message_text
 
 SUMMARY_OUTPUT_RESERVE_TOKENS = 20_000  # MAX_OUTPUT_TOKENS_FOR_SUMMARY
 AUTOCOMPACT_BUFFER_TOKENS = 13_000

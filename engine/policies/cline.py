@@ -29,11 +29,11 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from engine.config import CompactionConfig
-from engine.errors import ConfigError
+from engine.base.errors import ConfigError
+from engine.config.schema import CompactionConfig
 from engine.policies.base import Compaction, PolicyContext
-from engine.thread import stable_id
-from engine.tokens import message_text
+from engine.thread.model import stable_id
+from engine.tokens.counters import message_text
 
 DUPLICATE_FILE_READ_NOTICE = ("[[NOTE] This file read has been removed to save space in the context window. "
                               "Refer to the latest file read for the most up to date version of this file.]")

@@ -36,13 +36,13 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from engine.config import CompactionConfig
-from engine.errors import ConfigError
-from engine.kinds import mark, message_kind
+from engine.base.errors import ConfigError
+from engine.config.schema import CompactionConfig
 from engine.policies.base import Compaction, PolicyContext
-from engine.summarizers import prior_sections
-from engine.thread import stable_id
-from engine.tokens import message_text
+from engine.summarizers.summarizers import prior_sections
+from engine.thread.kinds import mark, message_kind
+from engine.thread.model import stable_id
+from engine.tokens.counters import message_text
 
 DEFAULT_COMPRESSION_TOKEN_THRESHOLD = 0.5
 COMPRESSION_PRESERVE_THRESHOLD = 0.3

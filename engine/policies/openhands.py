@@ -24,12 +24,12 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from engine.config import CompactionConfig
-from engine.errors import ConfigError
-from engine.kinds import mark, message_kind
+from engine.base.errors import ConfigError
+from engine.config.schema import CompactionConfig
 from engine.policies.base import Compaction, PolicyContext
-from engine.summarizers import prior_sections
-from engine.thread import stable_id
+from engine.summarizers.summarizers import prior_sections
+from engine.thread.kinds import mark, message_kind
+from engine.thread.model import stable_id
 
 MAX_SIZE = 120
 KEEP_FIRST = 4

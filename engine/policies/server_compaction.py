@@ -29,11 +29,11 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from engine.config import CompactionConfig
-from engine.errors import ConfigError
-from engine.kinds import mark
+from engine.base.errors import ConfigError
+from engine.config.schema import CompactionConfig
 from engine.policies.base import Compaction, PolicyContext
-from engine.thread import stable_id
+from engine.thread.kinds import mark
+from engine.thread.model import stable_id
 
 ANTHROPIC_DEFAULT_TRIGGER = 150_000
 ANTHROPIC_MIN_TRIGGER = 50_000

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import importlib
 
-from engine.errors import ContextInspectorError
+from engine.base.errors import ContextInspectorError
 from engine.scenarios.base import Scenario
-from engine.thread import Thread
+from engine.thread.model import Thread
 
 # name -> module, in the order `ctxi scenario --list` shows them
 SCENARIO_MODULES: dict[str, str] = {

@@ -6,13 +6,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.config import EngineConfig, preset
-from engine.live import AgentSession, CancelToken, LiveResult, ProgressCallback
+from engine.config.schema import EngineConfig, preset
 from engine.scenarios.bundle import load_project
+from engine.scenarios.live import AgentSession, CancelToken, LiveResult, ProgressCallback
 from engine.scenarios.policy import Policy, PolicyChatModel
 from engine.scenarios.tools import AgentFiles, Toolbox
-from engine.thread import Thread, stable_id
-from engine.vfs import VirtualFilesystem
+from engine.thread.model import Thread, stable_id
+from engine.workspace.vfs import VirtualFilesystem
 
 BASE_SYSTEM_PROMPT = (
     "You are a software engineering agent. The project is mounted at /project in a virtual filesystem. "

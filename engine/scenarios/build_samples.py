@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.formats.native import dumps
-from engine.replay import replay
+from engine.run.replay import replay
 from engine.scenarios import list_scenarios
 from engine.scenarios.base import Scenario
-from engine.thread import Thread
-from engine.tokens import TokenCounter, get_counter
-from engine.workspace import Workspace
+from engine.thread.model import Thread
+from engine.tokens.counters import TokenCounter, get_counter
+from engine.workspace.workspace import Workspace
 
 SAMPLE_SEED = 0
 QUIET_LAYERS = frozenset({"input_context"})  # acts on every thread; not what a sample teaches

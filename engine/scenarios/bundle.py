@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-from engine.vfs import VirtualFilesystem
+from engine.workspace.vfs import VirtualFilesystem
 
 PROJECT_ROOT = "/project"
 _SEED = "ledgerline-corpus-v1"

@@ -6,11 +6,11 @@ import random
 import re
 from typing import Any
 
-from engine.config import EngineConfig
-from engine.live import CancelToken, LiveResult, ProgressCallback
+from engine.config.schema import EngineConfig
 from engine.scenarios.base import Scenario
+from engine.scenarios.live import CancelToken, LiveResult, ProgressCallback
 from engine.scenarios.policy import Move, Seen
-from engine.vfs import VirtualFilesystem
+from engine.workspace.vfs import VirtualFilesystem
 
 MEMORY_PATH = "/memories/AGENTS.md"
 CHANGELOG_PATH = "/project/CHANGELOG.md"

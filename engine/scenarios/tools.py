@@ -18,11 +18,11 @@ from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
-from engine.config import EngineConfig
-from engine.live import AgentSession
+from engine.config.schema import EngineConfig
 from engine.scenarios.bundle import PROJECT_ROOT, search_web
-from engine.thread import Thread
-from engine.vfs import PathError, VirtualFilesystem
+from engine.scenarios.live import AgentSession
+from engine.thread.model import Thread
+from engine.workspace.vfs import PathError, VirtualFilesystem
 
 READ_LIMIT_LINES = 2000  # Deep Agents' default read limit
 MAX_LINE_CHARS = 2000  # longer lines are cut, as Deep Agents' read_file does

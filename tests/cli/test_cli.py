@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import COMMANDS, build_parser, main
+from engine.base.wording import plural
+from engine.cli.main import COMMANDS, build_parser, main
 from engine.formats.native import dumps
-from engine.wording import plural
 from tests.conftest import ROOT, trace_path
 from tests.evals.threads import needle_thread
 
 HEAVY = ("langchain.agents", "langgraph.graph", "langchain_core", "numpy", "pydantic", "streamlit", "plotly",
-         "engine.replay", "engine.layers", "engine.formats")
+         "engine.run.replay", "engine.layers", "engine.formats")
 
 
 def _imported_after(code: str) -> set[str]:
@@ -30,28 +30,28 @@ def _imported_after(code: str) -> set[str]:
 
 
 def test_help_imports_no_engine_machinery() -> None:
-    modules = _imported_after("from engine.cli import main; main(['--help'])")
-    assert "engine.commands.inspect" in modules  # the listing reads every command module
+    modules = _imported_after("from engine.cli.main import main; main(['--help'])")
+    assert "engine.cli.inspect" in modules  # the listing reads every command module
     assert sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)) == []
 
 
 def test_inspect_help_needs_no_tokenizer_or_messages() -> None:
-    modules = _imported_after("from engine.cli import main; main(['inspect', '--help'])")
-    assert not {"langchain_core", "numpy", "engine.tokens", "engine.thread", "langchain.agents"} & modules
+    modules = _imported_after("from engine.cli.main import main; main(['inspect', '--help'])")
+    assert not {"langchain_core", "numpy", "engine.tokens.counters", "engine.thread.model", "langchain.agents"} & modules
 
 
 def test_inspect_imports_no_agent_factory() -> None:
     session = trace_path("claude-code", "4d5611e5-241a-462a-8d15-5122611a9569.jsonl")
-    modules = _imported_after(f"from engine.cli import main; main(['inspect', {str(session)!r}])")
-    assert "engine.inspect" in modules and "engine.formats.claude_code" in modules
-    assert not {"langchain.agents", "langgraph.graph", "engine.replay", "engine.layers", "streamlit", "plotly"} & modules
+    modules = _imported_after(f"from engine.cli.main import main; main(['inspect', {str(session)!r}])")
+    assert "engine.recorded.inspect" in modules and "engine.formats.claude_code" in modules
+    assert not {"langchain.agents", "langgraph.graph", "engine.run.replay", "engine.layers", "streamlit", "plotly"} & modules
 
 
 def test_choices_named_in_commands_match_the_engine() -> None:
-    from engine.commands import inspect as inspect_command
-    from engine.commands import sweep as sweep_command
-    from engine.sweep import EXECUTORS
-    from engine.tokens import COUNTERS, DEFAULT_COUNTER
+    from engine.cli import inspect as inspect_command
+    from engine.cli import sweep as sweep_command
+    from engine.evals.sweep import EXECUTORS
+    from engine.tokens.counters import COUNTERS, DEFAULT_COUNTER
 
     assert (inspect_command.COUNTERS, inspect_command.DEFAULT_COUNTER) == (COUNTERS, DEFAULT_COUNTER)
     assert sweep_command.EXECUTORS == EXECUTORS
@@ -59,11 +59,11 @@ def test_choices_named_in_commands_match_the_engine() -> None:
 
 def test_from_engine_import_replay_is_the_function_after_the_submodule() -> None:
     import engine
-    import engine.replay  # noqa: F401 - binds the submodule on the package
+    import engine.run.replay  # noqa: F401 - binds the submodule on the package
     from engine import replay
 
-    assert callable(replay) and replay.__module__ == "engine.replay"
-    assert engine.Thread.__module__ == "engine.thread"
+    assert callable(replay) and replay.__module__ == "engine.run.replay"
+    assert engine.Thread.__module__ == "engine.thread.model"
     with pytest.raises(AttributeError):
         engine.no_such_name  # noqa: B018
 

@@ -1,4 +1,4 @@
-"""`ctxi inspect` and `engine.inspect.inspect_thread`: the documented object, text output, errors."""
+"""`ctxi inspect` and `engine.recorded.inspect.inspect_thread`: the documented object, text output, errors."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from engine.cli import main
+from engine.cli.main import main
 from engine.formats.native import dumps
-from engine.inspect import inspect_thread, step_contexts
-from engine.thread import RecordedCompaction, RecordedUsage, Thread
-from engine.tokens import get_counter
+from engine.recorded.inspect import inspect_thread, step_contexts
+from engine.thread.model import RecordedCompaction, RecordedUsage, Thread
+from engine.tokens.counters import get_counter
 from tests.conftest import trace_path
 
 TOP_KEYS = ["schema", "version", "format", "thread_id", "title", "model", "max_input_tokens", "messages", "by_role",

@@ -26,9 +26,9 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from engine.config import EngineConfig, preset
-from engine.run import Run
-from engine.thread import Thread
+from engine.config.schema import EngineConfig, preset
+from engine.run.run import Run
+from engine.thread.model import Thread
 from tests.differential.harness import (
     Interrupted,
     Observer,

@@ -26,7 +26,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
-from engine.config import EngineConfig
+from engine.config.schema import EngineConfig
 from tests.conftest import ROOT
 from tests.differential.harness import Interrupted, Observer, RealStep, ScriptedModel, ScriptTool, thread_from
 from tests.differential.langchain_side import _size

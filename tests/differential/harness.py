@@ -26,8 +26,8 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict
 
-from engine.run import Run
-from engine.thread import Thread
+from engine.run.run import Run
+from engine.thread.model import Thread
 from tests.differential.scripts import TASK_PREFIX, Script, summary_for
 
 SUMMARY_PROMPT_START = "<role>\nContext Extraction Assistant\n</role>"

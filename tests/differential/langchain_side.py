@@ -10,7 +10,7 @@ from langchain.agents.middleware import SummarizationMiddleware
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
-from engine.config import EngineConfig, preset
+from engine.config.schema import EngineConfig, preset
 from tests.differential.harness import Interrupted, Observer, RealStep, ScriptedModel, ScriptTool, thread_from
 from tests.differential.script_files import PARAM_DEFAULTS
 from tests.differential.scripts import CUSTOM_TOOLS, PROVIDER, Knobs, Script, generate

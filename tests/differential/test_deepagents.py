@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from engine.config import EngineConfig
-from engine.replay import replay
-from engine.thread import Thread
+from engine.config.schema import EngineConfig
+from engine.run.replay import replay
+from engine.thread.model import Thread
 from tests.differential.harness import (
     MISFIT,
     Comparison,

@@ -16,7 +16,7 @@ from collections import Counter
 
 import pytest
 
-from engine.replay import replay
+from engine.run.replay import replay
 from tests.differential import deerflow_side as df
 from tests.differential.harness import Comparison, ScriptDoesNotFit, ScriptSummarizer, compare_steps, misfit
 from tests.differential.script_files import scripts_for

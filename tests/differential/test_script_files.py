@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import BaseMessage
 
-from engine.replay import replay
+from engine.run.replay import replay
 from tests.differential import deerflow_side as df
 from tests.differential import langchain_side as lc
 from tests.differential import test_deerflow, test_langchain

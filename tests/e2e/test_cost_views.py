@@ -10,10 +10,10 @@ import pytest
 pytest.importorskip("playwright")
 from playwright.sync_api import Page, expect  # noqa: E402
 
-from engine.config import preset  # noqa: E402
-from engine.cost import run_cost  # noqa: E402
+from engine.config.schema import preset  # noqa: E402
+from engine.cost.run_cost import run_cost  # noqa: E402
 from engine.formats import load_thread  # noqa: E402
-from engine.replay import replay  # noqa: E402
+from engine.run.replay import replay  # noqa: E402
 from tests.e2e.test_dashboard import TIMEOUT_MS, open_page, shot, wait_for_app  # noqa: E402
 
 pytestmark = pytest.mark.e2e

@@ -89,9 +89,9 @@ def test_a_deep_link_on_a_fresh_server_opens_the_page_inside_the_frame(page: Pag
 
 def summaries(e2e_samples: Path, *overrides: str) -> int:
     """The engine's own count of summaries for the page's run (the page is checked against it, not a constant)."""
-    from engine.config import preset
+    from engine.config.schema import preset
     from engine.formats import load_thread
-    from engine.replay import replay
+    from engine.run.replay import replay
 
     run = replay(load_thread(e2e_samples / "a_demo.json"), preset("stress").with_overrides(list(overrides)))
     return sum(1 for e in run.events if e.layer == "summarization")  # the lane counts every event of its layer

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("playwright")
 from playwright.sync_api import Page, expect  # noqa: E402
 
-from engine.library import Library  # noqa: E402
+from engine.workspace.library import Library  # noqa: E402
 from tests.conftest import trace_path  # noqa: E402
 from tests.e2e.conftest import serve  # noqa: E402
 from tests.e2e.test_dashboard import TIMEOUT_MS, open_page, shot, wait_for_app  # noqa: E402

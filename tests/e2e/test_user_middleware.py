@@ -10,9 +10,9 @@ import pytest
 pytest.importorskip("playwright")
 from playwright.sync_api import Page, expect  # noqa: E402
 
-from engine.config import EngineConfig  # noqa: E402
+from engine.config.schema import EngineConfig  # noqa: E402
 from engine.formats import load_thread  # noqa: E402
-from engine.replay import replay  # noqa: E402
+from engine.run.replay import replay  # noqa: E402
 from tests.e2e.test_dashboard import TIMELINE, open_page, shot, wait_for_app  # noqa: E402
 
 pytestmark = pytest.mark.e2e

@@ -1,8 +1,8 @@
-"""The prompt-cache model, one rule per test, on hand-made requests (engine/cache.py cites each rule)."""
+"""The prompt-cache model, one rule per test, on hand-made requests (engine/cost/cache.py cites each rule)."""
 
 from __future__ import annotations
 
-from engine.cache import Block, CacheRules, PromptCache, Request, simulate
+from engine.cost.cache import Block, CacheRules, PromptCache, Request, simulate
 
 ANTHROPIC = CacheRules("anthropic", ttl="5m", min_tokens=1024)
 PROMPT = Block("system", 5000, 1, True, "prompt")
@@ -111,10 +111,10 @@ def test_no_cache_provider_sends_everything_uncached() -> None:
 
 
 def test_request_builder_keeps_a_few_steps_and_rebuilds_older_ones_equal() -> None:
-    from engine.cache_run import KEPT_STEPS, RequestBuilder
-    from engine.config import preset
-    from engine.replay import replay
-    from engine.synthetic import synthetic_thread
+    from engine.config.schema import preset
+    from engine.cost.cache_run import KEPT_STEPS, RequestBuilder
+    from engine.run.replay import replay
+    from engine.thread.synthetic import synthetic_thread
 
     run = replay(synthetic_thread(40, seed=3), preset("langchain"))
     first = [RequestBuilder(run).messages(s) for s in run.steps]  # a fresh builder per step: nothing shared
@@ -127,16 +127,16 @@ def test_request_builder_keeps_a_few_steps_and_rebuilds_older_ones_equal() -> No
 
 def test_pricing_shortcuts_give_what_computing_every_step_afresh_gives() -> None:
     """The running sums (request totals, kept blocks without a compaction) and the shared-prefix checks
-    that trust a Snapshot's list (engine.replay) price a run exactly as plain tuples of the same messages,
+    that trust a Snapshot's list (engine.run.replay) price a run exactly as plain tuples of the same messages,
     which take none of the shortcuts, and every request total is its blocks' sum."""
     import dataclasses
     import json
 
-    from engine.cache_run import RequestBuilder
-    from engine.config import preset
-    from engine.cost import run_cost
-    from engine.replay import replay
-    from engine.synthetic import synthetic_thread
+    from engine.config.schema import preset
+    from engine.cost.cache_run import RequestBuilder
+    from engine.cost.run_cost import run_cost
+    from engine.run.replay import replay
+    from engine.thread.synthetic import synthetic_thread
 
     for name, cache in [("stress", "anthropic"), ("stress", "openai"), ("deepagents", "anthropic"), ("langchain", "none")]:
         run = replay(synthetic_thread(120, seed=7), preset(name).with_overrides([f"cost.cache={cache}"]))

@@ -1,7 +1,7 @@
 """The cache model on the as-recorded view of real Claude Code sessions reproduces the recorded cache reads.
 
 Per step after the first, the modelled `cache_read_input_tokens` must be within 5 % of the recorded
-one (engine.cache_run.reproduction: the prompt-prefix boundary is measured leave-one-out, so no step
+one (engine.cost.cache_run.reproduction: the prompt-prefix boundary is measured leave-one-out, so no step
 is predicted from its own read). The steps the model misses are listed with what the recording shows
 happened there, so a new miss fails the test instead of being averaged away.
 """
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from engine import load_thread, preset, replay
-from engine.cache_run import reproduction
-from engine.cost import run_cost
+from engine.cost.cache_run import reproduction
+from engine.cost.run_cost import run_cost
 from tests.conftest import trace_path
 
 SESSIONS = ["4d5611e5-241a-462a-8d15-5122611a9569.jsonl", "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl",

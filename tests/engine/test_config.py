@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.config import PRESETS, AllOf, ContextSize, EngineConfig, load_config, preset
-from engine.errors import ConfigError
+from engine.base.errors import ConfigError
+from engine.config.schema import PRESETS, AllOf, ContextSize, EngineConfig, load_config, preset
 
 DEERFLOW_CONFIG = """
 config_version: 34

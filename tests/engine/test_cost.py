@@ -8,9 +8,9 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from engine import preset, replay
-from engine.cost import FORK_PROMPT, run_cost
-from engine.prices import price_for, price_table, table_checked
-from engine.thread import RecordedCompaction, RecordedUsage, Thread
+from engine.cost.prices import price_for, price_table, table_checked
+from engine.cost.run_cost import FORK_PROMPT, run_cost
+from engine.thread.model import RecordedCompaction, RecordedUsage, Thread
 
 # round prices (dollars per million tokens) so the hand computation reads plainly
 PRICES = ["cost.prices=[{prefix: claude-sonnet-4-5, input: 1, output: 10, cache_read: 0.1, cache_write_5m: 1.25, "
@@ -176,7 +176,7 @@ def test_an_unpriced_model_still_gets_its_cache_use_with_zero_dollars() -> None:
 def test_ctxi_replay_json_carries_the_cost(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     import json
 
-    from engine.cli import main
+    from engine.cli.main import main
     from engine.formats.native import dumps
 
     path = tmp_path / "t.json"
@@ -211,8 +211,8 @@ def test_summarizer_inputs_of_a_view_mode_run_match_the_summarized_messages_coun
     # occurrence in the previous step's state, then in what the thread added before the call.
     from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT
 
-    from engine.payback import history_before
-    from engine.synthetic import synthetic_thread
+    from engine.cost.payback import history_before
+    from engine.thread.synthetic import synthetic_thread
 
     thread = synthetic_thread(60, seed=3)
     run = replay(thread, preset("deepagents").with_overrides(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 from engine import preset, replay
-from engine.cost import run_cost
-from engine.cost_views import (
+from engine.cost.run_cost import run_cost
+from engine.cost.views import (
     account_at,
     compaction_rows,
     compare_cost_rows,
@@ -20,7 +20,7 @@ from engine.cost_views import (
     recorded_ttl_split,
     step_bill_rows,
 )
-from engine.thread import RecordedUsage
+from engine.thread.model import RecordedUsage
 from tests.engine.test_cost import _run, _thread
 
 M = 1_000_000

@@ -1,5 +1,5 @@
 """`paused_gc`: no cyclic collection inside, the previous state restored after, and what the block
-kept handed to the oldest generation without a walk (engine/gcpause.py)."""
+kept handed to the oldest generation without a walk (engine/base/gcpause.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine.gcpause import paused_gc, promote_survivors
+from engine.base.gcpause import paused_gc, promote_survivors
 
 
 class _Node:
@@ -80,12 +80,12 @@ def test_a_process_that_froze_objects_keeps_them_frozen(collecting: None) -> Non
 
 
 def test_a_replay_hands_its_steps_to_the_oldest_generation(collecting: None) -> None:
-    # engine.replay pauses collection with paused_gc, so a Run's steps and views are not walked by
+    # engine.run.replay pauses collection with paused_gc, so a Run's steps and views are not walked by
     # a young collection right after it (they live as long as the Run: the dashboard caches it)
-    from engine.config import preset
-    from engine.replay import replay
-    from engine.synthetic import synthetic_thread
-    from engine.tokens import get_counter
+    from engine.config.schema import preset
+    from engine.run.replay import replay
+    from engine.thread.synthetic import synthetic_thread
+    from engine.tokens.counters import get_counter
 
     thread = synthetic_thread(30, seed=0)
     gc.collect()

@@ -9,7 +9,8 @@ import pytest
 from langchain_core.messages import HumanMessage, ToolMessage
 from PIL import Image  # a Streamlit dependency: real files to read the headers of
 
-from engine.images import (
+from engine.tokens.counters import get_counter
+from engine.tokens.images import (
     UNKNOWN_IMAGE_TOKENS,
     anthropic_image_tokens,
     block_image_data,
@@ -17,7 +18,6 @@ from engine.images import (
     image_tokens,
     openai_image_tokens,
 )
-from engine.tokens import get_counter
 
 
 def picture(fmt: str, size: tuple[int, int], **save: object) -> bytes:

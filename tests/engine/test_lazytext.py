@@ -1,4 +1,4 @@
-"""Lazily rendered texts (engine.lazytext): a Run keeps summarizer prompts and history-file sections
+"""Lazily rendered texts (engine.thread.lazytext): a Run keeps summarizer prompts and history-file sections
 as references to its messages, and every reader sees exactly the text an eager run would keep."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.messages.utils import get_buffer_string
 
-from engine.config import preset
+from engine.config.schema import preset
 from engine.layers import summary_rules
-from engine.lazytext import LazyText, text_of
-from engine.replay import replay
-from engine.summarizers import OfflineSummarizer
-from engine.synthetic import synthetic_thread
-from engine.vfs import VirtualFilesystem
+from engine.run.replay import replay
+from engine.summarizers.summarizers import OfflineSummarizer
+from engine.thread.lazytext import LazyText, text_of
+from engine.thread.synthetic import synthetic_thread
+from engine.workspace.vfs import VirtualFilesystem
 
 SETTINGS = ["summarization.trigger=messages:30", "summarization.keep=messages:6"]
 
@@ -113,7 +113,7 @@ def test_a_lazy_run_reports_byte_for_byte_what_an_eager_run_does(preset_name: st
     assert prompts and all(isinstance(p, summary_rules.SummaryPrompt) for p in prompts)
     lazy = _report(lazy_run)
 
-    # the eager path: every prompt and section rendered when made, as before engine.lazytext
+    # the eager path: every prompt and section rendered when made, as before engine.thread.lazytext
     monkeypatch.setattr(summary_rules, "renders_lazily", lambda messages: False)
     monkeypatch.setattr(OfflineSummarizer, "lazy_prompt", False)
     eager_run = replay(thread, config, summarizer="offline")

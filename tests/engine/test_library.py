@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import ThreadLoadError
+from engine.base.errors import ThreadLoadError
 from engine.formats.native import dumps
-from engine.library import LIBRARY_DIR, Library, entry_id, safe_file_name
-from engine.workspace import WorkspaceError
+from engine.workspace.library import LIBRARY_DIR, Library, entry_id, safe_file_name
+from engine.workspace.workspace import WorkspaceError
 from tests.conftest import trace_path
 from tests.ui.builders import build_thread
 

@@ -12,7 +12,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from engine.layers.approximate import PrefixCounts, RunningScaledCount
-from engine.tokens import ApproximateCounter, TiktokenCounter
+from engine.tokens.counters import ApproximateCounter, TiktokenCounter
 
 
 def _messages(n: int, tag: str = "") -> list[BaseMessage]:
@@ -119,11 +119,11 @@ def test_a_replay_gives_the_same_report_and_views_with_the_o1_paths_disabled(mon
     """The stress preset on a synthetic thread (argument truncation on consecutive steps, forks of the
     state): with `RunningScaledCount`'s same-list path and the filesystem layer's growing view list
     (fast) and without them (every list compared, every truncated view a fresh copy of the state)."""
-    from engine.config import preset
+    from engine.config.schema import preset
     from engine.layers.filesystem import FilesystemLayer
     from engine.layers.summary_rules import Projection, apply_event
-    from engine.replay import replay
-    from engine.synthetic import synthetic_thread
+    from engine.run.replay import replay
+    from engine.thread.synthetic import synthetic_thread
 
     thread = synthetic_thread(1000, seed=0)
     taken = {"grown": 0, "view": 0, "restored": 0, "projected": 0}

@@ -9,12 +9,12 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, InvalidToolCall, ToolMessage
 
-from engine.config import preset
+from engine.config.schema import preset
 from engine.layers.dangling import _OpenCallLedger, deepagents_patched_state
 from engine.layers.subagents import SubagentLayer
-from engine.replay import _Driver, replay
-from engine.synthetic import synthetic_thread
-from engine.tokens import TiktokenCounter
+from engine.run.replay import _Driver, replay
+from engine.thread.synthetic import synthetic_thread
+from engine.tokens.counters import TiktokenCounter
 
 
 def _states(run: Any) -> list[list[tuple[Any, ...]]]:

@@ -9,9 +9,9 @@ import gc
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from engine.layers.offload import offload_to_stub
-from engine.message_memo import MessageMemo
-from engine.summarizers import OfflineSummarizer
-from engine.vfs import VirtualFilesystem
+from engine.summarizers.summarizers import OfflineSummarizer
+from engine.thread.message_memo import MessageMemo
+from engine.workspace.vfs import VirtualFilesystem
 
 
 def test_a_reading_is_built_once_per_message_object_and_again_when_its_content_changes() -> None:

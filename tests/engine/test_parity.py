@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import BaseMessage
 
-from engine.config import preset
+from engine.config.schema import preset
 from engine.formats import load_thread
-from engine.kinds import message_kind
-from engine.parity import drive_with_create_agent
-from engine.replay import replay
-from engine.synthetic import synthetic_thread
-from engine.thread import Thread
+from engine.run.parity import drive_with_create_agent
+from engine.run.replay import replay
+from engine.thread.kinds import message_kind
+from engine.thread.model import Thread
+from engine.thread.synthetic import synthetic_thread
 
 SAMPLES = sorted((Path(__file__).resolve().parents[2] / "sample_threads").glob("*.json"))
 
@@ -53,9 +53,9 @@ def test_sample_thread_views_match_create_agent(sample: Path) -> None:
 
 def test_agent_tools_carry_the_thread_schemas() -> None:
     """The agent side's tools count as the thread's (a trigger on request tokens fires at the same step)."""
-    from engine.parity import recorded_tools
-    from engine.synthetic import TOOLS
-    from engine.tokens import get_counter, tool_schema
+    from engine.run.parity import recorded_tools
+    from engine.thread.synthetic import TOOLS
+    from engine.tokens.counters import get_counter, tool_schema
 
     thread = synthetic_thread(10, seed=1)
     thread.messages[1].tool_calls.append({"name": "undeclared", "args": {}, "id": "x-1"})

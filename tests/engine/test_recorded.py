@@ -1,5 +1,5 @@
 """The as-recorded baseline: recorded compactions and edits, calibrated counts, the thinking rule,
-model windows, and what-ifs compared with it (engine.recorded, engine.calibration, engine.whatif)."""
+model windows, and what-ifs compared with it (engine.recorded.history, engine.recorded.calibration, engine.run.whatif)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from engine import load_thread, preset, replay
-from engine.calibration import UNRECORDED, UNRECORDED_PROMPT, calibrate
-from engine.config import default_preset_name
-from engine.models import model_limits, model_window
+from engine.config.schema import default_preset_name
 from engine.policies.claude_code import autocompact_threshold
-from engine.recorded import RecordedHistory, keeps_all_thinking
-from engine.thread import RecordedCompaction, RecordedEdit, RecordedUsage, Thread
-from engine.tokens import get_counter
-from engine.whatif import against_baseline, compaction_steps
+from engine.recorded.calibration import UNRECORDED, UNRECORDED_PROMPT, calibrate
+from engine.recorded.history import RecordedHistory, keeps_all_thinking
+from engine.run.whatif import against_baseline, compaction_steps
+from engine.thread.model import RecordedCompaction, RecordedEdit, RecordedUsage, Thread
+from engine.tokens.counters import get_counter
+from engine.tokens.windows import model_limits, model_window
 from tests.conftest import TRACES, trace_path
 
 COUNTER = get_counter()

@@ -6,12 +6,12 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from engine.cli import main
-from engine.config import preset
+from engine.cli.main import main
+from engine.config.schema import preset
 from engine.formats.native import dumps
-from engine.replay import replay
-from engine.synthetic import synthetic_thread
-from engine.thread import Thread
+from engine.run.replay import replay
+from engine.thread.model import Thread
+from engine.thread.synthetic import synthetic_thread
 
 
 def small_thread() -> Thread:

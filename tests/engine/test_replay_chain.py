@@ -22,9 +22,9 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from engine.layers.approximate import ScaledCounter, scaled_count
 from engine.layers.summary_rules import trim_for_summary
-from engine.replay_chain import ReplayRequest, new_request, new_tool_request
-from engine.step_sums import Snapshot, StepSums
-from engine.tokens import ApproximateCounter, breakdown_messages
+from engine.run.chain import ReplayRequest, new_request, new_tool_request
+from engine.run.step_sums import Snapshot, StepSums
+from engine.tokens.counters import ApproximateCounter, breakdown_messages
 
 
 def _fields(request: Any) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from langchain_core.messages import (
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 
 from engine.layers.thresholds import fired_clause
-from engine.replay import replaced_history
+from engine.run.replay import replaced_history
 
 
 def _messages(rng: random.Random, n: int, prefix: str) -> list[BaseMessage]:

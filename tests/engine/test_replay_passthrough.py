@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from engine.config import preset
+from engine.config.schema import preset
 from engine.layers.base import LayerContext
 from engine.layers.summarization import SummarizationLayer
-from engine.replay import replay
-from engine.synthetic import synthetic_thread
+from engine.run.replay import replay
+from engine.thread.synthetic import synthetic_thread
 
 
 def _report(run: Any) -> str:

@@ -19,7 +19,7 @@ from langchain_core.tools import tool
 
 from engine.layers.approximate import PrefixCounts, RunningScaledCount, ScaledCounter, scaled_count
 from engine.layers.summary_rules import CachedDrop, apply_event, drop_bound_reasoning, trim_for_summary
-from engine.tokens import ApproximateCounter, TiktokenCounter
+from engine.tokens.counters import ApproximateCounter, TiktokenCounter
 
 
 def _thread() -> list[Any]:
@@ -118,7 +118,7 @@ def test_tool_schemas_are_counted_once_and_the_same() -> None:
 def _schema(t: Any) -> str:
     import json
 
-    from engine.tokens import tool_schema
+    from engine.tokens.counters import tool_schema
 
     return json.dumps(tool_schema(t), ensure_ascii=False, sort_keys=True)
 
@@ -152,7 +152,7 @@ def test_the_bisected_keep_cutoff_is_the_walk_back() -> None:
     """`keep_cutoff_from_sums` on prefix sums = Deep Agents' walk back over the counts."""
     import random
 
-    from engine.config import ContextSize
+    from engine.config.schema import ContextSize
     from engine.layers.filesystem import keep_cutoff, keep_cutoff_from_sums
 
     rng = random.Random(7)
@@ -221,7 +221,7 @@ def test_overridden_requests_equal_what_override_builds() -> None:
 def test_offline_summaries_read_from_memos_equal_summaries_of_fresh_messages() -> None:
     """Per-message readings (calls, earlier summaries' artifacts) give the text a first read gives,
     and a message whose tool calls are reassigned is read again."""
-    from engine.summarizers import OfflineSummarizer
+    from engine.summarizers.summarizers import OfflineSummarizer
 
     def messages() -> list[Any]:
         out: list[Any] = [HumanMessage("Fix the parser, then update the docs.", id="h")]

@@ -1,4 +1,4 @@
-"""The dashboard's run cache is bounded by the bytes its Runs hold (engine.runcache, engine.runsize)."""
+"""The dashboard's run cache is bounded by the bytes its Runs hold (engine.run.cache, engine.run.size)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from collections.abc import Callable
 
 import pytest
 
-from engine.config import preset
-from engine.replay import replay
-from engine.runcache import RunCache
-from engine.runsize import held_bytes
-from engine.synthetic import synthetic_thread
-from engine.tokens import TiktokenCounter, prime_thread
+from engine.config.schema import preset
+from engine.run.cache import RunCache
+from engine.run.replay import replay
+from engine.run.size import held_bytes
+from engine.thread.synthetic import synthetic_thread
+from engine.tokens.counters import TiktokenCounter, prime_thread
 
 
 def test_cache_drops_least_recently_used_runs_past_the_budget() -> None:

@@ -1,4 +1,4 @@
-"""engine.segments: long texts are counted in bounded segments whose counts add up exactly.
+"""engine.tokens.segments: long texts are counted in bounded segments whose counts add up exactly.
 
 Issue 11: one 50 MB line without whitespace took 262 s and 2.6 GB (one tiktoken piece, merged in
 superlinear time, and encoded twice). These tests check the cut rule against tiktoken itself on
@@ -12,9 +12,9 @@ import json
 import pytest
 
 from engine.formats import list_threads, load_thread
-from engine.inspect import inspect_thread
-from engine.segments import SEGMENT_CHARS, is_exact, text_segments
-from engine.tokens import TiktokenCounter, content_parts, load_encoding, tool_call_text
+from engine.recorded.inspect import inspect_thread
+from engine.tokens.counters import TiktokenCounter, content_parts, load_encoding, tool_call_text
+from engine.tokens.segments import SEGMENT_CHARS, is_exact, text_segments
 from tests.conftest import TRACES
 
 ENCODINGS = ("o200k_base", "cl100k_base")

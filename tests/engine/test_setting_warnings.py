@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.config import PRESETS, preset
-from engine.replay import replay
-from engine.setting_warnings import KEEP_KEY, KIND, keep_meets_trigger, setting_warnings
+from engine.config.schema import PRESETS, preset
+from engine.config.setting_warnings import KEEP_KEY, KIND, keep_meets_trigger, setting_warnings
+from engine.run.replay import replay
 from tests.ui.builders import build_thread
 
 

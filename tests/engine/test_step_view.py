@@ -1,4 +1,4 @@
-"""engine.step_view: the Step page's filters, search, pages, tokens per tool and text diffs, exact values."""
+"""engine.views.step_page: the Step page's filters, search, pages, tokens per tool and text diffs, exact values."""
 
 from __future__ import annotations
 
@@ -8,13 +8,14 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from engine.config import preset
-from engine.events import Event
+from engine.config.schema import preset
 from engine.formats import load_thread
-from engine.kinds import mark
-from engine.replay import replay
-from engine.run import StepRecord
-from engine.step_view import (
+from engine.run.replay import replay
+from engine.run.run import StepRecord
+from engine.thread.events import Event
+from engine.thread.kinds import mark
+from engine.tokens.counters import get_counter
+from engine.views.step_page import (
     UNKNOWN_TOOL,
     Page,
     Snippet,
@@ -34,8 +35,7 @@ from engine.step_view import (
     text_diff,
     tool_tokens,
 )
-from engine.tokens import get_counter
-from engine.views import state_view_diff, view_entries
+from engine.views.views import state_view_diff, view_entries
 from tests.conftest import trace_path
 
 
@@ -247,7 +247,7 @@ def test_step_detail_counts_the_filter_options() -> None:
 
 
 def test_step_detail_computes_tokens_per_tool_and_the_diff_on_first_use(monkeypatch) -> None:  # noqa: ANN001
-    import engine.step_view as sv
+    import engine.views.step_page as sv
 
     step = step_of([A_OLD, H, A, R1, R2, STUB], [H, A, R1, R2, STUB, ORPHAN])
     calls: list[str] = []

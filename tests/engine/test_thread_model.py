@@ -1,7 +1,7 @@
 
 
 def test_title_line_cuts_at_a_word_with_an_ellipsis():
-    from engine.thread import title_line
+    from engine.thread.model import title_line
 
     text = "Work on bead spotter-a0y. Run bd show spotter-a0y to see the issue details and bd ready to find more."
     assert title_line(text) == "Work on bead spotter-a0y. Run bd show spotter-a0y to see the issue details and…"

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from engine.config import preset
-from engine.events import Event
-from engine.kinds import CATEGORIES
-from engine.replay import replay
-from engine.timeline_table import rows_csv, timeline_rows
-from engine.tokens import get_counter
+from engine.config.schema import preset
+from engine.run.replay import replay
+from engine.thread.events import Event
+from engine.thread.kinds import CATEGORIES
+from engine.tokens.counters import get_counter
+from engine.views.timeline_table import rows_csv, timeline_rows
 from tests.ui.builders import build_thread
 
 

@@ -10,11 +10,11 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
-from engine.inspect import inspect_thread
-from engine.kinds import mark
-from engine.replay import replay
-from engine.thread import Thread
-from engine.tokens import (
+from engine.recorded.inspect import inspect_thread
+from engine.run.replay import replay
+from engine.thread.kinds import mark
+from engine.thread.model import Thread
+from engine.tokens.counters import (
     ENCODINGS,
     FRAMINGS,
     EncodingIntegrityError,
@@ -143,7 +143,7 @@ def o200k(text: str) -> int:
 
 
 CALL = {"name": "Edit", "args": {"file_path": "/src/app.py", "edits": [{"old": "a", "new": "b"}]}, "id": "toolu_1"}
-NS = "antml:"  # Claude's tool-call tags are namespaced (engine/tokens.py, CALL_NAMESPACE)
+NS = "antml:"  # Claude's tool-call tags are namespaced (engine/tokens/counters.py, CALL_NAMESPACE)
 CALL_TEXT = (
     f'<{NS}function_calls>\n<{NS}invoke name="Edit">\n'
     f'<{NS}parameter name="file_path">/src/app.py</{NS}parameter>\n'

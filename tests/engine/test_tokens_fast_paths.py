@@ -1,4 +1,4 @@
-"""The counter's fast paths give exactly what the plain paths give (engine.tokens): ranks taken from
+"""The counter's fast paths give exactly what the plain paths give (engine.tokens.counters): ranks taken from
 the line numbers, and token counts read from tiktoken's token buffer instead of a list."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from importlib import resources
 
 import pytest
 
-from engine import tokens
-from engine.tokens import (
+from engine.tokens import counters as tokens
+from engine.tokens.counters import (
     ENCODINGS,
     EncodingIntegrityError,
     TiktokenCounter,

@@ -1,4 +1,4 @@
-"""How many threads a batch of texts is encoded on (engine.tokens._encode_workers), and that every
+"""How many threads a batch of texts is encoded on (engine.tokens.counters._encode_workers), and that every
 split gives the counts one thread gives."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from engine import tokens
-from engine.tokens import TEXTS_PER_WORKER, TiktokenCounter
+from engine.tokens import counters as tokens
+from engine.tokens.counters import TEXTS_PER_WORKER, TiktokenCounter
 
 
 @pytest.mark.parametrize(("cpus", "load", "texts", "workers"), [

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.vfs import PathError, VirtualFilesystem, normalize_path
+from engine.workspace.vfs import PathError, VirtualFilesystem, normalize_path
 
 
 @pytest.mark.parametrize("bad", ["../etc/passwd", "/a/../../b", "/..", "", "a\x00b"])

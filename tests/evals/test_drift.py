@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from engine.config import preset
+from engine.config.schema import preset
 from engine.evals import goal_drift, session_intent
 from engine.evals.drift import intent_overlap, intent_section, quotes_request
-from engine.replay import replay
-from engine.thread import RecordedCompaction
+from engine.run.replay import replay
+from engine.thread.model import RecordedCompaction
 from tests.evals.threads import INTENT, greeting_thread, needle_thread, summarization_only
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.errors import ConfigError
-from engine.lessons import LESSONS, check_answer, default_choices, lesson, lesson_config, run_lesson
+from engine.base.errors import ConfigError
+from engine.lessons.catalog import LESSONS, check_answer, default_choices, lesson, lesson_config, run_lesson
 
 # lesson -> (a choice to try, watched events with the default settings, with the choice)
 EFFECTS = {

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from engine.config import preset
+from engine.config.schema import preset
 from engine.evals import needle_retention, pick_needles
-from engine.replay import replay
-from engine.synthetic import synthetic_thread
-from engine.thread import RecordedCompaction
+from engine.run.replay import replay
+from engine.thread.model import RecordedCompaction
+from engine.thread.synthetic import synthetic_thread
 from tests.evals.threads import (
     NEEDLE_BIG,
     NEEDLE_INTENT,
@@ -124,7 +124,7 @@ def test_auto_picked_needles_are_facts_a_person_states() -> None:
 
     from engine.evals import session_intent
     from engine.evals.facts import facts_in, typed_by_person
-    from engine.thread import Thread
+    from engine.thread.model import Thread
 
     reminder = HumanMessage("<system-reminder>\nPostToolUse hook: ERR-9001 in lib/a.ex\n</system-reminder>", id="h-hook")
     meta = HumanMessage("Caveat: DEMO-77 from a local command", id="h-meta",

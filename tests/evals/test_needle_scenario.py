@@ -6,10 +6,10 @@ from itertools import groupby
 
 import pytest
 
-from engine.config import preset
+from engine.config.schema import preset
 from engine.evals import goal_drift, needle_retention, pick_needles
 from engine.formats import load_thread
-from engine.replay import replay
+from engine.run.replay import replay
 from tests.conftest import SAMPLES
 
 CODENAME = "MERLIN-88"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from engine.config import ContextSize, preset
-from engine.errors import ConfigError
+from engine.base.errors import ConfigError
+from engine.config.schema import ContextSize, preset
 from engine.evals import compactions, stress_config
-from engine.replay import replay
-from engine.synthetic import synthetic_thread
+from engine.run.replay import replay
+from engine.thread.synthetic import synthetic_thread
 
 
 def test_every_trigger_at_the_fraction() -> None:

@@ -6,10 +6,9 @@ import importlib.util
 
 import pytest
 
-from engine.config import preset
-from engine.errors import ConfigError
-from engine.replay import replay
-from engine.sweep import (
+from engine.base.errors import ConfigError
+from engine.config.schema import preset
+from engine.evals.sweep import (
     cost_axis,
     grid_from_args,
     grid_points,
@@ -19,7 +18,8 @@ from engine.sweep import (
     run_metrics,
     sweep,
 )
-from engine.synthetic import synthetic_thread
+from engine.run.replay import replay
+from engine.thread.synthetic import synthetic_thread
 from tests.evals.threads import NEEDLE_INTENT, NEEDLE_TOOL, needle_thread
 
 BASE = preset("deepagents").with_overrides(["tokens.counter=approximate"])
@@ -123,8 +123,8 @@ def test_the_pareto_cost_axis_is_dollars_when_the_runs_are_priced() -> None:
 
 
 def test_sweep_points_carry_the_cost_of_each_replay() -> None:
-    from engine.cost import run_cost
-    from engine.replay import replay
+    from engine.cost.run_cost import run_cost
+    from engine.run.replay import replay
 
     threads = [needle_thread()]
     base = BASE.with_overrides(["model.name=claude-sonnet-4-5"])
@@ -137,7 +137,7 @@ def test_sweep_points_carry_the_cost_of_each_replay() -> None:
 
 
 def test_an_unpriced_model_has_no_dollars_rather_than_zero() -> None:
-    from engine.commands.sweep import table
+    from engine.cli.sweep import table
 
     threads = [needle_thread()]
     base = BASE.with_overrides(["model.name=a-model-nobody-prices"])

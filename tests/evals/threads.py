@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from engine.config import EngineConfig, preset
-from engine.thread import Thread
+from engine.config.schema import EngineConfig, preset
+from engine.thread.model import Thread
 
 INTENT = "Migrate the billing service to the new cluster. Vault code: ZEBRA-4411."
 NEEDLE_INTENT = "ZEBRA-4411"  # planted in the first human message

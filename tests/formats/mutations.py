@@ -13,9 +13,9 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from engine.errors import ThreadLoadError
+from engine.base.errors import ThreadLoadError
 from engine.formats import load_thread
-from engine.thread import Thread
+from engine.thread.model import Thread
 
 NAME = "mutated-session.jsonl"
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

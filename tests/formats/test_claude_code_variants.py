@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from engine.errors import ThreadLoadError
+from engine.base.errors import ThreadLoadError
 from engine.formats import detect_format, load_thread, open_source
-from engine.inspect import inspect_thread
-from engine.tokens import counter_for_thread
+from engine.recorded.inspect import inspect_thread
+from engine.tokens.counters import counter_for_thread
 
 SESSION = "sess-v"
 

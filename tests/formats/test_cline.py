@@ -14,14 +14,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from engine.errors import ThreadLoadError
+from engine.base.errors import ThreadLoadError
 from engine.formats import detect_format, importers, load_thread, open_source
 from engine.formats.cline_context import TRUNCATION_NOTICE
 from engine.formats.cline_xml import parse_tool_calls
-from engine.inspect import inspect_thread
-from engine.kinds import message_kind
-from engine.thread import RecordedUsage
-from engine.tokens import counter_for_thread
+from engine.recorded.inspect import inspect_thread
+from engine.thread.kinds import message_kind
+from engine.thread.model import RecordedUsage
+from engine.tokens.counters import counter_for_thread
 
 ENV = {"type": "text", "text": "<environment_details>\n# VSCode Visible Files\napp.py\n</environment_details>"}
 

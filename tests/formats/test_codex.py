@@ -15,10 +15,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.base.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats import detect_format, importers, list_threads, load_thread, open_source
-from engine.inspect import inspect_thread, step_contexts
-from engine.tokens import get_counter
+from engine.recorded.inspect import inspect_thread, step_contexts
+from engine.tokens.counters import get_counter
 from tests.conftest import trace_path
 from tests.formats.mutations import FUZZ, attempt, jsonl, mutated_lines
 

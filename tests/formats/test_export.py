@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from engine.errors import ConfigError
+from engine.base.errors import ConfigError
 from engine.formats import load_thread
 from engine.formats.export import export, to_langchain_dicts, to_native, to_openai_messages
-from engine.thread import RecordedCompaction, RecordedUsage, Thread
+from engine.thread.model import RecordedCompaction, RecordedUsage, Thread
 from tests.conftest import trace_path
 
 TRACES = [

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.errors import FileTooLargeError, ThreadLoadError, UnknownFormatError
+from engine.base.errors import FileTooLargeError, ThreadLoadError, UnknownFormatError
 from engine.formats import importers, list_threads, load_thread
-from engine.thread import Thread
+from engine.thread.model import Thread
 from tests.conftest import trace_path
 
 NAME = "fuzzed-input.json"

@@ -30,10 +30,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.base.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats import list_threads, load_thread
-from engine.inspect import inspect_thread
-from engine.tokens import TiktokenCounter
+from engine.recorded.inspect import inspect_thread
+from engine.tokens.counters import TiktokenCounter
 from tests.conftest import TRACES
 from tests.formats.mutations import WRONG_VALUES, mutate, paths
 

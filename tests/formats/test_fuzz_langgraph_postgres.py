@@ -33,10 +33,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langgraph.checkpoint.postgres import PostgresSaver
 
-from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.base.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats import list_threads, load_thread
-from engine.inspect import inspect_thread
-from engine.tokens import TiktokenCounter
+from engine.recorded.inspect import inspect_thread
+from engine.tokens.counters import TiktokenCounter
 from tests.formats.langgraph_agents import write_threads
 from tests.formats.mutations import WRONG_VALUES, mutate, paths
 from tests.pg_cluster import Cluster

@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.base.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats import detect_format, importers, inspect_ai_log, list_threads, load_thread, open_source
-from engine.inspect import inspect_thread
-from engine.thread import RecordedUsage
+from engine.recorded.inspect import inspect_thread
+from engine.thread.model import RecordedUsage
 from tests.conftest import trace_path
 
 BROWSER = ("inspect", "2025-05-12T20-27-36-04-00_browser.json")

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.base.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats import detect_format, importers, list_threads, load_thread, open_source
 from engine.formats.source import ThreadRef
-from engine.thread import RecordedUsage, stable_id
+from engine.thread.model import RecordedUsage, stable_id
 from tests.conftest import TRACES, trace_path
 
 MINE = ("langchain_dict", "langchain_dumpd", "openai_chat", "openai_messages", "openai_responses", "anthropic")
@@ -89,7 +89,7 @@ def test_openai_responses_items() -> None:
 
 
 def test_responses_reasoning_is_not_counted_as_content() -> None:
-    from engine.tokens import get_counter
+    from engine.tokens.counters import get_counter
 
     thread = load_thread(trace_path("nilenso-context-viewer", "storymachine_run_42.responses.json"))
     counter = get_counter("o200k_base")
@@ -375,7 +375,7 @@ def test_anthropic_request() -> None:
 
 
 def test_anthropic_tool_use_is_counted_once() -> None:
-    from engine.tokens import get_counter, tool_call_text
+    from engine.tokens.counters import get_counter, tool_call_text
 
     counter = get_counter("o200k_base")
     ai = load_doc(ANTHROPIC_REQUEST).messages[2]

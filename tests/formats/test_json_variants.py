@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage
 
-from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.base.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats import detect_format, importers, list_threads, load_thread, open_source
-from engine.thread import RecordedUsage
+from engine.thread.model import RecordedUsage
 
 
 def blob(doc: Any) -> bytes:

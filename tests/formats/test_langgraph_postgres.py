@@ -17,12 +17,12 @@ from langchain_core.messages import AIMessage, HumanMessage, messages_to_dict
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from engine.cli import main
-from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.base.errors import ThreadLoadError, ThreadNotFoundError
+from engine.cli.main import main
 from engine.formats import detect_format, list_threads, load_thread, open_source
 from engine.formats.langgraph_postgres import Store, _schema, open_readonly
-from engine.kinds import message_kind
-from engine.thread import Thread, stable_id
+from engine.thread.kinds import message_kind
+from engine.thread.model import Thread, stable_id
 from tests.formats.langgraph_agents import DICT_REPLY, MODEL, THREADS, write_threads
 from tests.pg_cluster import Cluster
 

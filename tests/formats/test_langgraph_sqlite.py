@@ -24,10 +24,10 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
-from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.base.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats import detect_format, list_threads, load_thread, open_source
-from engine.kinds import message_kind
-from engine.thread import stable_id
+from engine.thread.kinds import message_kind
+from engine.thread.model import stable_id
 
 
 class ToolCallingFake(GenericFakeChatModel):

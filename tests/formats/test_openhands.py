@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from engine.errors import ThreadLoadError
+from engine.base.errors import ThreadLoadError
 from engine.formats import detect_format, importers, list_threads, load_thread, open_source
-from engine.inspect import inspect_thread
-from engine.thread import RecordedUsage
+from engine.recorded.inspect import inspect_thread
+from engine.thread.model import RecordedUsage
 from tests.conftest import trace_path
 
 # -- real V0 trajectories ------------------------------------------------------------------------

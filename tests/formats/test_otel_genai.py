@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.base.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats import detect_format, importers, list_threads, load_thread, open_source
-from engine.inspect import inspect_thread
+from engine.recorded.inspect import inspect_thread
 from tests.conftest import trace_path
 
 # -- real any-agent traces ---------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 
-from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.base.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats import detect_format, list_threads, load_thread, open_source
 from tests.conftest import trace_path
 

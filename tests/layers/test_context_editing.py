@@ -8,9 +8,8 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from engine import load_thread, preset, replay
-from engine.config import ContextEditingConfig, EngineConfig
-from engine.errors import ConfigError
-from engine.kinds import message_kind
+from engine.base.errors import ConfigError
+from engine.config.schema import ContextEditingConfig, EngineConfig
 from engine.layers.base import LayerContext
 from engine.layers.context_editing import ContextEditingLayer, idle_minutes
 from engine.layers.context_editing_rules import (
@@ -25,9 +24,10 @@ from engine.layers.context_editing_rules import (
     prune_opencode,
     settings_for,
 )
-from engine.thread import Thread
-from engine.tokens import ApproximateCounter
-from engine.whatif import compaction_steps
+from engine.run.whatif import compaction_steps
+from engine.thread.kinds import message_kind
+from engine.thread.model import Thread
+from engine.tokens.counters import ApproximateCounter
 from tests.conftest import trace_path
 
 COUNT = ApproximateCounter()

@@ -11,14 +11,14 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from engine.config import preset
-from engine.events import recording
-from engine.kinds import message_kind
+from engine.config.schema import preset
 from engine.layers import LayerContext
 from engine.layers.dangling import DanglingToolCallLayer, apply_patch, find_patch
-from engine.replay import replay
-from engine.thread import Thread
-from engine.tokens import get_counter
+from engine.run.replay import replay
+from engine.thread.events import recording
+from engine.thread.kinds import message_kind
+from engine.thread.model import Thread
+from engine.tokens.counters import get_counter
 
 APPROX = get_counter("approximate")
 

@@ -14,9 +14,7 @@ from langchain_core.tools import tool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from engine.config import ContextSize, EngineConfig, TruncateArgsConfig, preset
-from engine.events import recording
-from engine.kinds import message_kind
+from engine.config.schema import ContextSize, EngineConfig, TruncateArgsConfig, preset
 from engine.layers import LayerContext, build_layers
 from engine.layers.filesystem import FilesystemLayer, keep_cutoff, trigger_met, truncate_tool_call
 from engine.layers.offload import (
@@ -26,10 +24,12 @@ from engine.layers.offload import (
     sanitize_tool_call_id,
     stub_text,
 )
-from engine.replay import replay
-from engine.thread import Thread
-from engine.tokens import get_counter
-from engine.vfs import VirtualFilesystem
+from engine.run.replay import replay
+from engine.thread.events import recording
+from engine.thread.kinds import message_kind
+from engine.thread.model import Thread
+from engine.tokens.counters import get_counter
+from engine.workspace.vfs import VirtualFilesystem
 
 APPROX = get_counter("approximate")
 

@@ -10,8 +10,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
 
-from engine.config import SkillConfig, preset
-from engine.events import recording
+from engine.config.schema import SkillConfig, preset
 from engine.layers import LayerContext
 from engine.layers.input_context import (
     BASE_AGENT_PROMPT,
@@ -24,9 +23,10 @@ from engine.layers.input_context import (
     assemble_prompt,
     prompt_text,
 )
-from engine.replay import replay
-from engine.thread import Thread
-from engine.tokens import get_counter
+from engine.run.replay import replay
+from engine.thread.events import recording
+from engine.thread.model import Thread
+from engine.tokens.counters import get_counter
 
 APPROX = get_counter("approximate")
 SKILLS = (SkillConfig(name="pdf", description="Read and fill PDF forms.", path="/skills/pdf/SKILL.md"),

@@ -11,8 +11,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
 
-from engine.config import MemoryFact, preset
-from engine.events import recording
+from engine.config.schema import MemoryFact, preset
 from engine.layers import LayerContext
 from engine.layers.memory import (
     MEMORY_GUIDELINES,
@@ -25,11 +24,12 @@ from engine.layers.memory import (
     select_facts,
     with_memory,
 )
-from engine.replay import replay
-from engine.thread import Thread
-from engine.tokens import get_counter
-from engine.vfs import VirtualFilesystem
-from engine.workspace import Workspace
+from engine.run.replay import replay
+from engine.thread.events import recording
+from engine.thread.model import Thread
+from engine.tokens.counters import get_counter
+from engine.workspace.vfs import VirtualFilesystem
+from engine.workspace.workspace import Workspace
 
 APPROX = get_counter("approximate")  # ceil(chars / 4) for texts
 FACTS = (MemoryFact(content="prefers pytest", category="preference", confidence=0.5),

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.config import preset
+from engine.config.schema import preset
 from engine.formats import load_thread
-from engine.replay import replay
-from engine.synthetic import synthetic_thread
+from engine.run.replay import replay
+from engine.thread.synthetic import synthetic_thread
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_threads" / "memory-two-threads-2.json"
 

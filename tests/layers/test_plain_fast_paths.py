@@ -19,11 +19,11 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from engine.kinds import message_kind
 from engine.layers.approximate import RunningScaledCount, scaled_count
 from engine.layers.summary_rules import IdCheck, ensure_ids, summary_id
-from engine.thread import stable_id
-from engine.tokens import ApproximateCounter
+from engine.thread.kinds import message_kind
+from engine.thread.model import stable_id
+from engine.tokens.counters import ApproximateCounter
 
 
 def _message(rng: random.Random, i: int, with_id: bool = True) -> BaseMessage:

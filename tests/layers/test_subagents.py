@@ -11,8 +11,7 @@ from langchain_core.tools import tool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 
-from engine.config import preset
-from engine.events import recording
+from engine.config.schema import preset
 from engine.layers import LayerContext
 from engine.layers.subagents import (
     LIMIT_REACHED_TEXT,
@@ -21,9 +20,10 @@ from engine.layers.subagents import (
     clamp_message,
     subagent_cost,
 )
-from engine.replay import replay
-from engine.thread import RecordedUsage, Thread
-from engine.tokens import get_counter
+from engine.run.replay import replay
+from engine.thread.events import recording
+from engine.thread.model import RecordedUsage, Thread
+from engine.tokens.counters import get_counter
 
 APPROX = get_counter("approximate")
 

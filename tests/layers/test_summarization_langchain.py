@@ -21,7 +21,7 @@ from langgraph.runtime import Runtime
 
 from engine.layers.base import LayerContext
 from engine.layers.summarization import SummarizationLayer
-from engine.tokens import ApproximateCounter
+from engine.tokens.counters import ApproximateCounter
 
 FIXED = "FIXED SUMMARY"
 WORDS = ["alpha", "beta", "gamma", "delta", "token", "window", "parser", "result", "x"]

@@ -14,14 +14,14 @@ from langchain_core.messages.utils import get_buffer_string
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 from langgraph.runtime import Runtime
 
-from engine.errors import ConfigError
-from engine.events import recording
+from engine.base.errors import ConfigError
 from engine.layers.base import LayerContext
 from engine.layers.cutoff import find_safe_cutoff_point, message_cutoff, token_cutoff
 from engine.layers.summarization import SummarizationLayer
 from engine.layers.summary_rules import NO_HISTORY, TOO_LONG, trim_for_summary
 from engine.layers.thresholds import fired_clause, normalize_trigger
-from engine.tokens import ApproximateCounter
+from engine.thread.events import recording
+from engine.tokens.counters import ApproximateCounter
 
 
 def per_message(tokens: int):

@@ -9,10 +9,10 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from engine.errors import ConfigError
+from engine.base.errors import ConfigError
 from engine.layers.base import LayerContext
 from engine.layers.summarization import SummarizationLayer
-from engine.summarizers import (
+from engine.summarizers.summarizers import (
     CallableSummarizer,
     LLMSummarizer,
     OfflineSummarizer,
@@ -20,7 +20,7 @@ from engine.summarizers import (
     make_summarizer,
     prior_sections,
 )
-from engine.tokens import ApproximateCounter, get_counter
+from engine.tokens.counters import ApproximateCounter, get_counter
 
 
 def session() -> list[BaseMessage]:
@@ -203,8 +203,8 @@ def test_summary_calls_retry_as_langchain_does() -> None:
     import langchain_core.exceptions as lc_errors
     from langchain.agents.middleware._retry import default_retry_on
 
-    from engine.errors import ModelCallError
-    from engine.summarizers import retryable
+    from engine.base.errors import ModelCallError
+    from engine.summarizers.summarizers import retryable
 
     errors: list[BaseException] = [RuntimeError("x"), PermissionError("401"), KeyboardInterrupt()]
     errors += [getattr(lc_errors, n)("x") for n in dir(lc_errors)

@@ -15,17 +15,17 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, Remove
 from langchain_core.messages.utils import get_buffer_string
 from langgraph.checkpoint.memory import InMemorySaver
 
-from engine.config import preset
-from engine.events import recording
-from engine.kinds import message_kind
+from engine.config.schema import preset
 from engine.layers.base import LayerContext
 from engine.layers.offload import read_file_clip, stub_text
 from engine.layers.summarization import EVENT_KEY, SummarizationLayer
 from engine.layers.summary_rules import VIEW_SUMMARY_TEMPLATE, apply_event, session_id, state_cutoff
-from engine.replay import replay
-from engine.synthetic import synthetic_thread
-from engine.thread import Thread
-from engine.tokens import ApproximateCounter
+from engine.run.replay import replay
+from engine.thread.events import recording
+from engine.thread.kinds import message_kind
+from engine.thread.model import Thread
+from engine.thread.synthetic import synthetic_thread
+from engine.tokens.counters import ApproximateCounter
 
 HISTORY = f"/conversation_history/{session_id('view-demo')}.md"
 

@@ -14,14 +14,14 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from engine.config import preset
-from engine.events import recording
-from engine.kinds import message_kind
+from engine.config.schema import preset
 from engine.layers import LayerContext
 from engine.layers.todo import TodoReminderLayer, build_reminder, format_todos, reminder_text
-from engine.replay import replay
-from engine.thread import Thread, stable_id
-from engine.tokens import get_counter
+from engine.run.replay import replay
+from engine.thread.events import recording
+from engine.thread.kinds import message_kind
+from engine.thread.model import Thread, stable_id
+from engine.tokens.counters import get_counter
 
 APPROX = get_counter("approximate")
 TODOS = [{"content": "read the spec", "status": "completed"}, {"content": "write the parser", "status": "in_progress"},

@@ -16,7 +16,7 @@ from langchain_core.messages.utils import count_tokens_approximately, trim_messa
 
 from engine.layers.approximate import ScaledCounter
 from engine.layers.summary_rules import trim_for_summary, trim_whole_messages
-from engine.tokens import ApproximateCounter
+from engine.tokens.counters import ApproximateCounter
 
 
 def _random_messages(rng: random.Random, n: int) -> list[BaseMessage]:

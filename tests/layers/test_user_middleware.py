@@ -10,16 +10,16 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
-from engine.config import EngineConfig, preset
-from engine.errors import ConfigError
-from engine.kinds import message_kind
+from engine.base.errors import ConfigError
+from engine.base.wording import plural
+from engine.config.schema import EngineConfig, preset
 from engine.layers import LayerContext, build_layers
 from engine.layers.request_diff import reconcile
 from engine.layers.user import check_middleware, observe
-from engine.parity import drive_with_create_agent
-from engine.replay import replay
-from engine.thread import Thread
-from engine.wording import plural
+from engine.run.parity import drive_with_create_agent
+from engine.run.replay import replay
+from engine.thread.kinds import message_kind
+from engine.thread.model import Thread
 
 HERE = "tests.layers.test_user_middleware"
 
@@ -198,7 +198,7 @@ SUMMARIZATION = """\
       model: $model
       trigger: [messages, 9]
       keep: [messages, 4]
-      summarizer: {use: "engine.summarizers:OfflineSummarizer"}
+      summarizer: {use: "engine.summarizers.summarizers:OfflineSummarizer"}
 """
 
 
@@ -233,7 +233,7 @@ def test_summarization_middleware_from_yaml_replaces_history_with_a_summary() ->
 
 def test_summarization_middleware_calling_the_replay_model_is_one_error_event() -> None:
     thread = make_thread()
-    yaml = SUMMARIZATION.replace('      summarizer: {use: "engine.summarizers:OfflineSummarizer"}\n', "")
+    yaml = SUMMARIZATION.replace('      summarizer: {use: "engine.summarizers.summarizers:OfflineSummarizer"}\n', "")
     run = replay(thread, config(yaml))
     errors = [e for e in events_of(run, "SummarizationMiddleware") if e.kind == "error"]
     assert [e.step for e in errors] == [4, 5, 6, 7, 8, 9, 10]  # it retries at every step past the trigger
@@ -241,7 +241,7 @@ def test_summarization_middleware_calling_the_replay_model_is_one_error_event() 
     assert errors[0].message == (
         "SummarizationMiddleware.before_model raised ModelNotAvailable: the replay's model ($model) writes "
         "nothing: give the middleware a summarizer (e.g. `summarizer: {use: "
-        "'engine.summarizers:OfflineSummarizer'}`) or a real model; its effect at this call is skipped")
+        "'engine.summarizers.summarizers:OfflineSummarizer'}`) or a real model; its effect at this call is skipped")
     assert [m.id for m in run.steps[10].state] == [m.id for m in thread.messages[:21]]  # nothing was summarized
 
 
@@ -402,7 +402,7 @@ def test_reconcile_reports_removed_replaced_inserted_and_order() -> None:
 
 
 def test_the_cli_replays_middleware_from_a_config_file_and_names_a_bad_one(tmp_path: Any, capsys: Any) -> None:
-    from engine.cli import main
+    from engine.cli.main import main
     from engine.formats.native import dumps
 
     path = tmp_path / "thread.json"
@@ -420,7 +420,7 @@ def test_the_cli_replays_middleware_from_a_config_file_and_names_a_bad_one(tmp_p
 
 
 def test_edited_messages_pair_each_message_before_and_after_the_middleware() -> None:
-    from engine.middleware_view import edited_messages, middleware_events, middleware_layers
+    from engine.views.middleware import edited_messages, middleware_events, middleware_layers
 
     thread = make_thread()
     run = replay(thread, config(SUMMARIZATION + f"  - use: {HERE}:KeepRecentResults\n    kwargs: {{keep: 1}}\n"))
@@ -442,7 +442,7 @@ def test_each_middleware_shows_its_own_after_when_a_later_one_rewrites_the_same_
     # final view holds the user class's note, but the outer middleware's own "after" is its placeholder
     import json
 
-    from engine.middleware_view import edited_messages, middleware_events
+    from engine.views.middleware import edited_messages, middleware_events
 
     run = replay(make_thread(), config(CONTEXT_EDITING + f"  - use: {HERE}:KeepRecentResults\n"
                                        "    kwargs: {keep: 2, note: \"(hidden by my middleware)\"}\n"))

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.base.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats.native import dumps
-from engine.thread import Thread
-from engine.vfs import VirtualFilesystem
-from engine.workspace import Workspace, WorkspaceError, default_root, thread_file_name
+from engine.thread.model import Thread
+from engine.workspace.vfs import VirtualFilesystem
+from engine.workspace.workspace import Workspace, WorkspaceError, default_root, thread_file_name
 
 
 def test_default_root_from_env_else_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

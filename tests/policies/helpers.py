@@ -6,10 +6,10 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from engine.config import CompactionConfig
+from engine.config.schema import CompactionConfig
 from engine.policies.base import PolicyContext
-from engine.summarizers import OfflineSummarizer
-from engine.tokens import get_counter
+from engine.summarizers.summarizers import OfflineSummarizer
+from engine.tokens.counters import get_counter
 
 COUNTER = get_counter()
 

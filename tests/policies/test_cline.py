@@ -16,7 +16,7 @@ from engine.policies.cline import (
     truncate,
     truncation_range,
 )
-from engine.whatif import compaction_steps
+from engine.run.whatif import compaction_steps
 from tests.conftest import trace_path
 from tests.policies.helpers import call, context, session
 

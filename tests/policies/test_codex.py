@@ -5,7 +5,7 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from engine import preset, replay
-from engine.config import CompactionConfig, ContextSize
+from engine.config.schema import CompactionConfig, ContextSize
 from engine.policies.codex import (
     NO_SUMMARY,
     POLICY,
@@ -18,7 +18,7 @@ from engine.policies.codex import (
     trim_to_fit,
     truncate_text,
 )
-from engine.thread import Thread
+from engine.thread.model import Thread
 from tests.policies.helpers import COUNTER, call, context, session
 
 

@@ -1,12 +1,12 @@
-"""Several agents' policies on one thread (engine/policy_compare.py) and `ctxi sweep --grid preset=…`."""
+"""Several agents' policies on one thread (engine/evals/policy_compare.py) and `ctxi sweep --grid preset=…`."""
 
 from __future__ import annotations
 
 from engine import load_thread, preset, replay
-from engine.lesson_sessions import coding_session_thread
-from engine.policy_compare import compare_policies, compare_thread, first_shift
-from engine.sweep import point_config, sweep
-from engine.whatif import compaction_steps
+from engine.evals.policy_compare import compare_policies, compare_thread, first_shift
+from engine.evals.sweep import point_config, sweep
+from engine.lessons.coding_session import coding_session_thread
+from engine.run.whatif import compaction_steps
 from tests.conftest import trace_path
 
 COLUMNS = ["policy", "peak view tokens", "peak % of window", "compactions", "compaction steps", "tokens saved",

@@ -7,8 +7,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from engine import load_thread, preset, replay
-from engine.config import CompactionConfig, ContextSize
-from engine.kinds import message_kind
+from engine.config.schema import CompactionConfig, ContextSize
 from engine.policies.gemini_cli import (
     ACKNOWLEDGEMENT,
     FAILED,
@@ -21,6 +20,7 @@ from engine.policies.gemini_cli import (
     truncate_to_budget,
     truncated_output,
 )
+from engine.thread.kinds import message_kind
 from tests.conftest import trace_path
 from tests.policies.helpers import call, context, session
 

@@ -6,11 +6,11 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from engine import load_thread, preset, replay
-from engine.config import CompactionConfig, ContextSize
-from engine.errors import ConfigError
-from engine.kinds import message_kind
+from engine.base.errors import ConfigError
+from engine.config.schema import CompactionConfig, ContextSize
 from engine.policies.openhands import POLICY, events_of, forgotten, limits, view_size
-from engine.whatif import compaction_steps
+from engine.run.whatif import compaction_steps
+from engine.thread.kinds import message_kind
 from tests.conftest import trace_path
 from tests.policies.helpers import call, context
 

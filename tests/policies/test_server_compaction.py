@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from engine import load_thread, preset, replay
-from engine.config import AGENT_PRESETS, CompactionConfig, ContextSize
-from engine.errors import ConfigError
-from engine.kinds import message_kind
+from engine.base.errors import ConfigError
+from engine.config.schema import AGENT_PRESETS, CompactionConfig, ContextSize
 from engine.policies.server_compaction import POLICIES, anthropic_trigger, openai_threshold
-from engine.thread import Thread
-from engine.whatif import against_baseline, compaction_steps
+from engine.run.whatif import against_baseline, compaction_steps
+from engine.thread.kinds import message_kind
+from engine.thread.model import Thread
 from tests.conftest import trace_path
 from tests.policies.helpers import context, session
 

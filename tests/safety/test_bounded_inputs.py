@@ -1,7 +1,7 @@
 """Issue 11, bounded inputs: only regular files are read, and a size limit holds while reading.
 
 Repros: `ctxi inspect /dev/zero` read until MemoryError (its size of 0 was trusted); a FIFO hung
-forever. Each test here failed on main before engine/files.py (a FIFO test would have hung: it
+forever. Each test here failed on main before engine/base/files.py (a FIFO test would have hung: it
 runs the CLI in a subprocess with a timeout so a regression fails instead of blocking the suite).
 """
 
@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
-from engine.config import load_config
-from engine.errors import ConfigError, FileTooLargeError, ThreadLoadError
-from engine.files import RefusedFile, read_regular
+from engine.base.errors import ConfigError, FileTooLargeError, ThreadLoadError
+from engine.base.files import RefusedFile, read_regular
+from engine.cli.main import main
+from engine.config.schema import load_config
 from engine.formats import load_thread
-from engine.workspace import Workspace, WorkspaceError
+from engine.workspace.workspace import Workspace, WorkspaceError
 
 ROOT = Path(__file__).resolve().parents[2]
 THREAD = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}
@@ -100,11 +100,11 @@ def test_config_file_on_a_device_is_one_config_error(capsys: pytest.CaptureFixtu
 def test_workspace_files_are_read_within_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ws = Workspace(tmp_path)
     ws.write_memory("/memories/AGENTS.md", "x" * 100)
-    monkeypatch.setattr("engine.workspace.MAX_MEMORY_FILE_BYTES", 99)
+    monkeypatch.setattr("engine.workspace.workspace.MAX_MEMORY_FILE_BYTES", 99)
     with pytest.raises(WorkspaceError, match=r"AGENTS\.md: memory file is above 99 bytes"):
         ws.read_memory("/memories/AGENTS.md")
     if hasattr(os, "mkfifo"):  # a FIFO among the memories is not a memory file: skipped, never opened
         os.mkfifo(ws.memories_dir / "pipe.md")
-        monkeypatch.setattr("engine.workspace.MAX_MEMORY_FILE_BYTES", 1000)
+        monkeypatch.setattr("engine.workspace.workspace.MAX_MEMORY_FILE_BYTES", 1000)
         assert list(ws.memory_files()) == ["/memories/AGENTS.md"]
         assert ws.read_memory("/memories/pipe.md") is None

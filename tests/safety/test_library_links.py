@@ -1,6 +1,6 @@
 """A library or sub-agent link names a content-addressed entry inside the workspace, never a path.
 
-`thread=library:<id>` opens only a folder `engine.library` created directly in `<workspace>/library/`
+`thread=library:<id>` opens only a folder `engine.workspace.library` created directly in `<workspace>/library/`
 (24 hex digits); `thread=sub:<call id>@<parent>` only a sub-agent transcript the parent thread holds.
 Anything else is "not available here", the default thread opens, and no file outside is read.
 """
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from engine.config.links import library_id, split_subagent_key, subagent_key, valid_library_id
 from engine.formats.native import dumps
-from engine.library import Library
-from engine.links import library_id, split_subagent_key, subagent_key, valid_library_id
+from engine.workspace.library import Library
 from tests.ui.builders import build_thread
 
 CANARY = "CANARY-outside-the-library"

@@ -1,5 +1,5 @@
 """Issue 11, linear inspect: 1M tiny messages took 174 s / 2.1 GB because every step summed its whole
-history afresh (O(steps x messages)). engine.viewsums keeps running sums instead; these tests check
+history afresh (O(steps x messages)). engine.recorded.viewsums keeps running sums instead; these tests check
 that they equal the per-step sums exactly (thinking rule, compactions, edits) and count the work
 (operation counts, never wall time).
 """
@@ -12,11 +12,11 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from engine.formats import list_threads, load_thread
-from engine.inspect import step_contexts
-from engine.recorded import recorded_history
-from engine.thread import RecordedCompaction, RecordedEdit, Thread
-from engine.tokens import ApproximateCounter, TiktokenCounter
-from engine.viewsums import RunningViewSum
+from engine.recorded.history import recorded_history
+from engine.recorded.inspect import step_contexts
+from engine.recorded.viewsums import RunningViewSum
+from engine.thread.model import RecordedCompaction, RecordedEdit, Thread
+from engine.tokens.counters import ApproximateCounter, TiktokenCounter
 from tests.conftest import TRACES
 
 

@@ -10,10 +10,17 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from engine.commands import ui as ui_command
-from engine.config import AllOf, ContextSize, EngineConfig, preset
-from engine.links import LINK_SETTINGS, NOT_SETTINGS, REFUSED_SETTINGS, VIEW_PARAMS, refusal, sample_path
-from engine.views import config_from_params, url_params
+from engine.cli import ui as ui_command
+from engine.config.links import (
+    LINK_SETTINGS,
+    NOT_SETTINGS,
+    REFUSED_SETTINGS,
+    VIEW_PARAMS,
+    refusal,
+    sample_path,
+)
+from engine.config.schema import AllOf, ContextSize, EngineConfig, preset
+from engine.views.views import config_from_params, url_params
 from ui.config_form import all_fields
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +33,7 @@ def test_the_allow_list_is_the_sidebar_and_form_settings_minus_paths_and_models(
     # every form field is classified: on the allow-list, or refused with a reason (an unclassified key
     # is refused from links anyway; this only makes the choice explicit and documented)
     unclassified = form - LINK_SETTINGS - set(REFUSED_SETTINGS)
-    assert not unclassified, (f"new config keys {sorted(unclassified)}: add each to engine.links.LINK_SETTINGS if a "
+    assert not unclassified, (f"new config keys {sorted(unclassified)}: add each to engine.config.links.LINK_SETTINGS if a "
                               "link may set it, else to REFUSED_SETTINGS with the reason (and to docs/dashboard.md)")
 
 
@@ -45,8 +52,8 @@ def config_keys(model: type[BaseModel] = EngineConfig, prefix: str = "") -> set[
 
 
 def test_every_config_key_is_classified_by_engine_links() -> None:
-    # not only the Config form's fields: every key of the schema, so a key added to engine/config.py
-    # fails here until engine/links.py says whether a link may set it
+    # not only the Config form's fields: every key of the schema, so a key added to engine/config/schema.py
+    # fails here until engine/config/links.py says whether a link may set it
     keys = config_keys()
     assert len(keys) > 60 and "memory.workspace" in keys and "summarization.keep" in keys  # the walk reached the leaves
 
@@ -55,7 +62,7 @@ def test_every_config_key_is_classified_by_engine_links() -> None:
                 or any(key == r or key.startswith(r + ".") for r in REFUSED_SETTINGS))
 
     assert sorted(k for k in keys if not classified(k)) == [], (
-        "add each new config key to engine.links.LINK_SETTINGS if a link may set it, else to REFUSED_SETTINGS "
+        "add each new config key to engine.config.links.LINK_SETTINGS if a link may set it, else to REFUSED_SETTINGS "
         "with the reason (and to docs/dashboard.md)")
     assert LINK_SETTINGS <= keys  # the allow-list names real keys only
 

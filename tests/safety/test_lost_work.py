@@ -21,9 +21,9 @@ from langchain_core.messages import AIMessage, HumanMessage
 from streamlit.testing.v1 import AppTest
 
 from engine.formats.native import dumps
-from engine.live import LiveResult
-from engine.live_run import run_live
-from engine.thread import Thread
+from engine.scenarios.live import LiveResult
+from engine.scenarios.live_run import run_live
+from engine.thread.model import Thread
 
 
 def _panel() -> None:
@@ -43,7 +43,7 @@ def failed_run(target: str, **kwargs: Any) -> LiveResult:
 def test_a_failed_run_is_shown_as_failed_saved_as_partial_and_keeps_the_open_thread(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CTXI_WORKSPACE", str(tmp_path))
-    monkeypatch.setattr("engine.live_run.run_live", failed_run)
+    monkeypatch.setattr("engine.scenarios.live_run.run_live", failed_run)
     at = AppTest.from_function(_panel, default_timeout=60)
     at.session_state["thread_key"] = "sample:needle"
     at.run()
@@ -102,8 +102,8 @@ def two_thread_run(first_text: str) -> LiveResult:
 
 
 def test_a_renamed_save_keeps_previous_thread_pointing_at_this_runs_first_thread(tmp_path: Path) -> None:
-    from engine.live import save_run
-    from engine.workspace import Workspace
+    from engine.scenarios.live import save_run
+    from engine.workspace.workspace import Workspace
 
     ws = Workspace(tmp_path)
     assert save_run(two_thread_run("the codename is KESTREL"), ws) == [
@@ -124,8 +124,8 @@ def test_a_renamed_save_keeps_previous_thread_pointing_at_this_runs_first_thread
 
 def test_ctxi_run_save_twice_links_each_second_thread_to_its_own_first(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from engine.cli import main
-    from engine.workspace import Workspace
+    from engine.cli.main import main
+    from engine.workspace.workspace import Workspace
 
     monkeypatch.setenv("CTXI_WORKSPACE", str(tmp_path))
     base = ["run", "memory-two-threads", "--steps", "6", "--save", "--quiet"]

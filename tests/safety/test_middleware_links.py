@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.config import preset
-from engine.links import REFUSED_SETTINGS, refusal
-from engine.views import config_from_params, url_params
+from engine.config.links import REFUSED_SETTINGS, refusal
+from engine.config.schema import preset
+from engine.views.views import config_from_params, url_params
 
 CANARY = "tests.safety.canary_middleware"
 SPEC = f"[{{use: '{CANARY}:Canary'}}]"

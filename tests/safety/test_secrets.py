@@ -19,10 +19,10 @@ import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import HumanMessage
 
-from engine import cli
-from engine.errors import ModelCallError
-from engine.redaction import REDACTED, describe_error, redact
-from engine.summarizers import LLMSummarizer
+from engine.base.errors import ModelCallError
+from engine.base.redaction import REDACTED, describe_error, redact
+from engine.cli import main as cli
+from engine.summarizers.summarizers import LLMSummarizer
 from tests.fake_provider import FakeProvider
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -225,8 +225,8 @@ def test_a_real_model_run_needs_the_user_to_allow_it(start, provider_session: Fa
 
 
 def test_every_model_summarizer_is_gated_not_only_summarization() -> None:
-    from engine.config import preset
-    from engine.summarizers import model_summarizers, with_offline_summaries
+    from engine.config.schema import preset
+    from engine.summarizers.summarizers import model_summarizers, with_offline_summaries
 
     config = preset("stress").with_overrides(["summarization.summarizer=openai:gpt-4o-mini",
                                               "compaction.summarizer=anthropic:claude-haiku"])

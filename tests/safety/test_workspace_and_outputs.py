@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from engine.cli import main
+from engine.cli.main import main
 from engine.formats.native import dumps
 from engine.layers.memory import MemoryLayer
-from engine.thread import Thread
-from engine.workspace import Workspace, WorkspaceError
+from engine.thread.model import Thread
+from engine.workspace.workspace import Workspace, WorkspaceError
 
 THREAD = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}
 
@@ -106,8 +106,8 @@ def test_memory_writer_edge_cases_are_one_line_and_leave_no_tmp(tmp_path: Path) 
 
 
 def test_memory_layer_reports_a_memory_it_cannot_save_and_saves_the_others(tmp_path: Path) -> None:
-    from engine.events import recording
     from engine.layers.base import LayerContext
+    from engine.thread.events import recording
 
     ws = Workspace(tmp_path)
     layer = MemoryLayer(LayerContext(), workspace=ws)

@@ -18,14 +18,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 
-from engine.config import load_config
-from engine.errors import ThreadLoadError
+from engine.base.errors import ThreadLoadError
+from engine.config.schema import load_config
 from engine.formats import load_thread
 from engine.formats.native import dumps
-from engine.inspect import inspect_thread
-from engine.replay import replay
-from engine.thread import RecordedUsage, Thread
-from engine.tokens import ApproximateCounter, TiktokenCounter
+from engine.recorded.inspect import inspect_thread
+from engine.run.replay import replay
+from engine.thread.model import RecordedUsage, Thread
+from engine.tokens.counters import ApproximateCounter, TiktokenCounter
 from tests.conftest import TRACES
 from tests.formats.mutations import mutate, paths
 

@@ -29,12 +29,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.errors import ThreadLoadError, ThreadNotFoundError
+from engine.base.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats import DETECTION_ORDER, load_thread
 from engine.formats.langgraph_serde import decode_value
 from engine.formats.langgraph_state import Checkpoint, state_thread
-from engine.inspect import inspect_thread
-from engine.tokens import TiktokenCounter
+from engine.recorded.inspect import inspect_thread
+from engine.tokens.counters import TiktokenCounter
 from tests.conftest import TRACES
 from tests.formats.mutations import mutate, paths
 from tests.safety.test_wrong_types import REAL, WRONG, hand_made

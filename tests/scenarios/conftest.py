@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from engine.live import LiveResult
 from engine.scenarios import get_scenario
+from engine.scenarios.live import LiveResult
 
 # Small enough to be fast, large enough that each scenario's layers act (see test_layers.py).
 TEST_STEPS: dict[str, int] = {

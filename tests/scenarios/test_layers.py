@@ -7,11 +7,11 @@ from collections import Counter
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
-from engine.config import preset
-from engine.replay import replay
+from engine.config.schema import preset
+from engine.run.replay import replay
 from engine.scenarios import get_scenario, scenario_names
-from engine.tokens import get_counter
-from engine.workspace import Workspace
+from engine.tokens.counters import get_counter
+from engine.workspace.workspace import Workspace
 from tests.scenarios.conftest import generated
 
 

@@ -12,11 +12,11 @@ import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
-from engine.cli import main
+from engine.cli.main import main
 from engine.formats.native import dumps
-from engine.live import CancelToken, StepProgress, redact_secrets, save_thread
-from engine.live_run import run_live, start_live
-from engine.workspace import Workspace
+from engine.scenarios.live import CancelToken, StepProgress, redact_secrets, save_thread
+from engine.scenarios.live_run import run_live, start_live
+from engine.workspace.workspace import Workspace
 
 
 def test_progress_is_reported_per_step() -> None:

@@ -6,12 +6,12 @@ import re
 
 import pytest
 
-from engine.config import preset
+from engine.config.schema import preset
 from engine.formats import load_thread
-from engine.replay import replay
+from engine.run.replay import replay
 from engine.scenarios import get_scenario, scenario_names
 from engine.scenarios.build_samples import raw_tokens, readme
-from engine.tokens import get_counter
+from engine.tokens.counters import get_counter
 from tests.conftest import SAMPLES
 
 ROW = re.compile(r"^\| `([^`]+)` \| ([a-z-]+) \| (\d+) \| ([\d,]+) \|")

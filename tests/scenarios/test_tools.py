@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from engine.config import preset
-from engine.kinds import mark
+from engine.config.schema import preset
 from engine.scenarios.bundle import load_project, project_files, search_web, web_documents
 from engine.scenarios.long_refactor import logger_call, planned_edits
 from engine.scenarios.policy import Seen
 from engine.scenarios.tools import AgentFiles, Toolbox, run_shell
-from engine.vfs import VirtualFilesystem
+from engine.thread.kinds import mark
+from engine.workspace.vfs import VirtualFilesystem
 
 
 def toolbox() -> tuple[AgentFiles, dict]:

@@ -1,4 +1,4 @@
-"""Small deterministic threads for the dashboard tests (no dependency on engine.synthetic)."""
+"""Small deterministic threads for the dashboard tests (no dependency on engine.thread.synthetic)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from engine.formats.native import dumps
-from engine.thread import RecordedCompaction, Thread
+from engine.thread.model import RecordedCompaction, Thread
 
 HOSTILE = (
     "<script>alert(1)</script> <img src=x onerror=alert(1)> "
@@ -57,9 +57,9 @@ def write_samples(folder: Path, **threads: Thread) -> Path:
 
 
 def demo_thread() -> Thread:
-    """A mid-sized thread where the stress preset summarizes a few times (engine.synthetic when present)."""
+    """A mid-sized thread where the stress preset summarizes a few times (engine.thread.synthetic when present)."""
     try:
-        from engine.synthetic import synthetic_thread
+        from engine.thread.synthetic import synthetic_thread
     except ImportError:
         return build_thread(120, result_words=600, thread_id="demo", window=60_000)
     thread = synthetic_thread(120, seed=3, tokens_per_step=1500, max_input_tokens=100_000)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.config import ContextSize, preset
+from engine.config.schema import ContextSize, preset
+from engine.evals.policy_compare import DEFAULT_COMPARE
 from engine.formats.native import dumps
-from engine.library import Library
-from engine.policy_compare import DEFAULT_COMPARE
+from engine.workspace.library import Library
 from tests.conftest import trace_path
 from tests.ui.builders import HOSTILE, build_thread
 from tests.ui.conftest import figure, hline_levels, layer_event_counts
@@ -37,7 +37,7 @@ def test_opens_on_the_first_sample_with_the_default_preset(start) -> None:  # no
     # the cost tiles are in the Cost section, drawn once opened (tests/ui/test_cost_pages.py)
     assert [m.label for m in at.metric] == ["Steps", "Peak view", "Peak raw (no layers)", "Tokens saved", "Events",
                                              "Summarizer calls"]
-    from engine.views import event_markers
+    from engine.views.views import event_markers
     from ui import session
 
     markers = event_markers(session.run_for(at.session_state["thread_key"], at.session_state["config"]))
@@ -208,7 +208,7 @@ def test_a_cached_config_redraws_the_timeline_without_rebuilding_its_figures(sta
 
 
 def test_the_timeline_lists_its_events_once_the_section_is_opened_and_opens_a_step(start) -> None:  # noqa: ANN001
-    from engine.views import event_markers
+    from engine.views.views import event_markers
     from ui import session
 
     at = start(preset="stress")
@@ -637,7 +637,7 @@ def test_the_server_settings_hold_whichever_way_the_server_starts(monkeypatch) -
     import argparse
     import tomllib
 
-    from engine.commands import ui as ui_command
+    from engine.cli import ui as ui_command
 
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
     seen: list[list[str]] = []
@@ -715,7 +715,7 @@ def test_the_workshop_lists_whole_lessons_and_colours_only_a_real_change(start) 
 
     assert peak.proto.color == Metric.MetricColor.GRAY
     # the lessons are a table that wraps its cells (a dataframe cut the sentences off at the column's edge)
-    from engine.lessons import LESSONS
+    from engine.lessons.catalog import LESSONS
 
     assert list(at.table[0].value["what it shows"]) == [x.summary for x in LESSONS]
 

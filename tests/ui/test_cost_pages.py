@@ -1,5 +1,5 @@
 """The cost views through AppTest: Timeline's cumulative cost, Step's bill, paybacks where compactions are listed,
-Compare's cost table, the sweep's cost columns and cost axis. The numbers are engine.cost's (tested by hand
+Compare's cost table, the sweep's cost columns and cost axis. The numbers are engine.cost.run_cost's (tested by hand
 computation in tests/engine/test_cost*.py); these tests check each page shows the same ones."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import re
 
 import numpy as np
 
-from engine.config import preset
-from engine.cost import run_cost
-from engine.cost_views import dollars, paid_back, paid_back_sentence, percent
-from engine.replay import replay
-from engine.sweep import sweep
+from engine.config.schema import preset
+from engine.cost.run_cost import run_cost
+from engine.cost.views import dollars, paid_back, paid_back_sentence, percent
+from engine.evals.sweep import sweep
+from engine.run.replay import replay
 from tests.ui.builders import demo_thread
 from ui.eval_figures import sweep_figure
 
@@ -76,7 +76,7 @@ def test_timeline_shows_the_cumulative_cost_and_each_compactions_payback(start) 
 
 
 def test_the_timeline_prices_a_run_only_once_its_cost_section_is_opened(start) -> None:  # noqa: ANN001
-    from engine.cost import COST_KEY
+    from engine.cost.run_cost import COST_KEY
     from ui import session
 
     # settings no other test uses: the run cache is the process's, shared by every test

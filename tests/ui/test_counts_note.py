@@ -28,7 +28,7 @@ def test_a_negative_unrecorded_prompt_reads_as_fewer_tokens_not_minus_tokens(mon
     text = note(monkeypatch, -349, -3, 1)
     assert "-" not in text.replace("non-", "")
     assert "(1 recorded call): the provider counted 349 tokens fewer than our o200k_base count" in text
-    assert "tool schemas and system prompt show that much less" in text  # engine.step_sums takes it off them
+    assert "tool schemas and system prompt show that much less" in text  # engine.run.step_sums takes it off them
     assert "the messages carried 3 tokens fewer than our o200k_base count" in text
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.config import preset
+from engine.config.schema import preset
 from engine.formats.native import dumps
 from tests.ui.builders import build_thread, write_samples
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from engine.formats.native import dumps
-from engine.library import Library
+from engine.workspace.library import Library
 from tests.conftest import trace_path
 from tests.ui.builders import build_thread
 

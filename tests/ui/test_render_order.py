@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engine.runcache import RunCache
+from engine.run.cache import RunCache
 
 
 def _record(monkeypatch: pytest.MonkeyPatch, calls: list[str]) -> None:
@@ -87,7 +87,7 @@ def test_opening_a_step_from_the_timeline_draws_the_sidebar_once(start, monkeypa
 
 
 def test_the_headline_totals_are_computed_once_per_run(start, monkeypatch) -> None:  # noqa: ANN001
-    from engine.run import Run
+    from engine.run.run import Run
     from ui import session
 
     session._RUNS.clear()
@@ -169,7 +169,7 @@ def test_a_fragment_rerun_syncs_the_url_even_when_its_page_fails(monkeypatch: py
 
 
 def test_a_new_run_is_sized_after_its_page_ran_on_a_timer_not_in_the_script(start, monkeypatch) -> None:  # noqa: ANN001
-    # The walk that sizes a new Run (engine/runsize.py) ran at the end of the script, while the
+    # The walk that sizes a new Run (engine/run/size.py) ran at the end of the script, while the
     # browser drew the new chart; it now runs on the run cache's timer thread, SETTLE_DELAY_S later
     import time
 

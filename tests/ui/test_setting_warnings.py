@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.setting_warnings import KIND
+from engine.config.setting_warnings import KIND
 
 
 def _warnings(elements) -> list[str]:  # noqa: ANN001

@@ -141,9 +141,9 @@ def test_diff_and_tool_tabs_show_text_and_tokens_per_tool(start) -> None:  # noq
 
 
 def test_per_step_data_is_computed_once_and_the_cache_stays_bounded() -> None:
-    from engine.config import preset
-    from engine.replay import replay
-    from engine.tokens import get_counter
+    from engine.config.schema import preset
+    from engine.run.replay import replay
+    from engine.tokens.counters import get_counter
     from tests.ui.builders import build_thread
     from ui import step_view
 
@@ -158,7 +158,7 @@ def test_per_step_data_is_computed_once_and_the_cache_stays_bounded() -> None:
 
 
 def test_budget_line_reads_the_trigger_keep_and_window() -> None:
-    from engine.views import ThresholdLine
+    from engine.views.views import ThresholdLine
     from ui.step_view import budget_text
 
     lines = [ThresholdLine("window", "window 100,000 tokens", 100_000),
@@ -175,9 +175,9 @@ def test_budget_line_reads_the_trigger_keep_and_window() -> None:
 
 
 def test_a_view_over_the_window_reads_as_a_positive_amount_over_it() -> None:
-    from engine.config import preset
-    from engine.replay import replay
-    from engine.tokens import get_counter
+    from engine.config.schema import preset
+    from engine.run.replay import replay
+    from engine.tokens.counters import get_counter
     from tests.ui.builders import build_thread
     from ui.step_view import category_table
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 from langchain_core.messages import ToolMessage
 
+from engine.base.wording import plural
 from engine.formats import load_thread
-from engine.replay import replay
-from engine.wording import plural
+from engine.run.replay import replay
 from tests.ui.conftest import figure, layer_event_counts
 from ui.text import escape_md
 

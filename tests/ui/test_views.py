@@ -1,4 +1,4 @@
-"""engine.views: the numbers the dashboard draws, computed from a Run."""
+"""engine.views.views: the numbers the dashboard draws, computed from a Run."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from engine.config import AllOf, ContextSize, EngineConfig, preset
-from engine.events import Event
-from engine.kinds import CATEGORIES, mark
-from engine.replay import replay
-from engine.run import StepRecord
-from engine.thread import RecordedCompaction
-from engine.tokens import get_counter
-from engine.views import (
+from engine.config.schema import AllOf, ContextSize, EngineConfig, preset
+from engine.run.replay import replay
+from engine.run.run import StepRecord
+from engine.thread.events import Event
+from engine.thread.kinds import CATEGORIES, mark
+from engine.thread.model import RecordedCompaction
+from engine.tokens.counters import get_counter
+from engine.views.views import (
     ThresholdLine,
     category_rows,
     compare_runs,
@@ -234,7 +234,7 @@ def test_trigger_clause_kinds_survive_the_url() -> None:
 
 
 def test_subagent_rows_join_transcripts_and_layer_events() -> None:
-    synthetic = pytest.importorskip("engine.synthetic")
+    synthetic = pytest.importorskip("engine.thread.synthetic")
     thread = synthetic.synthetic_thread(60, seed=1, tokens_per_step=200)
     run = replay(thread, preset("deepagents"), token_counter=COUNTER)
     calls = [tc for m in thread.messages if isinstance(m, AIMessage) for tc in m.tool_calls if tc["name"] == "task"]

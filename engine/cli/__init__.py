@@ -1,0 +1,15 @@
+"""`ctxi`, the engine from the command line: `main.py` parses and dispatches, one module per command.
+
+May import: every other engine package (each command imports the engine inside its `run`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The `ctxi` console script (`engine.cli:main` in pyproject.toml)."""
+    from engine.cli.main import main as run
+
+    return run(argv)

@@ -1,0 +1,99 @@
+"""`ctxi replay FILE`: replay a thread through the layers and print or save the report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING
+
+from engine.base.wording import plural
+from engine.cli.arguments import (
+    add_config_arguments,
+    add_json_argument,
+    add_thread_arguments,
+    check_output_path,
+    write_output,
+)
+
+if TYPE_CHECKING:
+    from engine.run.run import Run
+
+NAME = "replay"
+HELP = "Replay a thread through the context layers; print a summary, or the JSON report (docs/replay-json.md)."
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_thread_arguments(p)
+    add_config_arguments(p)
+    add_json_argument(p, "the JSON report (docs/replay-json.md)")
+    p.add_argument("--out", metavar="PATH", help="also write the JSON report to PATH (the summary stays on stdout)")
+    p.add_argument("--no-views", action="store_true", help="omit per-step view listings from the JSON report")
+
+
+def summary_lines(run: Run) -> list[str]:
+    t = run.totals()
+    window = t["window_tokens"]
+    lines = [
+        f"thread       {run.thread.thread_id} ({run.thread.source_format}), counter {run.counter.name}",
+        f"config       preset {run.config.preset or '-'}; layers: {', '.join(run.layer_names) or 'none'}",
+        f"steps        {t['steps']}",
+        f"window       {window:,} tokens: {t['window_origin']}",
+        f"peak view    {t['peak_view_tokens']:,} tokens = {100 * t['peak_view_tokens'] / window:.1f}% of the {window:,} window",
+        f"peak raw     {t['peak_raw_tokens']:,} tokens (unmanaged) = {100 * t['peak_raw_tokens'] / window:.1f}%",
+        f"counts       {_counts_line(run)}",
+        f"tokens saved {t['tokens_saved']:,} input tokens over the run",
+        f"summarizer   {t['summarizer']}: {plural(t['summarizer_calls'], 'call')}, "
+        f"{plural(t['summarizer_input_tokens'], 'input token')}",
+        f"files        {plural(t['files'], 'file')} written to the virtual filesystem",
+        "events       " + (", ".join(f"{k} {v}" for k, v in t["events_by_kind"].items()) or "none"),
+    ]
+    if t["warnings"]:
+        lines.append(f"warnings     {plural(t['warnings'], 'warning')} (see events with severity=warning)")
+    return lines
+
+
+def _counts_line(run: Run) -> str:
+    t = run.totals()
+    if not t["calibrated"]:
+        return f"estimates by {run.counter.name} (the source recorded no input usage)"
+    dev = t["recorded_max_deviation"]
+    return (f"calibrated to recorded usage: unrecorded prompt {t['unrecorded_prompt_tokens']:,} tokens, "
+            f"unrecorded in messages {t['unrecorded_tokens']:,}"
+            + (f"; max deviation from recorded input {100 * dev:.2f}%" if dev is not None else ""))
+
+
+def run(args: argparse.Namespace) -> int:
+    from engine.config.schema import RECORDED_PRESET, load_config, preset
+    from engine.cost.run_cost import cost_against, cost_lines, run_cost
+    from engine.formats import load_thread
+    from engine.run.replay import replay
+    from engine.run.whatif import against_baseline, has_recorded_baseline
+
+    check_output_path("--out", args.out)  # a folder or a missing folder: said before the replay runs
+    thread = load_thread(args.file, format=args.format, thread_id=args.thread_id, max_bytes=args.max_bytes)
+    # A thread that recorded what its agent sent opens on the as-recorded run unless told otherwise.
+    config = load_config(args.config, preset_name=args.preset, overrides=args.overrides, thread=thread)
+    result = replay(thread, config)
+    whatif = baseline = None
+    if has_recorded_baseline(thread) and config.preset != RECORDED_PRESET:
+        baseline = replay(thread, preset(RECORDED_PRESET))
+        whatif = against_baseline(result, baseline)
+    if not args.json:
+        lines = summary_lines(result) + cost_lines(run_cost(result))
+        if whatif is not None:
+            lines.append(f"vs recorded  {whatif.headline}")
+        print("\n".join(lines))
+    if args.json or args.out:
+        report = result.to_report(include_views=not args.no_views)
+        report["cost"] = run_cost(result).to_dict()
+        against = whatif.to_dict() if whatif is not None else None
+        if against is not None and baseline is not None:
+            against.update(cost_against(result, baseline))
+        report["against_recorded"] = against
+        text = json.dumps(report, ensure_ascii=False, indent=1)
+        if args.json:
+            sys.stdout.write(text + "\n")
+        if args.out:
+            write_output("--out", args.out, text + "\n")
+    return 0

@@ -1,0 +1,62 @@
+"""`ctxi ui`: launch the dashboard (streamlit run app.py) on a bundled sample or a given thread."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from engine.base.errors import ContextInspectorError
+
+NAME = "ui"
+LOCALHOST = "127.0.0.1"
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+HELP = "Launch the Context Inspector dashboard in the browser."
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", nargs="?", help="a thread file to open (default: a bundled sample)")
+    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--host", default=LOCALHOST, metavar="ADDRESS",
+                   help="address to listen on (default %(default)s: this machine only). Another address lets "
+                        "anyone who can reach it use the dashboard and its API keys: see SECURITY.md")
+    p.add_argument("--headless", action="store_true", help="do not open a browser window")
+
+
+def app_path() -> Path:
+    app = Path(__file__).resolve().parents[2] / "app.py"
+    if not app.exists():
+        raise ContextInspectorError(f"app.py not found next to the engine ({app}); run from a source checkout")
+    return app
+
+
+def run(args: argparse.Namespace) -> int:
+    from engine.formats.dburl import is_postgres_url, redact
+
+    env = dict(os.environ)
+    if is_postgres_url(args.file):
+        # the URL would sit in the server's environment and process list; the Threads page takes it typed
+        raise ContextInspectorError(f"{redact(args.file)}: open a PostgreSQL database from the Threads page "
+                                    "(LangGraph on PostgreSQL), or read it with ctxi inspect / replay")
+    if args.file:
+        env["CTXI_OPEN"] = str(Path(args.file).resolve())
+    if args.host not in LOOPBACK:
+        print(f"ctxi ui: warning: listening on {args.host}: anyone who can reach this address can open the threads "
+              "it shows, upload files, and start runs with the API keys in this environment (see SECURITY.md)",
+              file=sys.stderr)
+    cmd = [sys.executable, "-m", "streamlit", "run", str(app_path()), "--server.port", str(args.port),
+           "--server.address", args.host, "--browser.gatherUsageStats", "false",
+           # as .streamlit/config.toml says (read only when started from the project folder): going back
+           # to recent settings resends references, not the charts the browser already holds
+           "--global.maxCachedMessageAge", "20",
+           # no full collection after every script run (a pause of up to a second with cached Runs held)
+           "--runner.postScriptGC", "false",
+           # no page writes bare expressions: no syntax-tree rewrite on each page's first run
+           "--runner.magicEnabled", "false",
+           # a widget given both a default and a value in session state is intended (the sidebar, lazy tabs)
+           "--global.disableWidgetStateDuplicationWarning", "true"]
+    if args.headless:
+        cmd += ["--server.headless", "true"]
+    return subprocess.call(cmd, env=env)

@@ -1,0 +1,423 @@
+"""What a run costs: per step the prompt cache's reads and writes, the bill in dollars, and its causes.
+
+`run_cost(run)` prices every model call of a run (computed once per Run, lazily: the replay loop
+never pays for it):
+
+- **modelled** cache use per step: the run's requests fed to the provider's prompt cache
+  (engine.cost.cache_run, engine.cost.cache), so any what-if says what it would have read and written;
+- **recorded** cache use per step, on the as-recorded run of a thread whose source recorded it
+  (Claude Code's `cache_read_input_tokens`, `cache_creation` by TTL; OpenAI's `cached_tokens`);
+- the **bill**: uncached input, cache reads, cache writes (at the TTL's price) and output, in US
+  dollars from engine/data/prices.yaml (or the config's `cost.prices`), per step and cumulative;
+- **summarizer calls**: a compaction's own model call. Claude Code's compaction (recorded, or our
+  `claude-code` policy) is a fork of the conversation — the same prefix plus the compact prompt —
+  so it reads the cache the previous call left (the recorded sessions' compaction calls read
+  164,830 and 166,873 tokens from it); LangChain's summarization calls the model with a prompt of
+  its own (no breakpoints: all of it uncached input): the summarized messages, within
+  `trim_tokens_to_summarize`, and the summary prompt. A recorded call is priced from its usage.
+- **why the cache missed**, per step (`cause`): `compaction`, `edit`, `thinking stripped`, the layer
+  whose event rewrote the prefix, `prefix changed`, `ttl` or `lookback`; `first call` for the first.
+
+Output tokens are the larger of the recorded count and our count of the response: Claude Code
+writes a response's usage before the response ends, so its recorded output can fall short.
+The per-compaction account (saved input, cache misses, summarizer, paid back after N steps) is in
+engine.cost.payback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT
+from langchain_core.messages import BaseMessage, HumanMessage
+
+from engine.cost.bill import Bill, price_recorded, price_use, recorded_dict, usd
+from engine.cost.cache import CacheRules, CacheUse, PromptCache, Request
+from engine.cost.cache_run import RequestBuilder, cache_rules, default_boundary, step_time
+from engine.cost.payback import compaction_costs, history_before, is_compaction
+from engine.cost.prices import PER_MILLION, Price, price_for, table_checked
+from engine.policies.claude_code import SUMMARY_PROMPT as FORK_PROMPT
+from engine.run.run import Run, StepRecord
+from engine.thread.events import Event
+from engine.thread.model import RecordedUsage
+
+COST_KEY = "cost"
+# Claude Code's compact request: the conversation so far plus this instruction (services/compact/prompt.ts).
+_FORK_MESSAGE = HumanMessage(content=FORK_PROMPT, id="ctxi-compact-prompt")
+
+
+@dataclass
+class SummarizerCall:
+    """A compaction's own model call, priced."""
+
+    step: int  # it ran just before this step's request
+    layer: str
+    style: str  # "fork" (the conversation plus the compact prompt) or "separate" (a prompt of its own)
+    input_tokens: int
+    output_tokens: int
+    bill: Bill
+    cache: CacheUse | None = None
+    recorded: dict[str, Any] | None = None
+    recorded_bill: Bill | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"step": self.step, "layer": self.layer, "style": self.style, "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens, "cache": self.cache.to_dict() if self.cache else None,
+                "dollars": self.bill.to_dict(), "recorded": self.recorded,
+                "recorded_dollars": self.recorded_bill.to_dict() if self.recorded_bill else None}
+
+
+@dataclass
+class StepCost:
+    step: int
+    message_id: str
+    cache: CacheUse
+    output_tokens: int
+    bill: Bill
+    cumulative: float
+    cause: str | None
+    recorded: dict[str, Any] | None = None
+    recorded_bill: Bill | None = None
+    recorded_cumulative: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"step": self.step, "message_id": self.message_id, "cache": self.cache.to_dict(),
+                "cause": self.cause, "output_tokens": self.output_tokens,
+                "dollars": {**self.bill.to_dict(), "cumulative": usd(self.cumulative)},
+                "recorded": self.recorded,
+                "recorded_dollars": None if self.recorded_bill is None else
+                {**self.recorded_bill.to_dict(), "cumulative": usd(self.recorded_cumulative or 0.0)}}
+
+
+@dataclass
+class RunCost:
+    """The cost of a run (see the module docstring); `to_dict()` is its JSON."""
+
+    model: str | None
+    price: Price | None
+    rules: CacheRules
+    boundary: int | None
+    timed: bool
+    recorded_applies: bool
+    steps: list[StepCost]
+    summarizer_calls: list[SummarizerCall]
+    compactions: list[Any] = field(default_factory=list)  # engine.cost.payback.CompactionCost
+    accounted: bool = False  # the compaction accounts were computed
+
+    def total(self) -> float:
+        return sum(s.bill.total for s in self.steps) + sum(c.bill.total for c in self.summarizer_calls)
+
+    def totals(self) -> dict[str, Any]:
+        read = sum(s.cache.read for s in self.steps)
+        sent = sum(s.cache.total for s in self.steps)
+        out: dict[str, Any] = {
+            "dollars": usd(self.total()),
+            "calls_dollars": usd(sum(s.bill.total for s in self.steps)),
+            "summarizer_dollars": usd(sum(c.bill.total for c in self.summarizer_calls)),
+            "input_dollars": usd(sum(s.bill.input for s in self.steps)),
+            "cache_read_dollars": usd(sum(s.bill.cache_read for s in self.steps)),
+            "cache_write_dollars": usd(sum(s.bill.cache_write for s in self.steps)),
+            "output_dollars": usd(sum(s.bill.output for s in self.steps)),
+            "input_tokens": sent, "cache_read_tokens": read,
+            "cache_write_tokens": sum(s.cache.write for s in self.steps),
+            "uncached_tokens": sum(s.cache.uncached for s in self.steps),
+            "output_tokens": sum(s.output_tokens for s in self.steps),
+            "hit_rate": round(read / sent, 4) if sent else None,
+            "lost_tokens": {cause: sum(s.cache.lost for s in self.steps if s.cause == cause)
+                            for cause in sorted({s.cause for s in self.steps if s.cause and s.cache.lost})},
+        }
+        if self.accounted:
+            out["compactions"] = len(self.compactions)
+            out["compaction_net_dollars"] = usd(sum(c.net_dollars for c in self.compactions))
+        recorded = [s for s in self.steps if s.recorded_bill is not None]
+        if self.recorded_applies and recorded:
+            rec_read = sum((s.recorded or {}).get("cache_read") or 0 for s in recorded)
+            rec_sent = sum(s.cache.total for s in recorded)
+            out["recorded_dollars"] = usd(sum(s.recorded_bill.total for s in recorded if s.recorded_bill)
+                                           + sum(c.recorded_bill.total for c in self.summarizer_calls if c.recorded_bill))
+            out["recorded_hit_rate"] = round(rec_read / rec_sent, 4) if rec_sent else None
+            out["recorded_steps"] = len(recorded)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "price": self.price.to_dict() if self.price else None,
+            "prices_checked": table_checked(),
+            "cache": {"provider": self.rules.kind, "ttl": self.rules.ttl, "min_tokens": self.rules.min_tokens,
+                      "prompt_prefix_tokens": self.boundary, "timed": self.timed},
+            "steps": [s.to_dict() for s in self.steps],
+            "summarizer_calls": [c.to_dict() for c in self.summarizer_calls],
+            "compactions": [c.to_dict() for c in self.compactions],
+            "totals": self.totals(),
+        }
+
+
+def priced_model(run: Run) -> str | None:
+    cost = getattr(run.config, "cost", None)
+    if cost is not None and cost.model:
+        return str(cost.model)
+    if run.config.model.name:
+        return run.config.model.name
+    return run.thread.model or next((u.model for u in run.thread.usage.values() if u.model), None)
+
+
+def output_tokens(run: Run, step: StepRecord) -> int:
+    counted = run.counter.count_message(step.response) if step.response is not None else 0
+    usage = run.thread.usage.get(step.message_id)
+    recorded = usage.output_tokens if usage is not None and usage.output_tokens else 0
+    return max(counted, recorded)
+
+
+def is_as_recorded(run: Run) -> bool:
+    """The run reproduces what the source agent sent (only the recorded layer): recorded usage applies."""
+    config = run.config
+    return tuple(config.order) == ("recorded",) and config.recorded.enabled and run.calibration is not None
+
+
+def _cause(step: StepRecord, use: CacheUse, first_changed: Callable[[], BaseMessage | None]) -> str | None:
+    """Why the cache missed; `first_changed` (asked only when the prefix was rewritten: it compares the
+    two requests block by block) gives the first message the two requests do not share."""
+    if use.rewritten:
+        if any(is_compaction(e) for e in step.events):
+            return "compaction"
+        if any(e.kind == "edit" or e.layer == "context_editing" for e in step.events):
+            return "edit"
+        changed = first_changed()
+        if changed is not None and changed.additional_kwargs.get("ctxi_thinking_stripped"):
+            return "thinking stripped"
+        rewriting = [e for e in step.events if e.layer not in ("input_context", "memory")]
+        return f"{rewriting[0].layer}.{rewriting[0].kind}" if rewriting else "prefix changed"
+    if use.expired:
+        return "ttl"
+    if use.out_of_window:
+        return "lookback"
+    return None
+
+
+def _first_changed(previous: Request, request: Request, view: Sequence[BaseMessage]) -> BaseMessage | None:
+    offset = len(request.blocks) - len(view)
+    pairs = zip((b.key for b in previous.blocks), (b.key for b in request.blocks), strict=False)
+    n = next((i for i, (a, b) in enumerate(pairs) if a != b), None)
+    if n is None or n - offset < 0 or n - offset >= len(view):
+        return None
+    return view[n - offset]
+
+
+def _recorded_calls(run: Run) -> list[dict[str, Any]]:
+    """The usage of the source's recorded compaction calls, in order (Claude Code's acompact files)."""
+    out = []
+    for call in run.thread.extra.get("compaction_calls") or []:
+        usage = (call.get("thread") or {}).get("usage") or {}
+        if usage:
+            out.append(next(iter(usage.values())))
+    return out
+
+
+class _StateIndex:
+    """Where each id first occurs in a step's state, built once per state list and grown as it grows.
+
+    A step's state is a Snapshot (engine.run.replay) of a list the driver only appends to, so the
+    index of a longer snapshot of the same list extends the shorter one's: pricing every
+    summarization call costs the run's length once, not the state's length per call (view mode
+    never trims the state, and a tiny trigger summarizes at almost every step).
+    """
+
+    def __init__(self) -> None:
+        self._lists: dict[int, tuple[Any, dict[str | None, int]]] = {}
+
+    def first_positions(self, state: Any) -> tuple[Any, int, dict[str | None, int]]:
+        """(the messages, how many belong to `state`, id -> first position) for a step's state."""
+        src = getattr(state, "src", None)
+        n = len(state)
+        if not isinstance(src, list):  # not a Snapshot: index this sequence alone
+            src = list(state)
+            return src, n, _index_ids(src, 0, {})
+        hit = self._lists.get(id(src))
+        positions = hit[1] if hit is not None and hit[0] is src else {}
+        self._lists[id(src)] = (src, _index_ids(src, positions.get(_INDEXED, 0), positions))
+        return src, n, positions
+
+
+_INDEXED = "\x00indexed"  # how far a list has been indexed (no message id can be this)
+
+
+def _index_ids(messages: list[BaseMessage], start: int, positions: dict[str | None, int]) -> dict[str | None, int]:
+    end = len(messages)
+    for i in range(start, end):
+        positions.setdefault(messages[i].id, i)
+    positions[_INDEXED] = end
+    return positions
+
+
+def _separate_input(run: Run, step: StepRecord, event: Event, index: _StateIndex | None = None,
+                    prompt_tokens: dict[str, int] | None = None) -> int:
+    """What LangChain's summary call reads: the summarized messages (their counts are already cached;
+    within `trim_tokens_to_summarize`) and the prompt around them.
+
+    Each summarized id is counted once, as its first occurrence in the previous step's state and
+    then in what the thread added before the compaction (`history_before`).
+    """
+    removed = event.payload.get("removed_ids") or ()
+    history = history_before(run, step, event)
+    if step.index:
+        src, n, first = (index or _StateIndex()).first_positions(run.steps[step.index - 1].state)
+    else:
+        src, n, first = [], 0, {}
+    later: dict[str | None, BaseMessage] = {}
+    for m in history:
+        later.setdefault(m.id, m)
+    count = run.counter.count_message
+    tokens = 0
+    for mid in dict.fromkeys(removed):
+        pos = first.get(mid)
+        if pos is not None and pos < n:
+            tokens += count(src[pos])
+        elif mid in later:
+            tokens += count(later[mid])
+    summarization = run.config.summarization
+    trim = summarization.trim_tokens_to_summarize
+    if trim is not None:
+        tokens = min(tokens, trim)
+    prompt = summarization.summary_prompt or DEFAULT_SUMMARY_PROMPT
+    cached = None if prompt_tokens is None else prompt_tokens.get(prompt)
+    if cached is None:
+        cached = run.counter.count_text(prompt)
+        if prompt_tokens is not None:
+            prompt_tokens[prompt] = cached
+    return tokens + cached
+
+
+def _summary_text(event: Event) -> str:
+    p = event.payload
+    return str(p.get("summary") or p.get("summary_text") or "")
+
+
+def run_cost(run: Run, *, accounts: bool = True) -> RunCost:
+    """The cost of `run`, computed once and kept on the run. `accounts=False` skips the per-compaction
+    counterfactuals (engine.cost.payback), for sweeps that only compare dollars."""
+    hit = run.derived.get(COST_KEY)
+    if isinstance(hit, RunCost) and (hit.accounted or not accounts):
+        return hit
+    result = _compute(run, accounts)
+    run.derived[COST_KEY] = result
+    return result
+
+
+def _compute(run: Run, accounts: bool) -> RunCost:
+    thread = run.thread
+    model = priced_model(run)
+    cost_config = getattr(run.config, "cost", None)
+    price = price_for(model, overrides=cost_config.prices if cost_config is not None else ())
+    rules = cache_rules(thread, run.config, model)
+    boundary = default_boundary(run)
+    builder = RequestBuilder(run, boundary)
+    cache = PromptCache(rules)
+    recorded_applies = is_as_recorded(run)
+    recorded_calls = _recorded_calls(run) if recorded_applies else []
+    steps: list[StepCost] = []
+    calls: list[SummarizerCall] = []
+    snapshots: dict[int, PromptCache] = {}
+    total = 0.0
+    recorded_total = 0.0
+    prev_request: Request | None = None
+    timed = False
+    state_index, prompt_tokens = _StateIndex(), dict[str, int]()  # shared by the run's summarizer calls
+    for step in run.steps:
+        when = step_time(thread, step)
+        timed = timed or when is not None
+        compactions = [e for e in step.events if is_compaction(e)]
+        if compactions:
+            snapshots[step.index] = cache.copy()
+        for event in compactions:
+            call = _summarizer_call(run, builder, cache, step, event, when, price, rules, recorded_calls,
+                                    state_index, prompt_tokens)
+            if call is not None:
+                calls.append(call)
+                total += call.bill.total
+                if call.recorded_bill is not None:
+                    recorded_total += call.recorded_bill.total
+        request = builder.request(step, time_s=when)
+        use = cache.send(request)
+        out = output_tokens(run, step)
+        bill = price_use(use, out, price)
+        total += bill.total
+        cause = ("first call" if prev_request is None
+                 else _cause(step, use, partial(_first_changed, prev_request, request, step.view)))
+        entry = StepCost(step.index, step.message_id, use, out, bill, total, cause)
+        usage = thread.usage.get(step.message_id)
+        if recorded_applies and usage is not None and usage.context_tokens is not None:
+            entry.recorded = recorded_dict(usage)
+            entry.recorded_bill = price_recorded(usage, out, price, rules.ttl)
+            recorded_total += entry.recorded_bill.total
+            entry.recorded_cumulative = recorded_total
+        steps.append(entry)
+        prev_request = request
+    result = RunCost(model, price, rules, boundary, timed, recorded_applies, steps, calls)
+    if accounts:
+        summarizer: dict[int, float] = {}
+        for call in calls:
+            summarizer[call.step] = summarizer.get(call.step, 0.0) + call.bill.total
+        result.compactions = compaction_costs(
+            run, price=price, rules=rules, steps=[(s.cache, s.bill, s.output_tokens) for s in steps],
+            summarizer=summarizer, builder=builder, snapshots=snapshots)
+        result.accounted = True
+    return result
+
+
+def _summarizer_call(run: Run, builder: RequestBuilder, cache: PromptCache, step: StepRecord, event: Event,
+                     when: float | None, price: Price | None, rules: CacheRules,
+                     recorded_calls: list[dict[str, Any]], state_index: _StateIndex | None = None,
+                     prompt_tokens: dict[str, int] | None = None) -> SummarizerCall | None:
+    """Price a compaction's own model call (see the module docstring)."""
+    summary = _summary_text(event)
+    out = run.counter.count_text(summary) if summary else 0
+    if event.layer == "recorded" and event.payload.get("compaction_kind") == "trim":
+        return None  # dropped, no summary written
+    if event.layer == "summarization":
+        tokens = _separate_input(run, step, event, state_index, prompt_tokens)
+        bill = Bill(input=tokens * price.input / PER_MILLION, output=out * price.output / PER_MILLION) if price else Bill()
+        return SummarizerCall(step.index, event.layer, "separate", tokens, out, bill)
+    if step.index == 0:
+        return None
+    prev = run.steps[step.index - 1]
+    request = builder.request(prev, [*history_before(run, step, event), _FORK_MESSAGE], label=f"summarizer before step {step.index}", time_s=when)
+    use = cache.send(request)
+    call = SummarizerCall(step.index, event.layer, "fork", request.total, out, price_use(use, out, price), use)
+    if event.layer == "recorded" and recorded_calls:
+        raw = recorded_calls.pop(0)
+        usage = RecordedUsage.from_dict(raw)
+        call.output_tokens = max(out, usage.output_tokens or 0)
+        call.bill = price_use(use, call.output_tokens, price)
+        call.recorded = recorded_dict(usage)
+        call.recorded_bill = price_recorded(usage, call.output_tokens, price, rules.ttl)
+    return call
+
+
+def cost_lines(cost: RunCost) -> list[str]:
+    """The CLI summary's cost lines."""
+    t = cost.totals()
+    hit = f"{100 * t['hit_rate']:.1f}%" if t["hit_rate"] is not None else "-"
+    where = cost.price.prefix if cost.price else "no price for this model (add cost.prices)"
+    lines = [f"cost         ${t['dollars']:,.4f} modelled ({cost.rules.kind} cache, {cost.rules.ttl}, priced as {where}); "
+             f"cache hit rate {hit}"]
+    if "recorded_dollars" in t:
+        rec = f"{100 * t['recorded_hit_rate']:.1f}%" if t["recorded_hit_rate"] is not None else "-"
+        lines.append(f"recorded     ${t['recorded_dollars']:,.4f} from the recorded usage; cache hit rate {rec}")
+    lines += [f"compaction   {c.headline}" for c in cost.compactions]
+    return lines
+
+
+def cost_against(run: Run, baseline: Run) -> dict[str, Any]:
+    """Dollars of a what-if next to its as-recorded baseline (both modelled, so they compare)."""
+    mine, theirs = run_cost(run).totals(), run_cost(baseline).totals()
+    return {"dollars": mine["dollars"], "baseline_dollars": theirs["dollars"],
+            "dollars_delta": usd(mine["dollars"] - theirs["dollars"]),
+            "hit_rate": mine["hit_rate"], "baseline_hit_rate": theirs["hit_rate"]}
+
+
+__all__ = ["Bill", "cost_against", "cost_lines", "RunCost", "StepCost", "SummarizerCall", "history_before", "is_as_recorded", "price_recorded", "price_use",
+           "run_cost"]

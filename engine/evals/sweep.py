@@ -1,0 +1,478 @@
+"""Settings sweeps: replay threads over the cartesian product of config values, in parallel.
+
+`sweep(threads, base, {"summarization.trigger": ["tokens:20000", "tokens:40000"], ...})` replays
+every thread with every point of the grid and reports per point the peak view tokens, the needle
+retention and goal-drift scores, the summarizer's calls and input tokens, the dollars and prompt-cache
+hit rate (engine.cost.run_cost), and events per layer; points on the Pareto front (min peak view tokens, max
+retention, min cost: dollars when the model is priced, else summarizer input tokens) are marked. Executors: a local process pool (default, all cores), "serial", or Ray (optional extra).
+Each worker receives the threads once (native JSON through its initializer), never per task.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.base.errors import ConfigError
+from engine.config.schema import PRESETS, AllOf, ContextSize, EngineConfig, preset
+from engine.thread.model import Thread
+
+SWEEP_SCHEMA = "context-inspector/sweep"
+SWEEP_VERSION = 1
+EXECUTORS: tuple[str, ...] = ("process", "serial", "ray")
+Task = tuple[int, int, tuple[str, ...]]  # (point index, thread index, overrides)
+Outcome = tuple[int, int, dict[str, Any], float]  # (point, thread, metrics, CPU seconds in the worker)
+Progress = Callable[[int, int], None]
+
+
+# -- the grid --------------------------------------------------------------------------------
+def parse_grid_arg(text: str) -> tuple[str, list[str]]:
+    """`KEY=V1,V2` -> (KEY, [V1, V2]); with any ';' present, ';' separates values instead.
+
+    A trigger value may itself be a list of clauses (`tokens:30000,messages:50`), so
+    `summarization.trigger=tokens:30000,messages:50;tokens:60000` is two points.
+    """
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ConfigError(f"expected KEY=V1,V2,..., got {text!r}", key="--grid")
+    separator = ";" if ";" in raw else ","
+    values = [v.strip() for v in raw.split(separator) if v.strip()]
+    if not values:
+        raise ConfigError(f"no values given for {key}", key="--grid")
+    return key, values
+
+
+def grid_from_args(items: Iterable[str]) -> dict[str, list[str]]:
+    grid: dict[str, list[str]] = {}
+    for item in items:
+        key, values = parse_grid_arg(item)
+        if key in grid:
+            raise ConfigError(f"{key} is given twice", key="--grid")
+        grid[key] = values
+    return grid
+
+
+def override_value(value: Any) -> str:
+    """A grid value as the text of a `--set KEY=VALUE` override."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (ContextSize, AllOf)):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return ",".join(override_value(v) for v in value)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One combination of grid values."""
+
+    index: int
+    values: tuple[tuple[str, str], ...]  # (key, value as an override string), in grid order
+
+    @property
+    def overrides(self) -> tuple[str, ...]:
+        return tuple(f"{k}={v}" for k, v in self.values)
+
+    @property
+    def label(self) -> str:
+        return " · ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in self.values) or "base"
+
+    def config(self, base: EngineConfig) -> EngineConfig:
+        return point_config(base, self.overrides)
+
+
+# Settings a `preset=` grid value brings with it, which the base config's own changes do not replace.
+_PRESET_OWNED = frozenset({"preset", "order"})
+
+
+def point_config(base: EngineConfig, overrides: Sequence[str]) -> EngineConfig:
+    """The config of one grid point: `base` with `overrides`; a `preset=NAME` override starts from that
+    preset instead (`--grid preset=claude-code,codex` compares agents' policies on the same threads),
+    keeping what the base config changed from its own preset (`--set` values) and the other grid values."""
+    chosen = [o for o in overrides if o.partition("=")[0].strip() == "preset"]
+    if not chosen:
+        return base.with_overrides(list(overrides))
+    name = chosen[-1].partition("=")[2].strip()
+    from engine.views.views import setting_text
+
+    own = base_preset(base).diff(base)
+    kept = [f"{k}={setting_text(k, b)}" for k, (_, b) in own.items() if k.split(".", 1)[0] not in _PRESET_OWNED]
+    rest = [o for o in overrides if o not in chosen]
+    return preset(name).with_overrides([*kept, *rest])
+
+
+def base_preset(config: EngineConfig) -> EngineConfig:
+    return preset(config.preset) if config.preset in PRESETS else EngineConfig()
+
+
+def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[SweepPoint]:
+    """The cartesian product, first key slowest; an empty grid is one point (the base config)."""
+    keys = list(grid)
+    for k in keys:
+        if isinstance(grid[k], (str, bytes)) or not grid[k]:
+            raise ConfigError("a grid entry needs a non-empty list of values", key=k)
+    combos = itertools.product(*[[override_value(v) for v in grid[k]] for k in keys])
+    return [SweepPoint(i, tuple(zip(keys, combo, strict=True))) for i, combo in enumerate(combos)]
+
+
+# -- metrics of one replay -------------------------------------------------------------------
+def run_metrics(run: Any, needles: Sequence[str] | None = None) -> dict[str, Any]:
+    """What a sweep records for one replay (also what a single replay is compared with)."""
+    from engine.cost.run_cost import run_cost
+    from engine.evals import goal_drift, needle_retention
+
+    totals = run.totals()
+    priced = run_cost(run, accounts=False)
+    cost = priced.totals()
+    needle = needle_retention(run, list(needles) if needles else None)
+    drift = goal_drift(run)
+    return {
+        "thread_id": run.thread.thread_id,
+        "steps": totals["steps"],
+        "window_tokens": totals["window_tokens"],
+        "peak_view_tokens": totals["peak_view_tokens"],
+        "peak_view_fraction": totals["peak_view_fraction"],
+        "tokens_saved": totals["tokens_saved"],
+        "retention": needle.score,
+        "recovery": needle.recovery_score,
+        "drift": drift.score,
+        "drift_flagged_steps": len(drift.flagged_steps),
+        "placeholder_steps": len(drift.placeholder_steps),
+        "compactions": len(needle.compactions),
+        "summarizer_calls": totals["summarizer_calls"],
+        "summarizer_input_tokens": totals["summarizer_input_tokens"],
+        # an unpriced model has no dollars (None, shown "n/a"), not $0: a zero would win every cost column
+        "dollars": cost["dollars"] if priced.price is not None else None,
+        "input_tokens": cost["input_tokens"],
+        "cache_read_tokens": cost["cache_read_tokens"],
+        "cache_write_tokens": cost["cache_write_tokens"],
+        "hit_rate": cost["hit_rate"],
+        "events": totals["events"],
+        "events_by_layer": totals["events_by_layer"],
+        "warnings": totals["warnings"],
+    }
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return round(sum(present) / len(present), 4) if present else None
+
+
+def _ratio(a: int, b: int) -> float | None:
+    return round(a / b, 4) if b else None
+
+
+def aggregate(per_thread: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One point over many threads: peaks are maxima, scores means, costs and counts sums."""
+    events: dict[str, int] = {}
+    for m in per_thread:
+        for layer, n in m["events_by_layer"].items():
+            events[layer] = events.get(layer, 0) + n
+    return {
+        "peak_view_tokens": max(m["peak_view_tokens"] for m in per_thread),
+        "peak_view_fraction": max((m["peak_view_fraction"] or 0.0) for m in per_thread),
+        "tokens_saved": sum(m["tokens_saved"] for m in per_thread),
+        "retention": _mean(m["retention"] for m in per_thread),
+        "recovery": _mean(m["recovery"] for m in per_thread),
+        "drift": _mean(m["drift"] for m in per_thread),
+        "drift_flagged_steps": sum(m["drift_flagged_steps"] for m in per_thread),
+        "compactions": sum(m["compactions"] for m in per_thread),
+        "summarizer_calls": sum(m["summarizer_calls"] for m in per_thread),
+        "summarizer_input_tokens": sum(m["summarizer_input_tokens"] for m in per_thread),
+        "dollars": (None if any(m["dollars"] is None for m in per_thread)
+                    else round(sum(m["dollars"] for m in per_thread), 6)),
+        "input_tokens": sum(m["input_tokens"] for m in per_thread),
+        "cache_read_tokens": sum(m["cache_read_tokens"] for m in per_thread),
+        "cache_write_tokens": sum(m["cache_write_tokens"] for m in per_thread),
+        "hit_rate": _ratio(sum(m["cache_read_tokens"] for m in per_thread), sum(m["input_tokens"] for m in per_thread)),
+        "events": sum(m["events"] for m in per_thread),
+        "events_by_layer": dict(sorted(events.items())),
+        "warnings": sum(m["warnings"] for m in per_thread),
+    }
+
+
+# -- results ---------------------------------------------------------------------------------
+@dataclass
+class PointResult:
+    point: SweepPoint
+    metrics: dict[str, Any]  # aggregated over threads
+    threads: list[dict[str, Any]]  # per thread, in the order the threads were given
+    pareto: bool = False
+    cpu_s: float = 0.0  # replay + evals, measured in the worker (not part of the compared numbers)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.point.index, "label": self.point.label, "overrides": list(self.point.overrides),
+                "values": dict(self.point.values), **self.metrics, "pareto": self.pareto,
+                "cpu_s": round(self.cpu_s, 3), "threads": self.threads}
+
+
+def cost_axis(metrics: Sequence[Mapping[str, Any]]) -> str:
+    """The Pareto front's cost objective: `dollars` when the runs are priced, else `summarizer_input_tokens`."""
+    priced = all(m.get("dollars") is not None for m in metrics) and any(m.get("dollars") for m in metrics)
+    return "dollars" if priced else "summarizer_input_tokens"
+
+
+def _objectives(m: Mapping[str, Any], cost: str) -> tuple[float, float, float]:
+    # all minimized; a retention of None (no needle in any thread: the same for every point) is neutral
+    retention = 1.0 if m["retention"] is None else float(m["retention"])
+    return (float(m["peak_view_tokens"]), -retention, float(m[cost]))
+
+
+def pareto_indices(metrics: Sequence[Mapping[str, Any]], cost: str | None = None) -> list[int]:
+    """Indices of the points no other point dominates (min peak, max retention, min cost: see `cost_axis`)."""
+    axis = cost or cost_axis(metrics)
+    objs = [_objectives(m, axis) for m in metrics]
+    front = []
+    for i, a in enumerate(objs):
+        dominated = any(all(x <= y for x, y in zip(b, a, strict=True)) and b != a for j, b in enumerate(objs) if j != i)
+        if not dominated:
+            front.append(i)
+    return front
+
+
+@dataclass
+class SweepResult:
+    base_config: EngineConfig
+    grid: dict[str, list[str]]
+    thread_ids: list[str]
+    needles: list[list[str]]  # per thread
+    points: list[PointResult]
+    executor: str
+    workers: int
+    elapsed_s: float = 0.0
+    replays: int = field(init=False, default=0)
+
+    @property
+    def cpu_s(self) -> float:
+        return sum(p.cpu_s for p in self.points)
+
+    def __post_init__(self) -> None:
+        self.replays = len(self.points) * len(self.thread_ids)
+
+    @property
+    def pareto_front(self) -> list[PointResult]:
+        return [p for p in self.points if p.pareto]
+
+    def config_for(self, index: int) -> EngineConfig:
+        return self.points[index].point.config(self.base_config)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SWEEP_SCHEMA,
+            "version": SWEEP_VERSION,
+            "base_config": self.base_config.to_dict(),
+            "grid": self.grid,
+            "threads": self.thread_ids,
+            "needles": self.needles,
+            "executor": self.executor,
+            "workers": self.workers,
+            "replays": self.replays,
+            "elapsed_s": round(self.elapsed_s, 3),
+            "cpu_s": round(self.cpu_s, 3),
+            "pareto": [p.point.index for p in self.pareto_front],
+            "pareto_cost": cost_axis([p.metrics for p in self.points]),
+            "points": [p.to_dict() for p in self.points],
+        }
+
+
+# -- workers ---------------------------------------------------------------------------------
+_WORKER: dict[str, Any] = {}
+
+
+def _payload(threads: Sequence[Thread], needles: Sequence[Sequence[str]], base: EngineConfig) -> str:
+    from engine.formats.native import thread_to_dict
+
+    return json.dumps({"threads": [thread_to_dict(t) for t in threads], "needles": [list(n) for n in needles],
+                       "base": base.to_dict()}, ensure_ascii=False)
+
+
+def _load_payload(payload: str) -> dict[str, Any]:
+    from engine.formats.native import thread_from_dict
+
+    doc = json.loads(payload)
+    return {"threads": [thread_from_dict(d) for d in doc["threads"]], "needles": doc["needles"],
+            "base": EngineConfig.from_dict(doc["base"])}
+
+
+def _init_worker(payload: str) -> None:
+    _WORKER.clear()
+    _WORKER.update(_load_payload(payload))
+
+
+def _evaluate_in(state: Mapping[str, Any], task: Task) -> Outcome:
+    from engine.run.replay import replay
+
+    started = time.process_time()
+    point, ti, overrides = task
+    config = point_config(state["base"], overrides)
+    run = replay(state["threads"][ti], config)
+    metrics = run_metrics(run, state["needles"][ti])
+    return point, ti, metrics, time.process_time() - started
+
+
+def _evaluate(task: Task) -> Outcome:
+    return _evaluate_in(_WORKER, task)
+
+
+class _RayWorker:
+    """A Ray actor holding the threads, so they cross the wire once per worker."""
+
+    def __init__(self, payload: str) -> None:
+        self.state = _load_payload(payload)
+
+    def evaluate(self, task: Task) -> Outcome:
+        return _evaluate_in(self.state, task)
+
+
+def default_workers() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _mp_context() -> multiprocessing.context.BaseContext:
+    # forkserver: workers fork from a clean server (safe inside Streamlit's threads) that has
+    # imported the engine once, so a new pool starts in milliseconds after the first.
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["engine.evals.sweep", "engine.run.replay", "engine.evals"])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+def _run_process(payload: str, tasks: list[Task], workers: int, progress: Progress | None) -> list[Outcome]:
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    out = []
+    with ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context(), initializer=_init_worker,
+                             initargs=(payload,)) as pool:
+        futures = [pool.submit(_evaluate, t) for t in tasks]
+        for done, fut in enumerate(as_completed(futures), start=1):
+            out.append(fut.result())
+            if progress:
+                progress(done, len(tasks))
+    return out
+
+
+def _run_serial(threads: Sequence[Thread], needles: Sequence[Sequence[str]], base: EngineConfig,
+                tasks: list[Task], progress: Progress | None) -> list[Outcome]:
+    state = {"threads": list(threads), "needles": needles, "base": base}
+    out = []
+    for done, task in enumerate(tasks, start=1):
+        out.append(_evaluate_in(state, task))
+        if progress:
+            progress(done, len(tasks))
+    return out
+
+
+def _run_ray(payload: str, tasks: list[Task], workers: int, address: str | None,
+             progress: Progress | None) -> list[Outcome]:
+    try:
+        import ray
+        from ray.util import ActorPool
+    except ImportError:
+        raise ConfigError("the ray executor needs Ray: pip install 'context-inspector[ray]'", key="executor") from None
+    started = not ray.is_initialized()
+    if started:
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+    try:
+        ref = ray.put(payload)
+        actor = ray.remote(num_cpus=1)(_RayWorker)
+        pool = ActorPool([actor.remote(ref) for _ in range(workers)])
+        out = []
+        for done, result in enumerate(pool.map_unordered(lambda a, t: a.evaluate.remote(t), tasks), start=1):
+            out.append(result)
+            if progress:
+                progress(done, len(tasks))
+        return out
+    finally:
+        if started:
+            ray.shutdown()
+
+
+# -- the sweep -------------------------------------------------------------------------------
+def sweep(
+    threads: Thread | Sequence[Thread],
+    base_config: EngineConfig,
+    grid: Mapping[str, Sequence[Any]],
+    *,
+    executor: str = "process",
+    workers: int | None = None,
+    needles: Sequence[str] | Sequence[Sequence[str]] | None = None,
+    ray_address: str | None = None,
+    progress: Progress | None = None,
+) -> SweepResult:
+    """Replay every thread at every grid point; same numbers as single replays of the same configs.
+
+    `needles`: one list for all threads, a list per thread, or None to pick them per thread.
+    """
+    from engine.evals import pick_needles
+
+    thread_list = [threads] if isinstance(threads, Thread) else list(threads)
+    if not thread_list:
+        raise ConfigError("a sweep needs at least one thread", key="threads")
+    if executor not in EXECUTORS:
+        raise ConfigError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}", key="executor")
+    points = grid_points(grid)
+    for p in points:  # a bad key or value fails here, before any worker starts
+        p.config(base_config)
+    per_thread = _needles_per_thread(thread_list, needles, pick_needles)
+    tasks: list[Task] = [(p.index, ti, p.overrides) for p in points for ti in range(len(thread_list))]
+    n_workers = max(1, min(workers or default_workers(), len(tasks)))
+    started = time.perf_counter()
+    if executor == "serial" or (executor == "process" and n_workers == 1):
+        raw = _run_serial(thread_list, per_thread, base_config, tasks, progress)
+        used = "serial"
+    elif executor == "process":
+        raw = _run_process(_payload(thread_list, per_thread, base_config), tasks, n_workers, progress)
+        used = "process"
+    else:
+        raw = _run_ray(_payload(thread_list, per_thread, base_config), tasks, n_workers, ray_address, progress)
+        used = "ray"
+    elapsed = time.perf_counter() - started
+    by_point: dict[int, list[dict[str, Any] | None]] = {p.index: [None] * len(thread_list) for p in points}
+    cpu: dict[int, float] = dict.fromkeys(by_point, 0.0)
+    for pi, ti, metrics, cpu_s in raw:
+        by_point[pi][ti] = metrics
+        cpu[pi] += cpu_s
+    results = []
+    for p in points:
+        rows = [m for m in by_point[p.index] if m is not None]
+        results.append(PointResult(p, aggregate(rows), rows, cpu_s=cpu[p.index]))
+    for i in pareto_indices([r.metrics for r in results]):
+        results[i].pareto = True
+    return SweepResult(
+        base_config=base_config,
+        grid={k: [override_value(v) for v in vs] for k, vs in grid.items()},
+        thread_ids=[t.thread_id for t in thread_list],
+        needles=[list(n) for n in per_thread],
+        points=results,
+        executor=used,
+        workers=1 if used == "serial" else n_workers,
+        elapsed_s=elapsed,
+    )
+
+
+def _needles_per_thread(threads: Sequence[Thread], needles: Any, pick: Callable[[Thread], list[str]]) -> list[list[str]]:
+    if not needles:
+        return [pick(t) for t in threads]
+    if all(isinstance(n, str) for n in needles):
+        return [list(needles) for _ in threads]
+    lists = [list(n) for n in needles]
+    if len(lists) != len(threads):
+        raise ConfigError(f"{len(lists)} needle lists for {len(threads)} threads", key="needles")
+    return lists

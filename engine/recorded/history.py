@@ -1,0 +1,245 @@
+"""The context a thread's source agent really sent: recorded compactions, recorded edits, provider rules.
+
+`RecordedHistory(thread)` walks a thread the way its agent built each request:
+
+- a **recorded compaction** at `index` replaces everything before it by its `replacement` (the
+  summary plus what the agent kept; the summary alone, as a human message, when none is recorded);
+- a **recorded edit** at `index` sends the listed old tool results as their placeholder (and, with
+  `clear_inputs`, those calls without arguments), or drops the thinking of the listed AI messages;
+- the **provider's thinking rule**: Claude models before Opus 4.5 / Sonnet 4.6 (and every Haiku
+  through 4.5) keep only the current assistant turn's thinking; the API strips the thinking of
+  earlier turns before the model sees them ("Extended thinking", *Thinking block preservation*:
+  https://platform.claude.com/docs/en/build-with-claude/extended-thinking; "Context windows",
+  *The context window with extended thinking*:
+  https://platform.claude.com/docs/en/build-with-claude/context-windows). `engine/data/models.yaml`
+  says which models keep every turn's thinking (`thinking: all`) and which only the last.
+
+Every rewritten message (a summary, a cleared result, a stripped AI message) is made once and
+handed out as the same object each time, so the calibration (engine.recorded.calibration), which walks the
+views here, and the replay's `recorded` layer, which rebuilds them step by step, count the very
+same messages.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from engine.thread.kinds import mark, message_kind
+from engine.thread.model import RecordedCompaction, RecordedEdit, Thread
+from engine.tokens.windows import model_limits
+
+THINKING_BLOCKS = frozenset({"thinking", "redacted_thinking"})
+# Human messages an agent adds inside a turn (hook output, reminders, queued prompts): sent in the
+# same user message as the tool results they follow, so they do not start a new assistant turn.
+_IN_TURN_MARKERS = ("claude_code_meta", "claude_code_attachment")
+
+
+def keeps_all_thinking(model: str | None) -> bool:
+    """True when the provider sends a model the thinking of every earlier turn (models.yaml `thinking`)."""
+    row = model_limits(model)
+    return row is None or row.thinking != "last_turn"
+
+
+def starts_turn(message: BaseMessage) -> bool:
+    """A human message that opens a new assistant turn (not tool results, not in-turn additions)."""
+    if not isinstance(message, HumanMessage) or message_kind(message) != "original":
+        return False
+    return not any(message.additional_kwargs.get(k) for k in _IN_TURN_MARKERS)
+
+
+def has_thinking(message: BaseMessage) -> bool:
+    return isinstance(message, AIMessage) and isinstance(message.content, list) and any(
+        isinstance(b, dict) and _is_thinking(b) for b in message.content)
+
+
+def _is_thinking(block: dict[str, Any]) -> bool:
+    kind = block.get("type")
+    return isinstance(kind, str) and kind in THINKING_BLOCKS  # a list-valued type is not hashable
+
+
+def without_thinking(message: AIMessage) -> AIMessage:
+    """A copy of an AI message without its thinking blocks (same id)."""
+    kept = [b for b in message.content if not (isinstance(b, dict) and _is_thinking(b))]
+    content: Any = kept
+    if all(isinstance(b, dict) and b.get("type") == "text" for b in kept):
+        content = "".join(str(b.get("text", "")) for b in kept if isinstance(b, dict))
+    copy = message.model_copy(update={"content": content})
+    copy.additional_kwargs = {**message.additional_kwargs, "ctxi_thinking_stripped": True}
+    return copy
+
+
+@dataclass(frozen=True)
+class RecordedView:
+    """The request of one step as recorded: `messages` is the history sent (read it at once: the walk
+    reuses the list), `compactions`/`edits` what took effect just before this step."""
+
+    step: int
+    message_index: int
+    response: AIMessage
+    messages: list[BaseMessage]
+    compactions: tuple[RecordedCompaction, ...]
+    edits: tuple[RecordedEdit, ...]
+
+
+class RecordedHistory:
+    """A thread's recorded context events, with every rewritten message made once (see module doc)."""
+
+    def __init__(self, thread: Thread) -> None:
+        self.thread = thread
+        self.keeps_all_thinking = keeps_all_thinking(thread.model)
+        self.compactions_at: dict[int, list[RecordedCompaction]] = {}
+        for c in sorted(thread.compactions, key=lambda c: c.index):
+            self.compactions_at.setdefault(c.index, []).append(c)
+        self.edits_at: dict[int, list[RecordedEdit]] = {}
+        for e in sorted(thread.edits, key=lambda e: e.index):
+            self.edits_at.setdefault(e.index, []).append(e)
+        self._replacements: dict[int, list[BaseMessage]] = {}
+        self._copies: dict[tuple[int, int], BaseMessage] = {}
+        self._stripped: dict[int, AIMessage] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def has_events(self) -> bool:
+        return bool(self.compactions_at or self.edits_at)
+
+    # -- canonical rewritten messages -----------------------------------------------------------
+    def replacement(self, compaction: RecordedCompaction) -> list[BaseMessage]:
+        """What replaced the history before the compaction (its summary marked as one)."""
+        key = id(compaction)
+        with self._lock:
+            hit = self._replacements.get(key)
+            if hit is None:
+                if compaction.replacement is not None:
+                    # the leading system messages are the system prompt, sent with every request
+                    # anyway (as the replay sends them): a replacement that repeats them (Codex's
+                    # initial context) does not send them twice
+                    prompt = {id(m) for m in self.thread.messages[: self.body_start()]}
+                    prompt_ids = {m.id for m in self.thread.messages[: self.body_start()] if m.id}
+                    hit = [m for m in compaction.replacement
+                           if id(m) not in prompt and not (isinstance(m, SystemMessage) and m.id in prompt_ids)]
+                else:
+                    summary = HumanMessage(content=compaction.summary,
+                                           id=compaction.message_id or f"recorded-summary-{compaction.index}")
+                    hit = [mark(summary, "summary", recorded=True)]
+                self._replacements[key] = hit
+            return hit
+
+    def apply_edit(self, edit: RecordedEdit, message: BaseMessage) -> BaseMessage:
+        """`message` as the edit leaves it (the same object when the edit does not touch it)."""
+        if edit.kind == "clear_tool_results":
+            if isinstance(message, ToolMessage) and message.tool_call_id in edit.tool_call_ids:
+                return self._copy(edit, message, lambda: mark(
+                    ToolMessage(content=edit.placeholder, tool_call_id=message.tool_call_id, name=message.name,
+                                status=message.status, id=message.id), "stub", cleared=True))
+            if edit.clear_inputs and isinstance(message, AIMessage) and any(
+                    tc.get("id") in edit.tool_call_ids for tc in message.tool_calls):
+                return self._copy(edit, message, lambda: message.model_copy(update={"tool_calls": [
+                    {**tc, "args": {}} if tc.get("id") in edit.tool_call_ids else tc for tc in message.tool_calls]}))
+        elif edit.kind == "clear_thinking":
+            if isinstance(message, AIMessage) and message.id in edit.message_ids and has_thinking(message):
+                return self._copy(edit, message, lambda: without_thinking(message))
+        return message
+
+    def _copy(self, edit: RecordedEdit, message: BaseMessage, make: Any) -> BaseMessage:
+        key = (id(edit), id(message))
+        with self._lock:
+            hit = self._copies.get(key)
+            if hit is None:
+                hit = self._copies[key] = make()
+            return hit
+
+    def stripped(self, message: AIMessage) -> AIMessage:
+        """The AI message without its thinking, made once."""
+        with self._lock:
+            hit = self._stripped.get(id(message))
+            if hit is None:
+                hit = self._stripped[id(message)] = without_thinking(message)
+            return hit
+
+    def provider_view(self, messages: Sequence[BaseMessage], *, keep_all: bool | None = None) -> Sequence[BaseMessage]:
+        """The history as the provider hands it to the model: for a model that keeps only the current
+        turn's thinking (`keep_all` False; None: the model's own rule), AI messages before the last
+        turn-opening human message lose theirs. Returns `messages` itself when nothing changes."""
+        if self.keeps_all_thinking if keep_all is None else keep_all:
+            return messages
+        last_turn = next((i for i in range(len(messages) - 1, -1, -1) if starts_turn(messages[i])), -1)
+        if last_turn <= 0 or not any(has_thinking(m) for m in messages[:last_turn]):
+            return messages
+        return [self.stripped(m) if i < last_turn and isinstance(m, AIMessage) and has_thinking(m) else m
+                for i, m in enumerate(messages)]
+
+    # -- the walk -------------------------------------------------------------------------------
+    def body_start(self) -> int:
+        """Leading system messages are the system prompt, not history (as the replay treats them)."""
+        n = 0
+        for m in self.thread.messages:
+            if not isinstance(m, SystemMessage):
+                break
+            n += 1
+        return n
+
+    def views(self) -> Iterator[RecordedView]:
+        """The recorded request at every step, in order (before the provider's thinking rule)."""
+        yield from self._walk([])
+
+    def final_history(self) -> list[BaseMessage]:
+        """What a next model call would be sent after the thread's last message (compactions applied)."""
+        end: list[BaseMessage] = []
+        for _ in self._walk(end):
+            pass
+        return end
+
+    def _walk(self, end: list[BaseMessage]) -> Iterator[RecordedView]:
+        history: list[BaseMessage] = []
+        step = 0
+        pending_c: list[RecordedCompaction] = []
+        pending_e: list[RecordedEdit] = []
+        for i in range(self.body_start(), len(self.thread.messages)):
+            for c in self.compactions_at.get(i, ()):
+                history = list(self.replacement(c))
+                pending_c.append(c)
+            for e in self.edits_at.get(i, ()):
+                history = [self.apply_edit(e, m) for m in history]
+                pending_e.append(e)
+            m = self.thread.messages[i]
+            if isinstance(m, AIMessage):
+                yield RecordedView(step, i, m, history, tuple(pending_c), tuple(pending_e))
+                pending_c, pending_e = [], []
+                step += 1
+            history.append(m)
+        for c in self.compactions_at.get(len(self.thread.messages), ()):
+            history = list(self.replacement(c))
+        end.extend(history)
+
+
+# One history per thread object, shared by the calibration and every replay of that thread.
+_histories: dict[int, tuple[weakref.ref[Thread], RecordedHistory]] = {}
+_histories_lock = threading.Lock()
+
+
+def recorded_history(thread: Thread) -> RecordedHistory:
+    """The shared RecordedHistory of `thread` (made once per thread object)."""
+    key = id(thread)
+    with _histories_lock:
+        hit = _histories.get(key)
+        if hit is not None and hit[0]() is thread:
+            return hit[1]
+        history = RecordedHistory(thread)
+
+        def _drop(_ref: weakref.ref[Thread], key: int = key) -> None:
+            # no lock here: a weakref callback may run inside a locked section (a GC pass), and a
+            # dict pop is atomic; at interpreter exit the module globals may already be gone
+            entries = _histories
+            if entries is not None:
+                entry = entries.get(key)
+                if entry is not None and entry[0] is _ref:
+                    entries.pop(key, None)
+
+        _histories[key] = (weakref.ref(thread, _drop), history)
+        return history

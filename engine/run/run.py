@@ -1,0 +1,165 @@
+"""A Run: what `replay` produced — per step the state, the view, their tokens, and the events."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+
+from engine.config.schema import EngineConfig
+from engine.thread.events import Event
+from engine.thread.kinds import CATEGORIES, message_kind
+from engine.thread.model import Thread
+from engine.tokens.counters import TokenCounter
+from engine.workspace.vfs import VirtualFilesystem
+
+REPORT_SCHEMA = "context-inspector/run"
+REPORT_VERSION = 1
+
+
+@dataclass
+class StepRecord:
+    """One model call: the state the agent held and the exact request (view) the model received."""
+
+    index: int
+    message_index: int
+    message_id: str
+    state: Sequence[BaseMessage]  # a tuple or a replay Snapshot: read-only sequences
+    view: Sequence[BaseMessage]
+    system: SystemMessage | None
+    tool_names: tuple[str, ...]
+    state_tokens: int
+    view_tokens: int
+    raw_tokens: int
+    view_by_category: dict[str, int]
+    state_by_category: dict[str, int]
+    response: AIMessage | None = None
+    recorded_input_tokens: int | None = None
+    events: list[Event] = field(default_factory=list)
+
+    def view_entries(self, counter: TokenCounter) -> list[dict[str, Any]]:
+        """The view message by message: `{id, role, kind, tokens}` (system prompt first)."""
+        out: list[dict[str, Any]] = []
+        if self.system is not None:
+            out.append({"id": self.system.id or "system", "role": "system", "kind": message_kind(self.system),
+                        "tokens": counter.count_message(self.system)})
+        for m in self.view:
+            out.append({"id": m.id, "role": m.type, "kind": message_kind(m), "tokens": counter.count_message(m)})
+        return out
+
+
+@dataclass
+class Run:
+    """The result of replaying one thread with one config."""
+
+    thread: Thread
+    config: EngineConfig
+    counter: TokenCounter
+    window_tokens: int
+    steps: list[StepRecord]
+    files: VirtualFilesystem
+    final_state: tuple[BaseMessage, ...] = ()
+    layer_names: tuple[str, ...] = ()
+    summarizer_name: str = "offline"
+    summarizer_calls: int = 0
+    summarizer_input_tokens: int = 0
+    # engine.recorded.calibration.Calibration when recorded usage calibrated the counts, else None (estimates)
+    calibration: Any = None
+    # Views derived from the run on demand (engine.cost.run_cost keeps its cost here): computed once, never
+    # inside the replay loop.
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def events(self) -> list[Event]:
+        return [e for s in self.steps for e in s.events]
+
+    def peak_view_tokens(self) -> int:
+        return max((s.view_tokens for s in self.steps), default=0)
+
+    def peak_raw_tokens(self) -> int:
+        return max((s.raw_tokens for s in self.steps), default=0)
+
+    def tokens_saved(self) -> int:
+        """Input tokens not sent over the whole run: the sum over steps of raw minus view."""
+        return sum(max(0, s.raw_tokens - s.view_tokens) for s in self.steps)
+
+    def events_by_kind(self) -> dict[str, int]:
+        return dict(sorted(Counter(f"{e.layer}.{e.kind}" for e in self.events).items()))
+
+    def events_by_layer(self) -> dict[str, int]:
+        return dict(sorted(Counter(e.layer for e in self.events).items()))
+
+    def counts_label(self) -> str:
+        """How the numbers were made: calibrated to the provider's recorded input, or our estimate."""
+        return ("calibrated to recorded input" if self.calibration is not None
+                else f"{self.counter.name} estimate")
+
+    def recorded_deviation(self) -> float | None:
+        """The largest |view − recorded input| / recorded input over steps with recorded usage."""
+        devs = [abs(s.view_tokens - s.recorded_input_tokens) / s.recorded_input_tokens
+                for s in self.steps if s.recorded_input_tokens]
+        return round(max(devs), 6) if devs else None
+
+    def totals(self) -> dict[str, Any]:
+        cal = self.calibration
+        return {
+            "steps": len(self.steps),
+            "window_tokens": self.window_tokens,
+            "window_origin": self.config.window_origin(self.thread),
+            "peak_view_tokens": self.peak_view_tokens(),
+            "peak_raw_tokens": self.peak_raw_tokens(),
+            "peak_view_fraction": round(self.peak_view_tokens() / self.window_tokens, 4) if self.window_tokens else None,
+            "tokens_saved": self.tokens_saved(),
+            "events": len(self.events),
+            "events_by_layer": self.events_by_layer(),
+            "events_by_kind": self.events_by_kind(),
+            "warnings": sum(1 for e in self.events if e.severity == "warning"),
+            "summarizer": self.summarizer_name,
+            "summarizer_calls": self.summarizer_calls,
+            "summarizer_input_tokens": self.summarizer_input_tokens,
+            "files": len(self.files),
+            "calibrated": cal is not None,
+            "unrecorded_prompt_tokens": cal.prompt_tokens if cal is not None else 0,
+            "unrecorded_tokens": cal.unrecorded_in_messages if cal is not None else 0,
+            "recorded_steps": sum(1 for s in self.steps if s.recorded_input_tokens),
+            "recorded_max_deviation": self.recorded_deviation(),
+        }
+
+    def to_report(self, *, include_views: bool = True) -> dict[str, Any]:
+        """The documented JSON report (docs/replay-json.md); identical for identical inputs."""
+        steps = []
+        for s in self.steps:
+            entry: dict[str, Any] = {
+                "index": s.index,
+                "message_index": s.message_index,
+                "message_id": s.message_id,
+                "state_tokens": s.state_tokens,
+                "view_tokens": s.view_tokens,
+                "raw_tokens": s.raw_tokens,
+                "recorded_input_tokens": s.recorded_input_tokens,
+                "counts": "calibrated" if self.calibration is not None else "estimated",
+                "view_by_category": {c: s.view_by_category.get(c, 0) for c in CATEGORIES},
+                "events": [e.to_dict() for e in s.events],
+            }
+            if include_views:
+                entry["view"] = s.view_entries(self.counter)
+            steps.append(entry)
+        return {
+            "schema": REPORT_SCHEMA,
+            "version": REPORT_VERSION,
+            "thread_id": self.thread.thread_id,
+            "source_format": self.thread.source_format,
+            "counter": self.counter.name,
+            "layers": list(self.layer_names),
+            "config": self.config.to_dict(),
+            "steps": steps,
+            "files": [
+                {"path": e.path, "tokens": self.counter.count_text(e.content), "chars": e.size_chars,
+                 "step": e.step, "layer": e.layer, "source_id": e.source_id}
+                for e in self.files.entries()
+            ],
+            "totals": self.totals(),
+        }

@@ -1,0 +1,309 @@
+"""The Step page's data: filters and search over a view, pages of it, tokens per tool, text diffs.
+
+Pure functions over a StepRecord and its `engine.views.views.ViewEntry` list, so the page only draws
+what these return and the tests check exact values. Nothing here imports Streamlit.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+from engine.run.run import StepRecord
+from engine.tokens.counters import TokenCounter, message_text, tool_call_text
+from engine.views.views import DiffRow, ViewEntry, call_names, state_view_diff, view_entries
+
+# What the kind filter offers, in this order. The first six are what a layer or the source made of
+# a message (engine.thread.kinds.KINDS); "unrecorded" is a message the provider billed beyond our count of
+# it (engine.recorded.calibration: `ViewEntry.unrecorded`), which is not a kind of its own but what a user
+# hunting for hidden tokens filters by.
+FILTER_KINDS: tuple[str, ...] = ("stub", "summary", "reminder", "patch", "truncated", "memory", "unrecorded",
+                                 "original")
+UNKNOWN_TOOL = "(unknown tool)"
+
+
+def entry_kinds(entry: ViewEntry) -> tuple[str, ...]:
+    """The kinds a message can be filtered by: its own kind, plus "unrecorded" when it carries such tokens."""
+    return (entry.kind, "unrecorded") if entry.unrecorded else (entry.kind,)
+
+
+def entry_tools(entry: ViewEntry) -> tuple[str, ...]:
+    """The tools a message calls or answers; a result whose call is nowhere in the step answers UNKNOWN_TOOL."""
+    return entry.tools or ((UNKNOWN_TOOL,) if entry.role == "tool" else ())
+
+
+def searchable_text(entry: ViewEntry) -> str:
+    """What search looks through: the text, the name, and each tool call's name and arguments."""
+    parts = [entry.text]
+    if entry.name:
+        parts.append(entry.name)
+    for name, args in entry.tool_calls:
+        parts.extend((name, args))
+    return "\n".join(parts)
+
+
+def _pattern(query: str) -> re.Pattern[str] | None:
+    # a literal substring, case-insensitive: the query is user text, never a regular expression
+    return re.compile(re.escape(query), re.IGNORECASE) if query else None
+
+
+def count_matches(text: str, query: str) -> int:
+    """Non-overlapping case-insensitive occurrences of `query` in `text` (0 for an empty query)."""
+    pattern = _pattern(query)
+    return sum(1 for _ in pattern.finditer(text)) if pattern is not None else 0
+
+
+@dataclass(frozen=True)
+class StepFilter:
+    """What the Step page shows of a view: empty selections and an empty query keep everything."""
+
+    roles: frozenset[str] = frozenset()
+    tools: frozenset[str] = frozenset()
+    kinds: frozenset[str] = frozenset()
+    query: str = ""
+
+    def keeps(self, entry: ViewEntry) -> bool:
+        """Whether the entry passes the role, tool and kind selections (search is counted apart)."""
+        if self.roles and entry.role not in self.roles:
+            return False
+        if self.tools and not self.tools & set(entry_tools(entry)):
+            return False
+        return not (self.kinds and not self.kinds & set(entry_kinds(entry)))
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The entries a filter keeps, each with its search matches, and the totals over them."""
+
+    entries: tuple[ViewEntry, ...]
+    matches: tuple[int, ...]  # per shown entry; all 0 without a query
+    total_matches: int
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+def apply_filter(entries: Sequence[ViewEntry], flt: StepFilter, haystacks: Sequence[str] | None = None) -> Shown:
+    """The entries that pass the filter and, with a query, contain it at least once."""
+    texts = haystacks if haystacks is not None else [searchable_text(e) for e in entries]
+    pattern = _pattern(flt.query)
+    kept: list[ViewEntry] = []
+    counts: list[int] = []
+    for entry, text in zip(entries, texts, strict=True):
+        if not flt.keeps(entry):
+            continue
+        n = sum(1 for _ in pattern.finditer(text)) if pattern is not None else 0
+        if pattern is not None and n == 0:
+            continue
+        kept.append(entry)
+        counts.append(n)
+    return Shown(tuple(kept), tuple(counts), sum(counts))
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """A match with a little text on each side, flattened to one line (shown as text, never HTML)."""
+
+    before: str
+    match: str
+    after: str
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _spaced(text: str) -> str:
+    # whitespace runs become one space, kept at the ends: a snippet's parts join back as they read
+    return re.sub(r"\s+", " ", text)
+
+
+def snippets(text: str, query: str, *, context_chars: int = 60, limit: int = 3) -> list[Snippet]:
+    """The first `limit` matches of `query` in `text`, each with `context_chars` around it."""
+    pattern = _pattern(query)
+    if pattern is None:
+        return []
+    out: list[Snippet] = []
+    for m in pattern.finditer(text):
+        if len(out) >= limit:
+            break
+        start, stop = m.span()
+        before = text[max(0, start - context_chars):start]
+        after = text[stop:stop + context_chars]
+        out.append(Snippet(("…" if start > context_chars else "") + _spaced(before).lstrip(), _spaced(m.group()),
+                           _spaced(after).rstrip() + ("…" if stop + context_chars < len(text) else "")))
+    return out
+
+
+# -- pages -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Page:
+    """One page of a list: 1-based `number` of `pages`, items [start, stop)."""
+
+    number: int
+    pages: int
+    start: int
+    stop: int
+
+
+def page_of(total: int, number: int, size: int) -> Page:
+    """Page `number` (clamped to 1..pages) of `total` items, `size` per page; an empty list has one empty page."""
+    size = max(1, size)
+    pages = max(1, -(-total // size))
+    number = min(max(1, number), pages)
+    start = (number - 1) * size
+    return Page(number, pages, start, min(total, start + size))
+
+
+# -- events ----------------------------------------------------------------------------------
+def event_step(steps: Sequence[StepRecord], k: int, direction: int) -> int | None:
+    """The nearest step after (direction > 0) or before (< 0) step `k` that has events, else None."""
+    order = range(k + 1, len(steps)) if direction > 0 else range(min(k, len(steps)) - 1, -1, -1)
+    return next((i for i in order if steps[i].events), None)
+
+
+# -- tokens per tool -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ToolTokens:
+    """One tool's share of a view: its calls' argument tokens and its results' tokens."""
+
+    tool: str
+    calls: int
+    call_tokens: int
+    results: int
+    result_tokens: int
+
+    @property
+    def tokens(self) -> int:
+        return self.call_tokens + self.result_tokens
+
+
+def split_tokens(total: int, weights: Sequence[int]) -> list[int]:
+    """`total` shared in proportion to `weights` (largest remainder; ties go to the earlier one), summing to `total`."""
+    if not weights:
+        return []
+    weight_sum = sum(weights)
+    if weight_sum <= 0:
+        weights, weight_sum = [1] * len(weights), len(weights)
+    exact = [total * w / weight_sum for w in weights]
+    shares = [int(x) for x in exact]
+    left = total - sum(shares)
+    for i in sorted(range(len(weights)), key=lambda i: (-(exact[i] - shares[i]), i))[:left]:
+        shares[i] += 1
+    return shares
+
+
+def tool_tokens(step: StepRecord, counter: TokenCounter) -> list[ToolTokens]:
+    """Tokens of the view per tool name, like Claude Code's /context but by tool: Read vs Bash vs Edit.
+
+    A result counts toward the tool it answers, whatever a layer made of it (an offloaded stub, a
+    patched call), with the tokens the view charges for it (`counter.breakdown`, the provider's
+    unrecorded share left out: it is its own category). An AI message's tool-call tokens (the
+    `tool_calls` category) are shared among its calls in proportion to each call's own name and
+    arguments, so the rows add up to the view's `tool_calls` category exactly.
+    """
+    names = call_names(step.state, step.view)
+    calls: Counter[str] = Counter()
+    call_tokens: Counter[str] = Counter()
+    results: Counter[str] = Counter()
+    result_tokens: Counter[str] = Counter()
+    for m in step.view:
+        if isinstance(m, AIMessage) and m.tool_calls:
+            tcs = m.tool_calls
+            weights = [counter.count_text(str(tc.get("name", ""))) + counter.count_text(tool_call_text(tc)) for tc in tcs]
+            for tc, share in zip(tcs, split_tokens(int(counter.breakdown(m).get("tool_calls", 0)), weights), strict=True):
+                tool = str(tc.get("name") or UNKNOWN_TOOL)
+                calls[tool] += 1
+                call_tokens[tool] += share
+        elif isinstance(m, ToolMessage):
+            tool = m.name or names.get(m.tool_call_id) or UNKNOWN_TOOL
+            results[tool] += 1
+            result_tokens[tool] += sum(v for c, v in counter.breakdown(m).items() if c != "unrecorded")
+    rows = [ToolTokens(t, calls[t], call_tokens[t], results[t], result_tokens[t]) for t in {*calls, *results}]
+    return sorted(rows, key=lambda r: (-r.tokens, r.tool))
+
+
+# -- state vs view, as text ------------------------------------------------------------------
+def message_body(m: BaseMessage) -> str:
+    """A message as text for the diff: its content, then one line per tool call (name and arguments)."""
+    lines = [message_text(m)]
+    if isinstance(m, AIMessage):
+        lines.extend(f"↳ {tc.get('name', '')} {tool_call_text(tc)}" for tc in m.tool_calls)
+    return "\n".join(line for line in lines if line)
+
+
+def preview(text: str, chars: int = 120) -> str:
+    """The start of a text on one line, at most `chars` characters (an ellipsis when cut)."""
+    flat = _flat(text)
+    return flat if len(flat) <= chars else flat[: chars - 1] + "…"
+
+
+def text_diff(before: str, after: str, *, context_lines: int = 2, max_lines: int = 200,
+              line_chars: int = 400) -> str:
+    """A unified diff of two texts (state → view), long lines cut and at most `max_lines` lines."""
+    def cut(lines: list[str]) -> list[str]:
+        return [line if len(line) <= line_chars else line[:line_chars] + f" … (+{len(line) - line_chars:,} chars)"
+                for line in lines]
+
+    diff = list(difflib.unified_diff(cut(before.splitlines()), cut(after.splitlines()), "state", "view",
+                                     n=context_lines, lineterm=""))
+    if len(diff) > max_lines:
+        diff = [*diff[:max_lines], f"… {len(diff) - max_lines:,} more diff lines"]
+    return "\n".join(diff)
+
+
+# -- everything the page needs for one step, computed once ---------------------------------------
+class StepDetail:
+    """A step's derived data for the page: entries, their search texts, options, tokens per tool, diff rows.
+
+    The View tab's data (entries, search texts, filter options) is computed at once: opening a step
+    shows it. Tokens per tool and the state-vs-view rows are computed on first use (their tabs are
+    lazy): on a ~300-message step they were ~40 % of the page's script time (docs/benchmarks.md,
+    2026-12-02), spent on every step opened whether or not those tabs were looked at.
+    """
+
+    def __init__(self, step: StepRecord, counter: TokenCounter) -> None:
+        self._step = step
+        self._counter = counter
+        entries = tuple(view_entries(step, counter))
+        state_ids = {str(m.id) for m in step.state}
+        tools: Counter[str] = Counter()
+        kinds: Counter[str] = Counter()
+        for e in entries:
+            tools.update(entry_tools(e))
+            kinds.update(entry_kinds(e))
+        self.entries: tuple[ViewEntry, ...] = entries
+        self.haystacks: tuple[str, ...] = tuple(searchable_text(e) for e in entries)
+        # per entry; None for the system prompt (never in state)
+        self.in_state: tuple[bool | None, ...] = tuple(None if e.role == "system" else e.id in state_ids
+                                                       for e in entries)
+        self.roles: dict[str, int] = dict(Counter(e.role for e in entries))  # role -> messages, first seen first
+        # tool -> messages that call or answer it, most first
+        self.tools: dict[str, int] = dict(sorted(tools.items(), key=lambda kv: (-kv[1], kv[0])))
+        self.kinds: dict[str, int] = {k: kinds[k] for k in FILTER_KINDS if kinds[k]}  # FILTER_KINDS order
+
+    @cached_property
+    def tool_tokens(self) -> tuple[ToolTokens, ...]:
+        return tuple(tool_tokens(self._step, self._counter))
+
+    @cached_property
+    def diff(self) -> tuple[DiffRow, ...]:
+        return tuple(state_view_diff(self._step, self._counter))
+
+
+def step_detail(step: StepRecord, counter: TokenCounter) -> StepDetail:
+    """A step's entries, search texts and filter options; its tokens per tool and state-vs-view rows on first use."""
+    return StepDetail(step, counter)
+
+
+__all__ = [
+    "FILTER_KINDS", "UNKNOWN_TOOL", "Page", "Shown", "Snippet", "StepDetail", "StepFilter", "ToolTokens",
+    "apply_filter", "count_matches", "entry_kinds", "entry_tools", "event_step", "message_body", "page_of", "preview",
+    "searchable_text", "snippets", "split_tokens", "step_detail", "text_diff", "tool_tokens",
+]

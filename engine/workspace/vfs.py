@@ -1,0 +1,198 @@
+"""The virtual filesystem layers write to (offloaded results, history files, memories)."""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+from typing import Any
+
+from engine.thread.lazytext import LazyText
+
+
+class PathError(ValueError):
+    """A path that is not an absolute path inside the virtual filesystem."""
+
+
+def normalize_path(path: str) -> str:
+    """An absolute, normalized path; anything that would escape the root is refused."""
+    if not isinstance(path, str) or not path:
+        raise PathError(f"invalid path {path!r}")
+    if "\x00" in path:
+        raise PathError("path contains a NUL byte")
+    if not path.startswith("/"):
+        path = "/" + path
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise PathError(f"path {path!r} escapes the virtual filesystem")
+    return "/" + "/".join(parts)
+
+
+class FileEntry:
+    """One file. Appends are kept as chunks and joined on first read, so a history file that
+    grows by one section per summarization costs linear time, not quadratic.
+
+    A chunk may be a LazyText (engine.thread.lazytext: a history section rendered from the messages the
+    run holds anyway); a file with one is rendered on every read instead of kept as a copy.
+    """
+
+    __slots__ = ("path", "_chunks", "step", "layer", "source_id", "meta")
+
+    def __init__(self, path: str, content: str | LazyText, step: int | None = None, layer: str | None = None,
+                 source_id: str | None = None, meta: dict[str, Any] | None = None) -> None:
+        self.path = path
+        self._chunks: list[str | LazyText] = [content]
+        self.step = step
+        self.layer = layer
+        self.source_id = source_id
+        self.meta = dict(meta or {})
+
+    @property
+    def content(self) -> str:
+        chunks = self._chunks
+        if any(isinstance(c, LazyText) for c in chunks):
+            return "".join(map(str, chunks))
+        if len(chunks) > 1:
+            self._chunks = chunks = ["".join(chunks)]  # type: ignore[arg-type]
+        return str(chunks[0])
+
+    @content.setter
+    def content(self, value: str) -> None:
+        self._chunks = [value]
+
+    def append(self, text: str | LazyText) -> None:
+        self._chunks.append(text)
+
+    @property
+    def size_chars(self) -> int:
+        return sum(map(len, self._chunks))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FileEntry) and self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        return f"FileEntry({self.path!r}, {self.size_chars} chars, step={self.step}, layer={self.layer!r})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "content": self.content,
+            "step": self.step,
+            "layer": self.layer,
+            "source_id": self.source_id,
+            "meta": dict(self.meta),
+        }
+
+
+class VirtualFilesystem:
+    """An in-memory tree of text files keyed by absolute path (Deep Agents' backend protocol, simplified)."""
+
+    def __init__(self, files: dict[str, FileEntry] | None = None) -> None:
+        self._files: dict[str, FileEntry] = dict(files or {})
+
+    # -- writing -------------------------------------------------------------------------
+    def write(
+        self,
+        path: str,
+        content: str | LazyText,
+        *,
+        step: int | None = None,
+        layer: str | None = None,
+        source_id: str | None = None,
+        **meta: Any,
+    ) -> FileEntry:
+        p = normalize_path(path)
+        entry = FileEntry(p, content, step, layer, source_id, dict(meta))
+        self._files[p] = entry
+        return entry
+
+    def append(self, path: str, content: str | LazyText, *, step: int | None = None, layer: str | None = None) -> FileEntry:
+        p = normalize_path(path)
+        old = self._files.get(p)
+        if old is None:
+            return self.write(p, content, step=step, layer=layer)
+        old.append(content)
+        old.step = step if step is not None else old.step
+        return old
+
+    def edit(self, path: str, old: str, new: str, *, replace_all: bool = False) -> int:
+        entry = self._files.get(normalize_path(path))
+        if entry is None:
+            raise FileNotFoundError(path)
+        count = entry.content.count(old)
+        if count == 0:
+            raise ValueError(f"string not found in {path}")
+        if count > 1 and not replace_all:
+            raise ValueError(f"string occurs {count} times in {path}; pass replace_all")
+        entry.content = entry.content.replace(old, new) if replace_all else entry.content.replace(old, new, 1)
+        return count if replace_all else 1
+
+    def delete(self, path: str) -> bool:
+        return self._files.pop(normalize_path(path), None) is not None
+
+    # -- reading -------------------------------------------------------------------------
+    def exists(self, path: str) -> bool:
+        return normalize_path(path) in self._files
+
+    def entry(self, path: str) -> FileEntry:
+        p = normalize_path(path)
+        if p not in self._files:
+            raise FileNotFoundError(p)
+        return self._files[p]
+
+    def read(self, path: str, offset: int = 0, limit: int | None = None) -> str:
+        content = self.entry(path).content
+        if offset == 0 and limit is None:
+            return content
+        lines = content.splitlines(keepends=True)
+        end = None if limit is None else offset + limit
+        return "".join(lines[offset:end])
+
+    def ls(self, path: str = "/") -> list[str]:
+        """Immediate children of a directory: files by path, directories with a trailing slash."""
+        base = normalize_path(path)
+        prefix = base if base.endswith("/") else base + "/"
+        out: set[str] = set()
+        for p in self._files:
+            if p.startswith(prefix):
+                rest = p[len(prefix) :]
+                head, sep, _ = rest.partition("/")
+                out.add(prefix + head + ("/" if sep else ""))
+        return sorted(out)
+
+    def glob(self, pattern: str, path: str = "/") -> list[str]:
+        base = normalize_path(path)
+        pat = pattern if pattern.startswith("/") else posixpath.join(base, pattern)
+        return sorted(p for p in self._files if fnmatch.fnmatchcase(p, pat) or fnmatch.fnmatchcase(p, pat.replace("**/", "")))
+
+    def grep(self, pattern: str, path: str = "/", glob: str | None = None) -> list[dict[str, Any]]:
+        """Literal substring search: `[{path, line, text}]`, line numbers from 1."""
+        base = normalize_path(path)
+        matches: list[dict[str, Any]] = []
+        for p in sorted(self._files):
+            if base != "/" and not (p == base or p.startswith(base.rstrip("/") + "/")):
+                continue
+            if glob and not fnmatch.fnmatchcase(posixpath.basename(p), glob) and not fnmatch.fnmatchcase(p, glob):
+                continue
+            for n, line in enumerate(self._files[p].content.splitlines(), start=1):
+                if pattern in line:
+                    matches.append({"path": p, "line": n, "text": line})
+        return matches
+
+    def paths(self) -> list[str]:
+        return sorted(self._files)
+
+    def entries(self) -> list[FileEntry]:
+        return [self._files[p] for p in sorted(self._files)]
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def copy(self) -> VirtualFilesystem:
+        return VirtualFilesystem({p: FileEntry(**{**e.to_dict(), "meta": dict(e.meta)}) for p, e in self._files.items()})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {p: e.to_dict() for p, e in sorted(self._files.items())}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> VirtualFilesystem:
+        return cls({p: FileEntry(**e) for p, e in d.items()})
