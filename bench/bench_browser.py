@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     window = run.window_tokens
 
     def trigger_config(fraction: float) -> Any:
-        from engine.config.schema import ContextSize
+        from engine.config.sizes import ContextSize
         from ui import controls
 
         return controls.set_trigger_clause(base, 0, ContextSize(type="fraction", value=fraction))

@@ -57,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from streamlit.testing.v1 import AppTest
 
-    from engine.config.schema import ContextSize, preset
+    from engine.config.schema import preset
+    from engine.config.sizes import ContextSize
     from engine.formats.native import dumps
     from engine.run.replay import replay
     from engine.thread.synthetic import synthetic_thread

@@ -18,7 +18,9 @@ if TYPE_CHECKING:
         ThreadLoadError,
         UnknownFormatError,
     )
-    from engine.config.schema import ContextSize, EngineConfig, load_config, preset
+    from engine.config.loading import load_config
+    from engine.config.schema import EngineConfig, preset
+    from engine.config.sizes import ContextSize
     from engine.formats import detect_format, list_threads, load_thread
     from engine.layers import ContextLayer, LayerContext, build_layers
     from engine.layers.dangling import DanglingToolCallLayer
@@ -51,7 +53,7 @@ _EXPORTS: dict[str, str] = {
     "ConfigError": "engine.base.errors",
     "ContextInspectorError": "engine.base.errors",
     "ContextLayer": "engine.layers",
-    "ContextSize": "engine.config.schema",
+    "ContextSize": "engine.config.sizes",
     "counter_for_thread": "engine.tokens.counters",
     "DanglingToolCallLayer": "engine.layers.dangling",
     "detect_format": "engine.formats",
@@ -67,7 +69,7 @@ _EXPORTS: dict[str, str] = {
     "LayerContext": "engine.layers",
     "list_threads": "engine.formats",
     "LLMSummarizer": "engine.summarizers.summarizers",
-    "load_config": "engine.config.schema",
+    "load_config": "engine.config.loading",
     "load_thread": "engine.formats",
     "MemoryLayer": "engine.layers.memory",
     "OfflineSummarizer": "engine.summarizers.summarizers",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.config.schema import EngineConfig, default_preset_name, preset
+from engine.config.presets import default_preset_name
+from engine.config.schema import EngineConfig, preset
 from engine.run.run import Run
 from engine.views.views import thread_facts
 from ui import session

@@ -5,7 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.base.errors import ConfigError
-from engine.config.schema import PRESETS, EngineConfig, preset
+from engine.config.presets import PRESETS
+from engine.config.schema import EngineConfig, preset
 from engine.config.setting_warnings import setting_warnings
 from engine.evals.policy_compare import COMPARABLE, DEFAULT_COMPARE, compare_policies
 from engine.layers.user import check_middleware

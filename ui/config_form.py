@@ -14,7 +14,8 @@ import yaml
 from pydantic import BaseModel
 
 from engine.base.errors import ConfigError
-from engine.config.schema import ContextSize, EngineConfig
+from engine.config.schema import EngineConfig
+from engine.config.sizes import ContextSize
 from engine.views.views import layer_enabled
 
 SECTIONS: tuple[str, ...] = ("summarization", "compaction", "context_editing", "recorded", "filesystem", "subagents",

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from engine.config.schema import AllOf, ContextSize, EngineConfig, preset
+from engine.config.schema import EngineConfig, preset
+from engine.config.sizes import AllOf, ContextSize
 from engine.views.views import resolve_tokens, with_layer
 
 SIZE_TYPES: tuple[str, ...] = ("fraction", "tokens", "messages")

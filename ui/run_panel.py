@@ -14,7 +14,8 @@ import streamlit as st
 
 from engine.base.errors import ContextInspectorError
 from engine.base.redaction import one_line
-from engine.config.schema import PRESETS, EngineConfig, preset
+from engine.config.presets import PRESETS
+from engine.config.schema import EngineConfig, preset
 from engine.formats.native import dumps
 from engine.scenarios import get_scenario, scenario_names
 from engine.scenarios.live import save_run

@@ -20,7 +20,8 @@ import streamlit as st
 from engine.base.errors import ContextInspectorError, ThreadLoadError
 from engine.base.redaction import describe_error, one_line
 from engine.config.links import LIBRARY_PREFIX, library_id, sample_path, split_subagent_key
-from engine.config.schema import RECORDED_PRESET, EngineConfig, default_preset_name, preset
+from engine.config.presets import RECORDED_PRESET, default_preset_name
+from engine.config.schema import EngineConfig, preset
 from engine.formats import load_thread
 from engine.run.cache import DEFAULT_BUDGET_MB, MB, RunCache
 from engine.run.replay import replay

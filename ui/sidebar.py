@@ -7,8 +7,10 @@ from collections.abc import Callable
 import streamlit as st
 
 from engine.base.errors import ConfigError
-from engine.config.schema import PRESETS, AllOf, ContextSize, EngineConfig
+from engine.config.presets import PRESETS
+from engine.config.schema import EngineConfig
 from engine.config.setting_warnings import keep_meets_trigger
+from engine.config.sizes import AllOf, ContextSize
 from engine.summarizers.summarizers import model_summarizers
 from engine.tokens.counters import COUNTERS
 from engine.views.views import TOGGLE_LAYERS, layer_enabled

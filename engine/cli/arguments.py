@@ -25,7 +25,7 @@ def add_thread_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_config_arguments(p: argparse.ArgumentParser, *, default: str | None = None) -> None:
     """--config, --preset, --set: which engine config to replay with."""
-    from engine.config.schema import PRESETS
+    from engine.config.presets import PRESETS
 
     p.add_argument("--config", metavar="YAML", help="engine config YAML (ours or a DeerFlow config.yaml)")
     p.add_argument("--preset", choices=PRESETS,

@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _config(args: argparse.Namespace, window_tokens: int | None) -> EngineConfig:
-    from engine.config.schema import load_config
+    from engine.config.loading import load_config
     from engine.evals import stress_config
 
     config = load_config(args.config, preset_name=args.preset, overrides=args.overrides)

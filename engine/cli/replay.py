@@ -64,7 +64,9 @@ def _counts_line(run: Run) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engine.config.schema import RECORDED_PRESET, load_config, preset
+    from engine.config.loading import load_config
+    from engine.config.presets import RECORDED_PRESET
+    from engine.config.schema import preset
     from engine.cost.run_cost import cost_against, cost_lines, run_cost
     from engine.formats import load_thread
     from engine.run.replay import replay

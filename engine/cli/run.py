@@ -22,7 +22,7 @@ BAR_CHARS = 24
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", help="a scenario name (ctxi scenario --list) or provider:model, e.g. openai:gpt-4o-mini")
     p.add_argument("--task", help="the task (required for a real model; replaces a scenario's own task)")
-    from engine.config.schema import PRESETS
+    from engine.config.presets import PRESETS
 
     p.add_argument("--config", metavar="YAML", help="engine config YAML (ours or a DeerFlow config.yaml)")
     p.add_argument("--preset", choices=PRESETS, help="start from a preset (default: the scenario's, deepagents for models)")

@@ -18,7 +18,7 @@ HELP = "Record a scenario agent's thread (native format), list scenarios, or bui
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from engine.config.schema import PRESETS
+    from engine.config.presets import PRESETS
 
     p.add_argument("name", nargs="?", metavar="NAME", help="scenario name (see --list)")
     p.add_argument("--list", action="store_true", help="list the scenarios and what each teaches")

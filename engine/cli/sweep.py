@@ -57,7 +57,7 @@ def table(result: SweepResult) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engine.config.schema import load_config
+    from engine.config.loading import load_config
     from engine.evals.sweep import grid_from_args, sweep
     from engine.formats import load_thread
 

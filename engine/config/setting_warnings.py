@@ -20,7 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.config.schema import AllOf, ContextSize, EngineConfig, SummarizationConfig
+from engine.config.schema import EngineConfig
+from engine.config.sections import SummarizationConfig
+from engine.config.sizes import AllOf, ContextSize
 
 KEEP_KEY = "summarization.keep"
 KIND = "settings_warning"

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.config.schema import AGENT_PRESETS, preset
+from engine.config.presets import AGENT_PRESETS
+from engine.config.schema import preset
 from engine.evals.sweep import run_metrics
 from engine.run.replay import replay
 from engine.run.run import Run

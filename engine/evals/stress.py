@@ -9,7 +9,8 @@ nothing to compact (at or above half the new trigger) shrink to a fifth of it.
 from __future__ import annotations
 
 from engine.base.errors import ConfigError
-from engine.config.schema import ContextSize, EngineConfig
+from engine.config.schema import EngineConfig
+from engine.config.sizes import ContextSize
 
 STRESS_RANGE: tuple[float, float] = (0.10, 0.25)  # what the dashboard offers
 DEFAULT_STRESS_FRACTION = 0.25

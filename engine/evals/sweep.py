@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.base.errors import ConfigError
-from engine.config.schema import PRESETS, AllOf, ContextSize, EngineConfig, preset
+from engine.config.presets import PRESETS
+from engine.config.schema import EngineConfig, preset
+from engine.config.sizes import AllOf, ContextSize
 from engine.thread.model import Thread
 
 SWEEP_SCHEMA = "context-inspector/sweep"

@@ -7,7 +7,8 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
 
-from engine.config.schema import BUILTIN_LAYERS, EngineConfig
+from engine.config.schema import EngineConfig
+from engine.config.sections import BUILTIN_LAYERS
 from engine.layers.approximate import ANTHROPIC_CHARS_PER_TOKEN
 from engine.layers.base import ContextLayer, LayerContext
 from engine.layers.user import load_middleware, observe

@@ -33,7 +33,8 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from engine.base.errors import ConfigError
 from engine.base.wording import plural
-from engine.config.schema import ContextEditingConfig, EngineConfig
+from engine.config.schema import EngineConfig
+from engine.config.sections import ContextEditingConfig
 from engine.layers import context_editing_rules as rules
 from engine.layers.base import ContextLayer, LayerContext
 from engine.recorded.history import starts_turn

@@ -27,7 +27,9 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMess
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from engine.config.schema import TOOLS_EXCLUDED_FROM_EVICTION, ContextSize, EngineConfig, TruncateArgsConfig
+from engine.config.schema import EngineConfig
+from engine.config.sections import TOOLS_EXCLUDED_FROM_EVICTION, TruncateArgsConfig
+from engine.config.sizes import ContextSize
 from engine.layers.approximate import PrefixCounts, RunningScaledCount
 from engine.layers.base import LayerContext, RequestLayer
 from engine.layers.offload import (

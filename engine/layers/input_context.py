@@ -22,7 +22,8 @@ from typing import Any
 from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import SystemMessage
 
-from engine.config.schema import TASK_TOOL_NAMES, EngineConfig, SkillConfig
+from engine.config.schema import EngineConfig
+from engine.config.sections import TASK_TOOL_NAMES, SkillConfig
 from engine.layers.base import LayerContext, RequestLayer
 from engine.run.replay import PARTS_KEY
 from engine.tokens.counters import message_text, tool_schema

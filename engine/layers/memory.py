@@ -35,7 +35,8 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 
 from engine.base.wording import plural
-from engine.config.schema import EngineConfig, MemoryFact
+from engine.config.schema import EngineConfig
+from engine.config.sections import MemoryFact
 from engine.layers.base import LayerContext, RequestLayer
 from engine.layers.request_copy import overridden
 from engine.layers.scan import result_text

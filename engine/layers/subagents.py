@@ -23,7 +23,8 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolM
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 
-from engine.config.schema import TASK_TOOL_NAMES, EngineConfig
+from engine.config.schema import EngineConfig
+from engine.config.sections import TASK_TOOL_NAMES
 from engine.layers.base import ContextLayer, LayerContext
 from engine.thread.model import Thread
 from engine.tokens.counters import TokenCounter

@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.base.errors import ConfigError
-from engine.config.schema import AllOf, ContextSize, SummarizationConfig
+from engine.config.sections import SummarizationConfig
+from engine.config.sizes import AllOf, ContextSize
 
 Threshold = tuple[str, int | float]
 Clause = tuple[Threshold, ...]

@@ -29,7 +29,7 @@ from langgraph.types import Command
 
 from engine.base.errors import ConfigError
 from engine.base.redaction import describe_error
-from engine.config.schema import MiddlewareSpec
+from engine.config.sections import MiddlewareSpec
 from engine.layers.base import ContextLayer, LayerContext
 from engine.layers.request_diff import MessageDiff, reconcile, same_message, same_system, tool_names
 from engine.thread import events

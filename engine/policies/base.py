@@ -21,7 +21,7 @@ from typing import Any, Literal, Protocol
 
 from langchain_core.messages import BaseMessage
 
-from engine.config.schema import CompactionConfig
+from engine.config.sections import CompactionConfig
 from engine.tokens.counters import TokenCounter
 
 

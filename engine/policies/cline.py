@@ -30,7 +30,7 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from engine.base.errors import ConfigError
-from engine.config.schema import CompactionConfig
+from engine.config.sections import CompactionConfig
 from engine.policies.base import Compaction, PolicyContext
 from engine.thread.model import stable_id
 from engine.tokens.counters import message_text

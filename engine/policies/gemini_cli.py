@@ -37,7 +37,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from engine.base.errors import ConfigError
-from engine.config.schema import CompactionConfig
+from engine.config.sections import CompactionConfig
 from engine.policies.base import Compaction, PolicyContext
 from engine.summarizers.summarizers import prior_sections
 from engine.thread.kinds import mark, message_kind

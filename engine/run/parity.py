@@ -22,7 +22,8 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import ConfigDict
 
-from engine.config.schema import DEFAULT_PRESET, EngineConfig, preset
+from engine.config.presets import DEFAULT_PRESET
+from engine.config.schema import EngineConfig, preset
 from engine.layers import LayerContext, build_layers
 from engine.thread.events import recording
 from engine.thread.kinds import message_kind

@@ -31,7 +31,8 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from engine.base.gcpause import paused_gc
-from engine.config.schema import DEFAULT_PRESET, EngineConfig, preset
+from engine.config.presets import DEFAULT_PRESET
+from engine.config.schema import EngineConfig, preset
 from engine.config.setting_warnings import KIND as SETTINGS_WARNING
 from engine.config.setting_warnings import setting_warnings
 from engine.layers import LayerContext, build_layers

@@ -446,7 +446,7 @@ def _save_thread_file(thread: Thread, folder: Path) -> str:
 
 def resolve_config(config_path: str | None, preset_name: str | None, default_preset: str) -> EngineConfig:
     """The CLI rule for runs: --config YAML, else --preset, else the target's own preset."""
-    from engine.config.schema import load_config
+    from engine.config.loading import load_config
 
     if config_path is not None and preset_name is not None:
         raise ConfigError("give --config or --preset, not both", key="--config")

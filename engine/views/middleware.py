@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage
 
-from engine.config.schema import BUILTIN_LAYERS
+from engine.config.sections import BUILTIN_LAYERS
 from engine.run.run import Run
 from engine.thread.events import Event
 

@@ -18,16 +18,10 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from engine.base.errors import ConfigError
 from engine.config.links import VIEW_PARAMS, link_setting_allowed, refusal
-from engine.config.schema import (
-    BUILTIN_LAYERS,
-    DEFAULT_ORDER,
-    DEFAULT_PRESET,
-    PRESETS,
-    AllOf,
-    ContextSize,
-    EngineConfig,
-    preset,
-)
+from engine.config.presets import DEFAULT_PRESET, PRESETS
+from engine.config.schema import EngineConfig, preset
+from engine.config.sections import BUILTIN_LAYERS, DEFAULT_ORDER
+from engine.config.sizes import AllOf, ContextSize
 from engine.policies import get_policy
 from engine.run.run import Run, StepRecord
 from engine.thread.events import LAYERS, Event

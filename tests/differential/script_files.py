@@ -41,7 +41,7 @@ PARAM_DEFAULTS: dict[str, dict[str, Any]] = {
     # LangChain 1.5 SummarizationMiddleware.__init__: trigger=None, keep=("messages", 20),
     # trim_tokens_to_summarize=4000 (null: no trimming)
     "langchain": {"trigger": None, "keep": ("messages", 20), "trim": 4000},
-    # DeerFlow's summarization config (deerflow.md; engine.config.schema.SummarizationConfig mirrors it):
+    # DeerFlow's summarization config (deerflow.md; engine.config.sections.SummarizationConfig mirrors it):
     # trigger null, keep messages 20; trim null = not set, so the middleware's own default applies
     "deerflow": {"trigger": None, "keep": ("messages", 20), "trim": None},
     # create_deep_agent() as a new user calls it: no setting is drawn, the default stack runs

@@ -3,7 +3,10 @@ from __future__ import annotations
 import pytest
 
 from engine.base.errors import ConfigError
-from engine.config.schema import PRESETS, AllOf, ContextSize, EngineConfig, load_config, preset
+from engine.config.loading import load_config
+from engine.config.presets import PRESETS
+from engine.config.schema import EngineConfig, preset
+from engine.config.sizes import AllOf, ContextSize
 
 DEERFLOW_CONFIG = """
 config_version: 34

@@ -9,7 +9,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from engine import load_thread, preset, replay
-from engine.config.schema import default_preset_name
+from engine.config.presets import default_preset_name
 from engine.policies.claude_code import autocompact_threshold
 from engine.recorded.calibration import UNRECORDED, UNRECORDED_PROMPT, calibrate
 from engine.recorded.history import RecordedHistory, keeps_all_thinking

@@ -152,7 +152,7 @@ def test_the_bisected_keep_cutoff_is_the_walk_back() -> None:
     """`keep_cutoff_from_sums` on prefix sums = Deep Agents' walk back over the counts."""
     import random
 
-    from engine.config.schema import ContextSize
+    from engine.config.sizes import ContextSize
     from engine.layers.filesystem import keep_cutoff, keep_cutoff_from_sums
 
     rng = random.Random(7)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.config.schema import PRESETS, preset
+from engine.config.presets import PRESETS
+from engine.config.schema import preset
 from engine.config.setting_warnings import KEEP_KEY, KIND, keep_meets_trigger, setting_warnings
 from engine.run.replay import replay
 from tests.ui.builders import build_thread

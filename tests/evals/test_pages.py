@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from engine.config.schema import ContextSize
+from engine.config.sizes import ContextSize
 
 EVALS = "pages/evals.py"
 WORKSHOP = "pages/workshop.py"

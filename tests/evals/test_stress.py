@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from engine.base.errors import ConfigError
-from engine.config.schema import ContextSize, preset
+from engine.config.schema import preset
+from engine.config.sizes import ContextSize
 from engine.evals import compactions, stress_config
 from engine.run.replay import replay
 from engine.thread.synthetic import synthetic_thread

@@ -9,7 +9,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from engine import load_thread, preset, replay
 from engine.base.errors import ConfigError
-from engine.config.schema import ContextEditingConfig, EngineConfig
+from engine.config.schema import EngineConfig
+from engine.config.sections import ContextEditingConfig
 from engine.layers.base import LayerContext
 from engine.layers.context_editing import ContextEditingLayer, idle_minutes
 from engine.layers.context_editing_rules import (

@@ -22,7 +22,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage, messages_to_dict
 from langchain_core.tools import tool
 
-from engine.config.schema import ContextEditingConfig
+from engine.config.sections import ContextEditingConfig
 from engine.layers.base import LayerContext
 from engine.layers.context_editing import ContextEditingLayer
 from engine.layers.context_editing_rules import clear_tool_uses_langchain

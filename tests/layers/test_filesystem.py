@@ -14,7 +14,9 @@ from langchain_core.tools import tool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from engine.config.schema import ContextSize, EngineConfig, TruncateArgsConfig, preset
+from engine.config.schema import EngineConfig, preset
+from engine.config.sections import TruncateArgsConfig
+from engine.config.sizes import ContextSize
 from engine.layers import LayerContext, build_layers
 from engine.layers.filesystem import FilesystemLayer, keep_cutoff, trigger_met, truncate_tool_call
 from engine.layers.offload import (

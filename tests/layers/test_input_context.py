@@ -10,7 +10,8 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
 
-from engine.config.schema import SkillConfig, preset
+from engine.config.schema import preset
+from engine.config.sections import SkillConfig
 from engine.layers import LayerContext
 from engine.layers.input_context import (
     BASE_AGENT_PROMPT,

@@ -11,7 +11,8 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
 
-from engine.config.schema import MemoryFact, preset
+from engine.config.schema import preset
+from engine.config.sections import MemoryFact
 from engine.layers import LayerContext
 from engine.layers.memory import (
     MEMORY_GUIDELINES,

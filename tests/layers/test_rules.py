@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from engine.config.schema import ContextSize
+from engine.config.sizes import ContextSize
 from engine.layers.cutoff import cutoff_for_keep, find_safe_cutoff_point
 from engine.layers.scan import grown_prefix, replaced_in_prefix, result_text, unchanged_prefix
 from engine.layers.summary_rules import (

@@ -6,7 +6,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from engine.config.schema import CompactionConfig
+from engine.config.sections import CompactionConfig
 from engine.policies.base import PolicyContext
 from engine.summarizers.summarizers import OfflineSummarizer
 from engine.tokens.counters import get_counter

@@ -5,7 +5,8 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from engine import preset, replay
-from engine.config.schema import CompactionConfig, ContextSize
+from engine.config.sections import CompactionConfig
+from engine.config.sizes import ContextSize
 from engine.policies.codex import (
     NO_SUMMARY,
     POLICY,

@@ -7,7 +7,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from engine import load_thread, preset, replay
-from engine.config.schema import CompactionConfig, ContextSize
+from engine.config.sections import CompactionConfig
+from engine.config.sizes import ContextSize
 from engine.policies.gemini_cli import (
     ACKNOWLEDGEMENT,
     FAILED,

@@ -7,7 +7,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from engine import load_thread, preset, replay
 from engine.base.errors import ConfigError
-from engine.config.schema import CompactionConfig, ContextSize
+from engine.config.sections import CompactionConfig
+from engine.config.sizes import ContextSize
 from engine.policies.openhands import POLICY, events_of, forgotten, limits, view_size
 from engine.run.whatif import compaction_steps
 from engine.thread.kinds import message_kind

@@ -6,7 +6,9 @@ import pytest
 
 from engine import load_thread, preset, replay
 from engine.base.errors import ConfigError
-from engine.config.schema import AGENT_PRESETS, CompactionConfig, ContextSize
+from engine.config.presets import AGENT_PRESETS
+from engine.config.sections import CompactionConfig
+from engine.config.sizes import ContextSize
 from engine.policies.server_compaction import POLICIES, anthropic_trigger, openai_threshold
 from engine.run.whatif import against_baseline, compaction_steps
 from engine.thread.kinds import message_kind

@@ -19,7 +19,8 @@ from engine.config.links import (
     refusal,
     sample_path,
 )
-from engine.config.schema import AllOf, ContextSize, EngineConfig, preset
+from engine.config.schema import EngineConfig, preset
+from engine.config.sizes import AllOf, ContextSize
 from engine.views.views import config_from_params, url_params
 from ui.config_form import all_fields
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 
 from engine.base.errors import ThreadLoadError
-from engine.config.schema import load_config
+from engine.config.loading import load_config
 from engine.formats import load_thread
 from engine.formats.native import dumps
 from engine.recorded.inspect import inspect_thread

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.config.schema import ContextSize, preset
+from engine.config.schema import preset
+from engine.config.sizes import ContextSize
 from engine.evals.policy_compare import DEFAULT_COMPARE
 from engine.formats.native import dumps
 from engine.workspace.library import Library

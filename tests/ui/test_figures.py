@@ -8,7 +8,9 @@ import json
 import pytest
 
 from engine.base.errors import ConfigError
-from engine.config.schema import PRESETS, ContextSize, preset
+from engine.config.presets import PRESETS
+from engine.config.schema import preset
+from engine.config.sizes import ContextSize
 from engine.run.replay import replay
 from engine.thread.events import Event
 from engine.tokens.counters import get_counter

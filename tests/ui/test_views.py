@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from engine.config.schema import AllOf, ContextSize, EngineConfig, preset
+from engine.config.schema import EngineConfig, preset
+from engine.config.sizes import AllOf, ContextSize
 from engine.run.replay import replay
 from engine.run.run import StepRecord
 from engine.thread.events import Event
