@@ -32,6 +32,7 @@ from engine.formats import load_thread  # noqa: E402
 from engine.formats.native import dumps  # noqa: E402
 from engine.thread.model import Thread  # noqa: E402
 from engine.tokens import counters as tokens  # noqa: E402
+from engine.tokens import encodings  # noqa: E402
 from engine.tokens.counters import TiktokenCounter, framing_for_thread, prime_thread  # noqa: E402
 
 TRACES = Path(os.environ.get("CTXI_TRACES", ROOT.parent / "shared" / "traces"))
@@ -56,8 +57,8 @@ def counted_texts(thread: Thread) -> list[str]:
 
 def _forget_encodings() -> None:
     """Nothing loaded: the next counter (or load_encoding) reads and parses the encoding file again."""
-    tokens._mergeable_ranks.cache_clear()
-    tokens.load_encoding.cache_clear()
+    encodings._mergeable_ranks.cache_clear()
+    encodings.load_encoding.cache_clear()
     tokens._shared_counter.cache_clear()
 
 
@@ -72,7 +73,7 @@ def load_and_count(path: Path) -> tuple[int, Thread, TiktokenCounter]:
 
 def independent_total(thread: Thread, counter: TiktokenCounter) -> int:
     """Per message: tiktoken's lengths of the texts the layout names, plus the layout's fixed tokens."""
-    encode = tokens.load_encoding("o200k_base").encode_ordinary
+    encode = encodings.load_encoding("o200k_base").encode_ordinary
     total = 0
     for t in (thread, *thread.subagents.values()):
         for m in t.messages:

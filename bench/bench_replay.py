@@ -45,6 +45,7 @@ from engine.run.run import Run
 from engine.thread.model import Thread
 from engine.thread.synthetic import synthetic_thread
 from engine.tokens import counters as tokens
+from engine.tokens import encodings
 from engine.tokens.counters import TiktokenCounter, counter_for_thread
 
 SECTIONS = ("first", "rerun", "plain", "linear")
@@ -104,8 +105,8 @@ def independent_total(thread: Thread, lengths: dict[str, int]) -> int:
 
 def _forget_encodings() -> None:
     """Nothing loaded: the next counter reads, checks and parses the encoding file again."""
-    tokens._mergeable_ranks.cache_clear()
-    tokens.load_encoding.cache_clear()
+    encodings._mergeable_ranks.cache_clear()
+    encodings.load_encoding.cache_clear()
     tokens._shared_counter.cache_clear()
 
 
@@ -147,7 +148,7 @@ def bench_first(thread: Thread, config: EngineConfig, runs: int) -> bool:
     finally:
         tokens._encode_workers = policy  # type: ignore[assignment]
     run: Run = res["first replay"].result
-    encode = tokens.load_encoding(name).encode_ordinary
+    encode = encodings.load_encoding(name).encode_ordinary
     lengths = {t: len(encode(t)) for t in distinct}
     ours = sum(run.counter.count_message(m) for t in (thread, *thread.subagents.values()) for m in t.messages)
     expected = independent_total(thread, lengths)

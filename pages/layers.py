@@ -11,7 +11,7 @@ from engine.run.run import Run
 from engine.run.whatif import COMPACTION_EVENTS
 from engine.thread.events import Event
 from engine.thread.kinds import message_kind
-from engine.tokens.counters import message_text
+from engine.tokens.content import message_text
 from engine.views.middleware import edited_messages, middleware_events, middleware_layers
 from engine.views.views import (
     describe_event,

@@ -22,7 +22,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from engine.run.run import Run
 from engine.run.whatif import COMPACTION_EVENTS
 from engine.thread.kinds import message_kind
-from engine.tokens.counters import message_text
+from engine.tokens.content import message_text
 
 # LangChain's text when trimming leaves nothing to summarize (the "too long" pitfall).
 TOO_LONG_PLACEHOLDER = "Previous conversation was too long to summarize."

@@ -36,7 +36,7 @@ from engine.evals.facts import typed_by_person
 from engine.run.run import Run
 from engine.thread.kinds import message_kind
 from engine.thread.model import Thread
-from engine.tokens.counters import message_text
+from engine.tokens.content import message_text
 
 KEPT, SUMMARY, MISSING, BEFORE = "kept", "summary", "missing", "before"
 INTENT_OVERLAP = 0.6

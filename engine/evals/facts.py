@@ -31,7 +31,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from engine.thread.kinds import message_kind
 from engine.thread.model import Thread
-from engine.tokens.counters import message_text
+from engine.tokens.content import message_text
 
 _CODE = re.compile(r"\b[A-Z][A-Z0-9]*(?:[-_][A-Z0-9]+)+\b")
 _SLUG = re.compile(r"(?<![\w/.-])[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?![\w/-]|\.\w)")

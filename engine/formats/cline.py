@@ -50,7 +50,7 @@ from engine.formats.cline_xml import parse_tool_calls, split_results
 from engine.formats.jsonshape import Where, check_thread_id, unique_ids
 from engine.formats.source import DEFAULT_MAX_BYTES, Source, ThreadRef
 from engine.thread.model import RecordedUsage, Thread, stable_id, title_line
-from engine.tokens.counters import message_text
+from engine.tokens.content import message_text
 
 FORMAT = "cline"
 API_FILE = "api_conversation_history.json"

@@ -31,7 +31,7 @@ from engine.formats.jsonshape import Where, guarded_sniff, unique_ids
 from engine.formats.source import Source, ThreadRef
 from engine.thread.kinds import mark
 from engine.thread.model import RecordedCompaction, RecordedEdit, RecordedUsage, Thread, title_line
-from engine.tokens.counters import message_text
+from engine.tokens.content import message_text
 
 SHOWN_IDS = 5
 

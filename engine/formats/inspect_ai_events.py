@@ -40,7 +40,7 @@ from engine.formats.inspect_ai_messages import Attachments, fingerprint, is_summ
 from engine.formats.jsonshape import Where, json_type
 from engine.thread.kinds import mark
 from engine.thread.model import RecordedCompaction, RecordedEdit, RecordedUsage, Thread
-from engine.tokens.counters import message_text
+from engine.tokens.content import message_text
 
 TOOL_RESULT_REMOVED = "(Tool result removed)"  # model/_compaction/edit.py
 EVENT_SOURCE = "inspect_ai:CompactionEvent"

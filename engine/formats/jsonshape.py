@@ -338,7 +338,7 @@ def unique_ids(messages: list[BaseMessage]) -> None:
 def leading_system_prompt(messages: list[BaseMessage]) -> str | None:
     """The text of the first message when it is a system message."""
     if messages and isinstance(messages[0], SystemMessage):
-        from engine.tokens.counters import message_text
+        from engine.tokens.content import message_text
 
         return message_text(messages[0])
     return None

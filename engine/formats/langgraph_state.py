@@ -33,7 +33,7 @@ from engine.formats.pydantic_text import error_detail
 from engine.formats.source import ThreadRef
 from engine.thread.kinds import message_kind
 from engine.thread.model import RecordedUsage, Thread, stable_id, title_line
-from engine.tokens.counters import message_text
+from engine.tokens.content import message_text
 
 SUMMARIZATION_TASK = "SummarizationMiddleware.before_model"
 REMOVE_ALL = "__remove_all__"

@@ -153,7 +153,7 @@ def _v1_thread(events: list[tuple[dict[str, Any], str]], wrapper: Any, where: Wh
 
 
 def _title(messages: list[Any]) -> str | None:
-    from engine.tokens.counters import message_text
+    from engine.tokens.content import message_text
 
     first = next((m for m in messages if isinstance(m, HumanMessage)), None)
     text = message_text(first).strip() if first is not None else ""

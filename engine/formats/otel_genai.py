@@ -47,7 +47,7 @@ from engine.formats.otel_spans import Span, flat_spans, is_flat_span, is_otlp, o
 from engine.formats.source import Source, ThreadRef
 from engine.thread.kinds import mark
 from engine.thread.model import RecordedCompaction, RecordedUsage, Thread, title_line
-from engine.tokens.counters import message_text
+from engine.tokens.content import message_text
 
 LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "call_llm", "completion"})
 SNIFF_SPANS = 200

@@ -37,7 +37,7 @@ from engine.formats.jsonshape import (
 from engine.formats.openai_messages import OpenAIMessageReader
 from engine.formats.source import Source, ThreadRef
 from engine.thread.model import Thread, stable_id, title_line
-from engine.tokens.counters import content_parts
+from engine.tokens.content import content_parts
 
 FORMAT = "swe_agent"
 # Bulky `info` entries (file snippets around the edits) that the inspector does not need.

@@ -26,7 +26,7 @@ from engine.layers.base import ContextLayer, LayerContext
 from engine.policies import CompactionPolicy, PolicyContext, get_policy
 from engine.policies.base import Compaction
 from engine.summarizers.summarizers import Summarizer, make_summarizer
-from engine.tokens.counters import message_text
+from engine.tokens.content import message_text
 from engine.tokens.windows import max_output_tokens
 
 

@@ -49,7 +49,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from engine.recorded.history import has_thinking, starts_turn, without_thinking
 from engine.thread.kinds import message_kind
-from engine.tokens.counters import message_text
+from engine.tokens.content import message_text
 
 LANGCHAIN_PLACEHOLDER = "[cleared]"  # langchain DEFAULT_TOOL_PLACEHOLDER
 INSPECT_PLACEHOLDER = "(Tool result removed)"  # inspect_ai TOOL_RESULT_REMOVED

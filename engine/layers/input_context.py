@@ -26,7 +26,8 @@ from engine.config.schema import EngineConfig
 from engine.config.sections import TASK_TOOL_NAMES, SkillConfig
 from engine.layers.base import LayerContext, RequestLayer
 from engine.run.replay import PARTS_KEY
-from engine.tokens.counters import message_text, tool_schema
+from engine.tokens.content import message_text
+from engine.tokens.counters import tool_schema
 
 BASE_AGENT_PROMPT = """You are an agent that completes the user's objective step by step, using the tools available to you.
 

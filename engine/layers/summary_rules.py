@@ -31,7 +31,7 @@ from langchain_core.messages.utils import get_buffer_string, trim_messages
 from engine.thread.kinds import message_kind
 from engine.thread.lazytext import LazyText
 from engine.thread.model import stable_id
-from engine.tokens.counters import message_text
+from engine.tokens.content import message_text
 
 SUMMARY_EVENT_KEY = "_summarization_event"  # Deep Agents' private state key for the view-mode event
 

@@ -32,7 +32,7 @@ from engine.config.sections import CompactionConfig
 from engine.policies.base import PolicyContext
 from engine.thread.kinds import mark
 from engine.thread.model import stable_id
-from engine.tokens.counters import message_text
+from engine.tokens.content import message_text
 
 SUMMARY_OUTPUT_RESERVE_TOKENS = 20_000  # MAX_OUTPUT_TOKENS_FOR_SUMMARY
 AUTOCOMPACT_BUFFER_TOKENS = 13_000

@@ -33,7 +33,7 @@ from engine.base.errors import ConfigError
 from engine.config.sections import CompactionConfig
 from engine.policies.base import Compaction, PolicyContext
 from engine.thread.model import stable_id
-from engine.tokens.counters import message_text
+from engine.tokens.content import message_text
 
 DUPLICATE_FILE_READ_NOTICE = ("[[NOTE] This file read has been removed to save space in the context window. "
                               "Refer to the latest file read for the most up to date version of this file.]")

@@ -37,7 +37,7 @@ from engine.config.sections import CompactionConfig
 from engine.policies.base import Compaction, PolicyContext
 from engine.thread.kinds import mark
 from engine.thread.model import stable_id
-from engine.tokens.counters import message_text
+from engine.tokens.content import message_text
 
 SUMMARY_PREFIX = (
     "Another language model started to solve this problem and produced a summary of its thinking process. "

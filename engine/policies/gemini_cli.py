@@ -42,7 +42,7 @@ from engine.policies.base import Compaction, PolicyContext
 from engine.summarizers.summarizers import prior_sections
 from engine.thread.kinds import mark, message_kind
 from engine.thread.model import stable_id
-from engine.tokens.counters import message_text
+from engine.tokens.content import message_text
 
 DEFAULT_COMPRESSION_TOKEN_THRESHOLD = 0.5
 COMPRESSION_PRESERVE_THRESHOLD = 0.3

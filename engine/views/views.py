@@ -27,7 +27,8 @@ from engine.run.run import Run, StepRecord
 from engine.thread.events import LAYERS, Event
 from engine.thread.kinds import CATEGORIES, message_kind
 from engine.thread.model import RecordedCompaction, Thread
-from engine.tokens.counters import TokenCounter, message_text, tool_call_text
+from engine.tokens.content import message_text, tool_call_text
+from engine.tokens.counters import TokenCounter
 from engine.tokens.windows import max_output_tokens
 
 TOGGLE_LAYERS: tuple[str, ...] = DEFAULT_ORDER

@@ -13,7 +13,9 @@ import pytest
 
 from engine.formats import list_threads, load_thread
 from engine.recorded.inspect import inspect_thread
-from engine.tokens.counters import TiktokenCounter, content_parts, load_encoding, tool_call_text
+from engine.tokens.content import content_parts, tool_call_text
+from engine.tokens.counters import TiktokenCounter
+from engine.tokens.encodings import load_encoding
 from engine.tokens.segments import SEGMENT_CHARS, is_exact, text_segments
 from tests.conftest import TRACES
 

@@ -14,19 +14,15 @@ from engine.recorded.inspect import inspect_thread
 from engine.run.replay import replay
 from engine.thread.kinds import mark
 from engine.thread.model import Thread
+from engine.tokens.content import render_function_calls, render_function_result
 from engine.tokens.counters import (
-    ENCODINGS,
     FRAMINGS,
-    EncodingIntegrityError,
     TiktokenCounter,
-    _parse_ranks,
     counter_for_thread,
     framing_for_thread,
     get_counter,
-    load_encoding,
-    render_function_calls,
-    render_function_result,
 )
+from engine.tokens.encodings import ENCODINGS, EncodingIntegrityError, _parse_ranks, load_encoding
 
 
 @pytest.mark.parametrize("name", sorted(ENCODINGS))
@@ -143,7 +139,7 @@ def o200k(text: str) -> int:
 
 
 CALL = {"name": "Edit", "args": {"file_path": "/src/app.py", "edits": [{"old": "a", "new": "b"}]}, "id": "toolu_1"}
-NS = "antml:"  # Claude's tool-call tags are namespaced (engine/tokens/counters.py, CALL_NAMESPACE)
+NS = "antml:"  # Claude's tool-call tags are namespaced (engine/tokens/content.py, CALL_NAMESPACE)
 CALL_TEXT = (
     f'<{NS}function_calls>\n<{NS}invoke name="Edit">\n'
     f'<{NS}parameter name="file_path">/src/app.py</{NS}parameter>\n'

@@ -8,13 +8,13 @@ from importlib import resources
 
 import pytest
 
-from engine.tokens import counters as tokens
-from engine.tokens.counters import (
+from engine.tokens import encodings
+from engine.tokens.counters import TiktokenCounter
+from engine.tokens.encodings import (
     ENCODINGS,
     EncodingIntegrityError,
-    TiktokenCounter,
-    _buffer_length,
     _parse_ranks,
+    buffer_length,
     load_encoding,
 )
 
@@ -34,8 +34,8 @@ def test_line_number_ranks_are_the_files_ranks(name: str) -> None:
     """Both bundled files rank token i on line i, so the fast parse is the full parse."""
     raw = _raw(name)
     assert _parse_ranks(name, raw, ranks_are_line_numbers=True) == _parse_ranks(name, raw)
-    tokens._mergeable_ranks.cache_clear()
-    assert tokens._mergeable_ranks(name) == _parse_ranks(name, raw)
+    encodings._mergeable_ranks.cache_clear()
+    assert encodings._mergeable_ranks(name) == _parse_ranks(name, raw)
 
 
 def test_line_number_ranks_check_the_first_and_last_rank() -> None:
@@ -49,7 +49,7 @@ def test_line_number_ranks_check_the_first_and_last_rank() -> None:
 @pytest.mark.parametrize("name", sorted(ENCODINGS))
 def test_buffer_length_is_the_length_of_encode_ordinary(name: str) -> None:
     enc = load_encoding(name)
-    length = _buffer_length(enc)
+    length = buffer_length(enc)
     assert length is not None  # this tiktoken has the buffer: the fast path is what runs here
     for text in TEXTS:
         assert length(text) == len(enc.encode_ordinary(text)), text[:40]
@@ -102,5 +102,5 @@ class _WrongBuffer:
 
 def test_no_buffer_or_a_wrong_one_means_the_plain_path() -> None:
     enc = load_encoding("o200k_base")
-    assert _buffer_length(_NoBuffer(enc)) is None
-    assert _buffer_length(_WrongBuffer(enc)) is None
+    assert buffer_length(_NoBuffer(enc)) is None
+    assert buffer_length(_WrongBuffer(enc)) is None

@@ -12,7 +12,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from engine.base.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats import detect_format, list_threads, load_thread, open_source
 from engine.recorded.inspect import step_contexts
-from engine.tokens.counters import counter_for_thread, get_counter, render_function_calls
+from engine.tokens.content import render_function_calls
+from engine.tokens.counters import counter_for_thread, get_counter
 from tests.conftest import trace_path
 
 BIG_A = "4d5611e5-241a-462a-8d15-5122611a9569"

@@ -375,7 +375,8 @@ def test_anthropic_request() -> None:
 
 
 def test_anthropic_tool_use_is_counted_once() -> None:
-    from engine.tokens.counters import get_counter, tool_call_text
+    from engine.tokens.content import tool_call_text
+    from engine.tokens.counters import get_counter
 
     counter = get_counter("o200k_base")
     ai = load_doc(ANTHROPIC_REQUEST).messages[2]
