@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     from engine.formats.native import dumps
     from engine.run.replay import replay
     from engine.thread.synthetic import synthetic_thread
-    from engine.views.views import threshold_lines
+    from engine.views.timeline import threshold_lines
 
     print(machine_line())
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()

@@ -7,7 +7,7 @@ import streamlit as st
 from engine.config.presets import default_preset_name
 from engine.config.schema import EngineConfig, preset
 from engine.run.run import Run
-from engine.views.views import thread_facts
+from engine.views.threads import thread_facts
 from ui import session
 from ui.figures import timeline_figure
 from ui.frame import require_frame

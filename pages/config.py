@@ -8,10 +8,11 @@ from engine.base.errors import ConfigError
 from engine.config.presets import PRESETS
 from engine.config.schema import EngineConfig, preset
 from engine.config.setting_warnings import setting_warnings
+from engine.config.settings import base_config, setting_text
 from engine.evals.policy_compare import COMPARABLE, DEFAULT_COMPARE, compare_policies
 from engine.layers.user import check_middleware
 from engine.run.whatif import has_recorded_baseline
-from engine.views.views import base_config, compare_runs, setting_text
+from engine.views.compare import compare_runs
 from ui import session
 from ui.config_form import (
     SECTIONS,

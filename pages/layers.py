@@ -12,18 +12,10 @@ from engine.run.whatif import COMPACTION_EVENTS
 from engine.thread.events import Event
 from engine.thread.kinds import message_kind
 from engine.tokens.content import message_text
+from engine.views.layers import file_rows, stub_for, subagent_rows
 from engine.views.middleware import edited_messages, middleware_events, middleware_layers
-from engine.views.views import (
-    describe_event,
-    events_of,
-    file_rows,
-    layer_order,
-    message_entry,
-    payload_value,
-    stub_for,
-    subagent_rows,
-    system_parts,
-)
+from engine.views.step import message_entry, system_parts
+from engine.views.timeline import describe_event, events_of, layer_order, payload_value
 from ui import session
 from ui.cost_panel import compactions_table, cost_of, payback_line
 from ui.frame import require_frame

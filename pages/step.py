@@ -7,7 +7,7 @@ import streamlit as st
 
 from engine.base.wording import plural
 from engine.views.step_page import event_step
-from engine.views.views import threshold_lines
+from engine.views.timeline import threshold_lines
 from ui import session
 from ui.cost_panel import step_bill
 from ui.frame import require_frame

@@ -10,7 +10,7 @@ import streamlit as st
 from engine.base.errors import ContextInspectorError
 from engine.formats import list_threads, load_thread
 from engine.formats.dburl import is_postgres_url, redact
-from engine.views.views import thread_facts
+from engine.views.threads import thread_facts
 from engine.workspace.workspace import WorkspaceError
 from ui import session
 from ui.frame import require_frame

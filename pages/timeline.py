@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.run.run import Run
+from engine.views.timeline import event_markers, recorded_compactions, threshold_lines
 from engine.views.timeline_table import rows_csv, timeline_rows
-from engine.views.views import event_markers, recorded_compactions, threshold_lines
 from ui import session, sidebar
 from ui.cost_panel import timeline_cost
 from ui.figures import cached_timeline_figure, timeline_spec

@@ -15,8 +15,8 @@ from pydantic import BaseModel
 
 from engine.base.errors import ConfigError
 from engine.config.schema import EngineConfig
+from engine.config.settings import layer_enabled
 from engine.config.sizes import ContextSize
-from engine.views.views import layer_enabled
 
 SECTIONS: tuple[str, ...] = ("summarization", "compaction", "context_editing", "recorded", "filesystem", "subagents",
                              "todo", "dangling", "memory", "input_context", "model", "tokens", "cost", "general")

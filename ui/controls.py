@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from engine.config.schema import EngineConfig, preset
+from engine.config.settings import with_layer
 from engine.config.sizes import AllOf, ContextSize
-from engine.views.views import resolve_tokens, with_layer
+from engine.views.timeline import resolve_tokens
 
 SIZE_TYPES: tuple[str, ...] = ("fraction", "tokens", "messages")
 # what a new clause of each type starts at when converting from nothing better

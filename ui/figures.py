@@ -1,4 +1,4 @@
-"""Figure builders: pure functions from a Run (or engine.views.views data) to a plotly Figure."""
+"""Figure builders: pure functions from a Run (or engine.views data) to a plotly Figure."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from plotly.subplots import make_subplots
 from engine.run.run import Run
 from engine.run.whatif import COMPACTION_EVENTS
 from engine.thread.kinds import CATEGORIES
-from engine.views.views import (
+from engine.views.timeline import (
     ThresholdLine,
     TimelineSeries,
     event_markers,

@@ -22,13 +22,13 @@ from engine.base.redaction import describe_error, one_line
 from engine.config.links import LIBRARY_PREFIX, library_id, sample_path, split_subagent_key
 from engine.config.presets import RECORDED_PRESET, default_preset_name
 from engine.config.schema import EngineConfig, preset
+from engine.config.settings import RESERVED_PARAMS, config_from_params, url_params
 from engine.formats import load_thread
 from engine.run.cache import DEFAULT_BUDGET_MB, MB, RunCache
 from engine.run.replay import replay
 from engine.run.run import Run
 from engine.summarizers.summarizers import model_summarizers, with_offline_summaries
 from engine.thread.model import Thread
-from engine.views.views import RESERVED_PARAMS, config_from_params, url_params
 from engine.workspace.library import Library, LibraryEntry
 from ui.text import error_text, escape_md
 

@@ -10,10 +10,10 @@ from engine.base.errors import ConfigError
 from engine.config.presets import PRESETS
 from engine.config.schema import EngineConfig
 from engine.config.setting_warnings import keep_meets_trigger
+from engine.config.settings import TOGGLE_LAYERS, layer_enabled
 from engine.config.sizes import AllOf, ContextSize
 from engine.summarizers.summarizers import model_summarizers
 from engine.tokens.counters import COUNTERS
-from engine.views.views import TOGGLE_LAYERS, layer_enabled
 from ui import controls, session
 from ui import library as library_ui
 from ui.preload import preload_elements

@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from engine.run.run import Run, StepRecord
+from engine.views.step import DiffRow, ViewEntry, category_rows, diff_counts
 from engine.views.step_page import (
     Shown,
     StepDetail,
@@ -33,7 +34,7 @@ from engine.views.step_page import (
     snippets,
     text_diff,
 )
-from engine.views.views import DiffRow, ThresholdLine, ViewEntry, category_rows, diff_counts
+from engine.views.timeline import ThresholdLine
 from ui.chart_placeholder import chart_placeholder
 from ui.figures import category_label, esc
 from ui.text import MAX_SHOWN_CHARS, escape_md

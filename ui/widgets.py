@@ -9,7 +9,7 @@ import streamlit as st
 from engine.base.wording import plural
 from engine.run.run import Run
 from engine.run.whatif import WhatIf, against_baseline
-from engine.views.views import ViewEntry
+from engine.views.step import ViewEntry
 from ui import session
 from ui.text import escape_md, show_text
 

@@ -105,7 +105,7 @@ def point_config(base: EngineConfig, overrides: Sequence[str]) -> EngineConfig:
     if not chosen:
         return base.with_overrides(list(overrides))
     name = chosen[-1].partition("=")[2].strip()
-    from engine.views.views import setting_text
+    from engine.config.settings import setting_text
 
     own = base_preset(base).diff(base)
     kept = [f"{k}={setting_text(k, b)}" for k, (_, b) in own.items() if k.split(".", 1)[0] not in _PRESET_OWNED]

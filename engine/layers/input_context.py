@@ -25,7 +25,7 @@ from langchain_core.messages import SystemMessage
 from engine.config.schema import EngineConfig
 from engine.config.sections import TASK_TOOL_NAMES, SkillConfig
 from engine.layers.base import LayerContext, RequestLayer
-from engine.run.replay import PARTS_KEY
+from engine.thread.kinds import PARTS_KEY
 from engine.tokens.content import message_text
 from engine.tokens.counters import tool_schema
 

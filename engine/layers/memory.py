@@ -40,7 +40,7 @@ from engine.config.sections import MemoryFact
 from engine.layers.base import LayerContext, RequestLayer
 from engine.layers.request_copy import overridden
 from engine.layers.scan import result_text
-from engine.run.replay import PARTS_KEY
+from engine.thread.kinds import PARTS_KEY
 from engine.tokens.counters import TokenCounter
 from engine.workspace.vfs import PathError, normalize_path
 from engine.workspace.workspace import MEMORIES_PREFIX, Workspace, WorkspaceError

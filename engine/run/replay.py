@@ -41,9 +41,9 @@ from engine.recorded.calibration import CalibratedCounter, thread_calibration
 from engine.recorded.history import RecordedHistory, keeps_all_thinking, recorded_history
 from engine.run.chain import model_chain, new_request, new_tool_request, tool_chain
 from engine.run.run import Run, StepRecord
-from engine.run.step_sums import PARTS_KEY, Snapshot, StepSums, ViewLog
+from engine.run.step_sums import Snapshot, StepSums, ViewLog
 from engine.thread.events import EventRecorder, emit, recording
-from engine.thread.kinds import message_kind
+from engine.thread.kinds import PARTS_KEY, message_kind
 from engine.thread.model import Thread
 from engine.tokens.counters import TokenCounter, counter_for_thread, prime_thread
 from engine.workspace.vfs import VirtualFilesystem

@@ -16,9 +16,8 @@ from langchain_core.messages import BaseMessage, SystemMessage
 
 from engine.layers.scan import unchanged_prefix
 from engine.recorded.calibration import UNRECORDED_PROMPT
+from engine.thread.kinds import PARTS_KEY
 from engine.tokens.counters import TokenCounter
-
-PARTS_KEY = "ctxi_parts"  # system message parts: [{"part", "category", "text"}], set by prompt layers
 
 
 class Snapshot(Sequence[BaseMessage]):

@@ -9,6 +9,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 # Layers mark the messages they create or rewrite with this additional_kwargs key, so a view
 # can be read back without guessing from text. LangChain's own summary marker is honoured too.
 KIND_KEY = "ctxi_kind"
+# A system message's parts: [{"part", "category", "text"}], set by the prompt layers (input context, memory).
+PARTS_KEY = "ctxi_parts"
 
 Kind = Literal["original", "stub", "summary", "reminder", "patch", "truncated", "memory"]
 KINDS: tuple[str, ...] = ("original", "stub", "summary", "reminder", "patch", "truncated", "memory")

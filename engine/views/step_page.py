@@ -1,6 +1,6 @@
 """The Step page's data: filters and search over a view, pages of it, tokens per tool, text diffs.
 
-Pure functions over a StepRecord and its `engine.views.views.ViewEntry` list, so the page only draws
+Pure functions over a StepRecord and its `engine.views.step.ViewEntry` list, so the page only draws
 what these return and the tests check exact values. Nothing here imports Streamlit.
 """
 
@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from engine.run.run import StepRecord
 from engine.tokens.content import message_text, tool_call_text
 from engine.tokens.counters import TokenCounter
-from engine.views.views import DiffRow, ViewEntry, call_names, state_view_diff, view_entries
+from engine.views.step import DiffRow, ViewEntry, call_names, state_view_diff, view_entries
 
 # What the kind filter offers, in this order. The first six are what a layer or the source made of
 # a message (engine.thread.kinds.KINDS); "unrecorded" is a message the provider billed beyond our count of

@@ -15,6 +15,7 @@ from engine.run.run import StepRecord
 from engine.thread.events import Event
 from engine.thread.kinds import mark
 from engine.tokens.counters import get_counter
+from engine.views.step import state_view_diff, view_entries
 from engine.views.step_page import (
     UNKNOWN_TOOL,
     Page,
@@ -35,7 +36,6 @@ from engine.views.step_page import (
     text_diff,
     tool_tokens,
 )
-from engine.views.views import state_view_diff, view_entries
 from tests.conftest import trace_path
 
 

@@ -20,8 +20,8 @@ from engine.config.links import (
     sample_path,
 )
 from engine.config.schema import EngineConfig, preset
+from engine.config.settings import config_from_params, url_params
 from engine.config.sizes import AllOf, ContextSize
-from engine.views.views import config_from_params, url_params
 from ui.config_form import all_fields
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ import pytest
 
 from engine.config.links import REFUSED_SETTINGS, refusal
 from engine.config.schema import preset
-from engine.views.views import config_from_params, url_params
+from engine.config.settings import config_from_params, url_params
 
 CANARY = "tests.safety.canary_middleware"
 SPEC = f"[{{use: '{CANARY}:Canary'}}]"

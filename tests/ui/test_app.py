@@ -38,7 +38,7 @@ def test_opens_on_the_first_sample_with_the_default_preset(start) -> None:  # no
     # the cost tiles are in the Cost section, drawn once opened (tests/ui/test_cost_pages.py)
     assert [m.label for m in at.metric] == ["Steps", "Peak view", "Peak raw (no layers)", "Tokens saved", "Events",
                                              "Summarizer calls"]
-    from engine.views.views import event_markers
+    from engine.views.timeline import event_markers
     from ui import session
 
     markers = event_markers(session.run_for(at.session_state["thread_key"], at.session_state["config"]))
@@ -209,7 +209,7 @@ def test_a_cached_config_redraws_the_timeline_without_rebuilding_its_figures(sta
 
 
 def test_the_timeline_lists_its_events_once_the_section_is_opened_and_opens_a_step(start) -> None:  # noqa: ANN001
-    from engine.views.views import event_markers
+    from engine.views.timeline import event_markers
     from ui import session
 
     at = start(preset="stress")

@@ -14,7 +14,7 @@ from engine.config.sizes import ContextSize
 from engine.run.replay import replay
 from engine.thread.events import Event
 from engine.tokens.counters import get_counter
-from engine.views.views import recorded_compactions
+from engine.views.timeline import recorded_compactions
 from tests.ui.builders import HOSTILE, build_thread
 from ui import controls
 from ui.config_form import all_fields, apply_form, field_for_error, widget_value
@@ -99,7 +99,7 @@ def test_lines_past_the_point_budget_are_decimated_keeping_peaks_and_drops(monke
     import numpy as np
 
     import ui.figures as figures
-    from engine.views.views import TimelineSeries
+    from engine.views.timeline import TimelineSeries
 
     n = 10_000
     view = np.full(n, 1000, dtype=np.int64)

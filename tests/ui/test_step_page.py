@@ -158,7 +158,7 @@ def test_per_step_data_is_computed_once_and_the_cache_stays_bounded() -> None:
 
 
 def test_budget_line_reads_the_trigger_keep_and_window() -> None:
-    from engine.views.views import ThresholdLine
+    from engine.views.timeline import ThresholdLine
     from ui.step_view import budget_text
 
     lines = [ThresholdLine("window", "window 100,000 tokens", 100_000),

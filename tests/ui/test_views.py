@@ -1,4 +1,4 @@
-"""engine.views.views: the numbers the dashboard draws, computed from a Run."""
+"""engine.views: the numbers the dashboard draws, computed from a Run."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from engine.config.schema import EngineConfig, preset
+from engine.config.settings import config_from_params, layer_enabled, url_params, with_layer
 from engine.config.sizes import AllOf, ContextSize
 from engine.run.replay import replay
 from engine.run.run import StepRecord
@@ -14,26 +15,17 @@ from engine.thread.events import Event
 from engine.thread.kinds import CATEGORIES, mark
 from engine.thread.model import RecordedCompaction
 from engine.tokens.counters import get_counter
-from engine.views.views import (
+from engine.views.compare import compare_runs
+from engine.views.layers import file_rows, stub_for, subagent_rows
+from engine.views.step import category_rows, diff_counts, state_view_diff, view_entries
+from engine.views.timeline import (
     ThresholdLine,
-    category_rows,
-    compare_runs,
-    config_from_params,
     describe_event,
-    diff_counts,
     event_markers,
-    file_rows,
-    layer_enabled,
     recorded_compactions,
     resolve_tokens,
-    state_view_diff,
-    stub_for,
-    subagent_rows,
     threshold_lines,
     timeline_series,
-    url_params,
-    view_entries,
-    with_layer,
 )
 from tests.ui.builders import build_thread
 

@@ -1,0 +1,80 @@
+"""The Layers page's data: offloaded files and their stubs, sub-agents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from functools import lru_cache
+from typing import Any, cast
+
+from langchain_core.messages import AIMessage, BaseMessage
+
+from engine.run.run import Run
+from engine.thread.kinds import message_kind
+from engine.tokens.content import message_text
+from engine.tokens.counters import TokenCounter
+from engine.views.timeline import events_of
+
+
+# -- layers ----------------------------------------------------------------------------------
+@lru_cache(maxsize=512)
+def _text_tokens(counter: TokenCounter, text: str) -> int:
+    # history files reach hundreds of kB; pages ask for their size on every rerun
+    return counter.count_text(text)
+
+
+def file_rows(run: Run) -> list[dict[str, Any]]:
+    """The virtual filesystem: path, size, tokens, the step and layer that wrote each file."""
+    # counters hash by identity; mypy cannot see that a Protocol type is Hashable
+    counter = cast(Hashable, run.counter)
+    return [{"path": e.path, "chars": e.size_chars, "tokens": _text_tokens(counter, e.content), "step": e.step,
+             "layer": e.layer, "source_id": e.source_id} for e in run.files.entries()]
+
+
+def stub_for(run: Run, path: str, source_id: str | None) -> BaseMessage | None:
+    """The stub message that replaced an offloaded result (searched in the last state and view)."""
+    if not run.steps:
+        return None
+    pool = [*run.final_state, *run.steps[-1].view]
+    for m in pool:
+        if message_kind(m) != "stub":
+            continue
+        if source_id and source_id in (m.id, getattr(m, "tool_call_id", None)):
+            return m
+        if path in message_text(m):
+            return m
+    return None
+
+
+def subagent_rows(run: Run) -> list[dict[str, Any]]:
+    """Per task call: tokens spent inside the sub-agent vs tokens returned to the parent.
+
+    The sub-agent layer's event (when present) says what the sub-agent *sent* over all its model
+    calls; the transcript's own size is the fallback.
+    """
+    names = set(run.config.subagents.task_tool_names)
+    results = run.thread.tool_results()
+    measured = {e.payload.get("tool_call_id"): e for e in events_of(run, "subagents") if e.kind == "subagent"}
+    rows = []
+    for m in run.thread.messages:
+        if not isinstance(m, AIMessage):
+            continue
+        for tc in m.tool_calls:
+            call_id = tc.get("id") or ""
+            inner = run.thread.subagents.get(call_id)
+            if tc.get("name") not in names and inner is None:
+                continue
+            result = results.get(call_id)
+            args = tc.get("args") or {}
+            event = measured.get(call_id)
+            rows.append({
+                "tool_call_id": call_id,
+                "subagent": str(args.get("subagent_type") or args.get("agent") or tc.get("name")),
+                "description": str(args.get("description") or args.get("prompt") or "")[:200],
+                "inside steps": event.payload.get("inside_steps") if event else None,
+                "transcript tokens": sum(run.counter.count_message(x) for x in inner.messages) if inner else None,
+                "sent inside (all its calls)": event.payload.get("inside_tokens") if event else None,
+                "peak inside": event.payload.get("inside_peak_tokens") if event else None,
+                "returned tokens": run.counter.count_message(result) if result is not None else None,
+            })
+    return rows
