@@ -1,0 +1,234 @@
+"""The summarization layer's shared part: its settings, what it counts with, when its trigger fires,
+the summary text and the events it records. The two modes' hooks are in engine/layers/summarization.py."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, Literal, NotRequired, Self, cast
+
+from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+
+from engine.base.errors import ConfigError
+from engine.config.schema import EngineConfig
+from engine.layers.approximate import RunningScaledCount, ScaledCounter, scales_with_usage
+from engine.layers.base import ContextLayer, LayerContext
+from engine.layers.offload import clip_overflow_tail
+from engine.layers.summary_rules import (
+    DEEPAGENTS_SUMMARY_PROMPT,
+    DEFAULT_TRIM_TOKENS,
+    NO_HISTORY,
+    SUMMARY_EVENT_KEY,
+    TOO_LONG,
+    CachedDrop,
+    IdCheck,
+    Projection,
+    SummaryEventState,
+    summary_prompt,
+    trim_for_summary,
+)
+from engine.layers.summary_steps import (
+    CallableCounter,
+    Written,
+    reported_total,
+)
+from engine.layers.thresholds import (
+    DEFAULT_KEEP,
+    ThresholdError,
+    fired_clause,
+    normalize_keep,
+    normalize_trigger,
+)
+from engine.summarizers.summarizers import Summarizer, make_summarizer
+from engine.tokens.counters import TokenCounter
+
+Mode = Literal["state", "view"]
+
+OVERFLOW_CLIP_TOKENS = 5000  # Deep Agents' tail-clip floor when `keep` is message based
+EVENT_KEY = SUMMARY_EVENT_KEY
+
+_PROFILE_REQUIRED = (
+    "Model profile information is required to use fractional token limits, and is unavailable for the "
+    "specified model. Please use absolute token counts instead, or pass window_tokens= (or a model with "
+    'profile={"max_input_tokens": ...}).'
+)
+
+
+class SummarizationState(SummaryEventState):
+    """Agent state plus the private view-mode event (Deep Agents' key) and DeerFlow HEAD's summary field."""
+
+    summary_text: NotRequired[str | None]
+
+
+# -- the layer -------------------------------------------------------------------------------
+class SummarizationCore(ContextLayer):
+    """What both modes share: settings, counters and window, the trigger, the summary text, the events."""
+
+    layer: ClassVar[str] = "summarization"
+    state_schema = SummarizationState
+
+    def __init__(
+        self,
+        context: LayerContext | None = None,
+        *,
+        trigger: Any = None,
+        keep: Any = DEFAULT_KEEP,
+        trim_tokens_to_summarize: int | None = DEFAULT_TRIM_TOKENS,
+        summary_prompt: str | None = None,
+        mode: Mode = "state",
+        summarizer: Any = None,
+        token_counter: TokenCounter | Callable[..., int] | None = None,
+        window_tokens: int | None = None,
+        model: Any = None,
+        overflow_fallback: bool = True,
+        history_dir: str = "/conversation_history",
+        max_output_tokens: int = 0,
+        provider: str | None = None,
+        style: str = "langchain",
+    ) -> None:
+        super().__init__(context)
+        self._id_check = IdCheck()
+        self._drop = CachedDrop()
+        self._project = Projection()  # apply_event, extended in place while the state only grows
+        if mode not in ("state", "view"):
+            raise ConfigError(f"mode must be 'state' or 'view', got {mode!r}", key="summarization.mode")
+        self.mode: Mode = mode
+        self.trigger_clauses = normalize_trigger(trigger)
+        self.keep = normalize_keep(keep)
+        self.trim_tokens_to_summarize = trim_tokens_to_summarize
+        # each framework's own default: Deep Agents adds a media note to LangChain's prompt
+        default_prompt = DEEPAGENTS_SUMMARY_PROMPT if mode == "view" else DEFAULT_SUMMARY_PROMPT
+        self.summary_prompt = summary_prompt if summary_prompt is not None else default_prompt
+        try:
+            self.summary_prompt.format(messages="")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ConfigError(f"the prompt may only use the {{messages}} placeholder; double other braces ({exc!r})",
+                              key="summarization.summary_prompt") from None
+        self._counter = (token_counter if token_counter is None or hasattr(token_counter, "count_message")
+                         else CallableCounter(token_counter))
+        self.model = model
+        self._window = window_tokens
+        self.overflow_fallback = overflow_fallback
+        self.history_dir = history_dir.rstrip("/") or "/"
+        self.max_output_tokens = max_output_tokens
+        self.provider = provider
+        self.style = style
+        spec = summarizer if summarizer is not None else self.context.summarizer
+        self.summarizer: Summarizer = make_summarizer(spec, self.event_counter)
+        self._state_tokens = RunningScaledCount(self.counter)
+        self._view_tokens = RunningScaledCount(self.counter)
+        self._tools_tokens: dict[tuple[int, ...], tuple[tuple[Any, ...], int]] = {}
+        self._ai_indices: list[int] | None = None
+        uses_fraction = any(kind == "fraction" for c in self.trigger_clauses for kind, _ in c) or self.keep[0] == "fraction"
+        # state mode runs in before_model, which has no request model to read a profile from
+        if mode == "state" and uses_fraction and self.window_for(None) is None:
+            raise ThresholdError(_PROFILE_REQUIRED)
+
+    @classmethod
+    def from_config(cls, config: EngineConfig, context: LayerContext) -> Self:
+        s = config.summarization
+        return cls(context, trigger=s.trigger, keep=s.keep, trim_tokens_to_summarize=s.trim_tokens_to_summarize,
+                   summary_prompt=s.summary_prompt, mode=s.mode,
+                   summarizer=context.summarizer if context.summarizer is not None else s.summarizer,
+                   overflow_fallback=s.overflow_fallback, history_dir=s.history_dir,
+                   max_output_tokens=config.model.max_output_tokens, provider=config.model.provider, style=s.style)
+
+    @property
+    def counter(self) -> TokenCounter:
+        """What thresholds are measured with: the explicit counter, else the framework's (decision) counter."""
+        return self._counter if self._counter is not None else self.decision_counter  # type: ignore[return-value]
+
+    @property
+    def event_counter(self) -> TokenCounter:
+        """What events report: the explicit counter, else the run's, so events match the timeline."""
+        return self._counter if self._counter is not None else self.context.counter  # type: ignore[return-value]
+
+    def window_for(self, model: Any) -> int | None:
+        """The window: explicit, else the run's, else the model profile (a malformed profile counts as none)."""
+        if self._window:
+            return self._window
+        if self.context.window_tokens:
+            return self.context.window_tokens
+        for candidate in (self.model, model):
+            profile = getattr(candidate, "profile", None)
+            if isinstance(profile, Mapping) and isinstance(profile.get("max_input_tokens"), int):
+                return int(profile["max_input_tokens"])
+        return None
+
+    def _reported_tokens(self, messages: Sequence[BaseMessage]) -> int | None:
+        """The last AI message's reported total, when its provider is the model's (LangChain's rule)."""
+        return reported_total(messages, self.provider, self.model)
+
+    def _fired(self, messages: Sequence[BaseMessage], total: int, model: Any) -> str | None:
+        if not self.trigger_clauses:
+            return None
+        return fired_clause(self.trigger_clauses, message_count=len(messages), total_tokens=total,
+                            window=self.window_for(model), reported_tokens=self._reported_tokens(messages))
+
+    # -- summary text ---------------------------------------------------------------------
+    def _write(self, to_summarize: Sequence[BaseMessage]) -> Written:
+        if not to_summarize:
+            return Written(NO_HISTORY, "", False)
+        counter = self.counter
+        # LangChain's approximate count of a list is the sum of its messages' counts, scaled by a
+        # factor >= 1 (engine.layers.approximate): a floor that spares counting what cannot fit
+        floor = counter.count_message if scales_with_usage(counter) else None
+        trimmed = trim_for_summary(to_summarize, self.trim_tokens_to_summarize, ScaledCounter(counter), floor=floor)
+        if not trimmed:
+            return Written(TOO_LONG, "", True)
+        # kept lazily (references to the messages): a prompt per event was most of a Run's memory
+        prompt = summary_prompt(self.summary_prompt, trimmed)
+        # a summarizer that says it reads the prompt lazily (the offline one) gets it unrendered
+        lazy = getattr(self.summarizer, "lazy_prompt", False)
+        text = self.summarizer(trimmed, prompt_text=cast(str, prompt) if lazy else str(prompt))
+        if not isinstance(text, str):
+            raise TypeError(f"`summarizer` must return a str, got {type(text).__name__}.")
+        return Written(text.strip(), prompt, False)
+
+    def _emit_summary(self, written: Written, *, trigger: str, to_summarize: Sequence[BaseMessage],
+                      kept: Sequence[BaseMessage], new_list: Sequence[BaseMessage], before_tokens: int,
+                      cutoff: int, summary: HumanMessage, history_path: str | None) -> None:
+        removed = [m.id for m in to_summarize]
+        self.emit("summarize", tokens_before=before_tokens, tokens_after=self.event_counter(new_list),
+                  message=f"{self.mode}: summarized {len(removed)} messages, kept {len(kept)} ({trigger})",
+                  summary_text=written.text, summary_id=summary.id, removed_ids=removed,
+                  kept_ids=[m.id for m in kept], cutoff_index=cutoff, trigger=trigger, prompt=written.prompt,
+                  history_path=history_path, mode=self.mode)
+        if written.empty:
+            self.emit("summarize_empty", severity="warning", removed_ids=removed,
+                      trim_tokens_to_summarize=self.trim_tokens_to_summarize, summary_text=written.text,
+                      message=(f"trimming to {self.trim_tokens_to_summarize} tokens left no window starting on a "
+                               f"human message: {len(removed)} messages were replaced by {TOO_LONG!r}"))
+
+    def _request_tokens(self, messages: Sequence[BaseMessage], request: Any) -> int:
+        """System message, tools and `messages`, usage-scaled (Deep Agents' `_count_tokens`)."""
+        system = getattr(request, "system_message", None)
+        tools = getattr(request, "tools", None) or ()
+        key = tuple(map(id, tools))
+        hit = self._tools_tokens.get(key)
+        if hit is None:
+            if len(self._tools_tokens) >= 256:  # a layer making new tool objects every call
+                self._tools_tokens.clear()
+            # the entry keeps the tools alive, so their ids cannot be reused by other objects
+            hit = self._tools_tokens[key] = (tuple(tools), self.counter.count_tools(list(tools)) if tools else 0)
+        counter = self.counter
+        lead = (counter.count_message(system) if system else 0) + hit[1]
+        return self._view_tokens(messages, lead_tokens=lead, lead_messages=1 if system else 0)
+
+    def _clip(self, preserved: Sequence[BaseMessage], window: int | None) -> tuple[list[BaseMessage], list[ToolMessage]]:
+        kind, value = self.keep
+        threshold = (int(value) if kind == "tokens" else int(window * value) if kind == "fraction" and window
+                     else OVERFLOW_CLIP_TOKENS)
+        return clip_overflow_tail(preserved, self.vfs, threshold_tokens=threshold, counter=self.counter,
+                                  step=self.current_step())
+
+    def _emit_overflow(self, kind: str, total: int, window: int | None, clipped: Sequence[ToolMessage] = ()) -> None:
+        limit = f"the {window}-token window" if window else "the model's context window"
+        if kind == "overflow_fallback":
+            self.emit(kind, tokens_before=total, message=f"request of {total} tokens exceeds {limit}: "
+                      f"summarizing below the trigger, {len(clipped)} trailing tool results clipped",
+                      window_tokens=window, clipped_ids=[m.id for m in clipped], mode=self.mode)
+        else:
+            self.emit(kind, severity="warning", tokens_before=total, window_tokens=window, mode=self.mode,
+                      message=f"request of {total} tokens still exceeds {limit}")
+
