@@ -33,7 +33,9 @@ if TYPE_CHECKING:
     from engine.recorded.inspect import inspect_thread
     from engine.run.replay import replay
     from engine.run.run import Run, StepRecord
-    from engine.summarizers.summarizers import LLMSummarizer, OfflineSummarizer, Summarizer
+    from engine.summarizers.llm import LLMSummarizer
+    from engine.summarizers.offline import OfflineSummarizer
+    from engine.summarizers.protocol import Summarizer
     from engine.thread.events import Event, EventRecorder, emit, recording
     from engine.thread.model import RecordedCompaction, RecordedEdit, RecordedUsage, Thread
     from engine.tokens.counters import (
@@ -68,11 +70,11 @@ _EXPORTS: dict[str, str] = {
     "inspect_thread": "engine.recorded.inspect",
     "LayerContext": "engine.layers",
     "list_threads": "engine.formats",
-    "LLMSummarizer": "engine.summarizers.summarizers",
+    "LLMSummarizer": "engine.summarizers.llm",
     "load_config": "engine.config.loading",
     "load_thread": "engine.formats",
     "MemoryLayer": "engine.layers.memory",
-    "OfflineSummarizer": "engine.summarizers.summarizers",
+    "OfflineSummarizer": "engine.summarizers.offline",
     "preset": "engine.config.schema",
     "RecordedCompaction": "engine.thread.model",
     "RecordedEdit": "engine.thread.model",
@@ -83,7 +85,7 @@ _EXPORTS: dict[str, str] = {
     "StepRecord": "engine.run.run",
     "SubagentLayer": "engine.layers.subagents",
     "SummarizationLayer": "engine.layers.summarization",
-    "Summarizer": "engine.summarizers.summarizers",
+    "Summarizer": "engine.summarizers.protocol",
     "Thread": "engine.thread.model",
     "ThreadLoadError": "engine.base.errors",
     "TiktokenCounter": "engine.tokens.counters",

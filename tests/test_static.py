@@ -95,6 +95,71 @@ def test_no_layer_imports_a_sibling_layer() -> None:
     assert {m: sorted(graph[m] & layers) for m in layers if graph[m] & layers} == {}
 
 
+# -- the engine's layout (docs/architecture.md) ---------------------------------------------------
+# Files that may sit at the engine's root beside its packages: the package itself, the typing marker
+# and the data folder (YAML tables, not code).
+ROOT_FILES = {"__init__.py", "py.typed", "data", "__pycache__"}
+
+
+def _packages() -> list[Path]:
+    return sorted(p for p in (ROOT / "engine").iterdir() if p.is_dir() and (p / "__init__.py").exists())
+
+
+def test_engine_root_holds_only_packages() -> None:
+    stray = sorted(p.name for p in (ROOT / "engine").iterdir()
+                   if p.name not in ROOT_FILES and not (p.is_dir() and (p / "__init__.py").exists()))
+    assert stray == [], f"put these in the package of their concept (docs/architecture.md): {stray}"
+
+
+def _allowed_imports(package: Path) -> set[str] | None:
+    """The packages `May import:` in the package's docstring names (None: the line is missing)."""
+    import ast
+    import re
+
+    doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text(encoding="utf-8"))) or ""
+    match = re.search(r"May import:\s*(.*?)(?:\.\s*$|\.\n\n|$)", doc, re.S)
+    if match is None:
+        return None
+    words = match.group(1).replace("\n", " ")
+    if words.strip().startswith("nothing"):
+        return set()
+    return {w.strip() for w in words.split(",") if w.strip()}
+
+
+def _package_imports() -> dict[str, set[str]]:
+    """`{package: engine packages its modules import}` (lazy imports included), from the module graph."""
+    graph: dict[str, set[str]] = {}
+    for module, deps in _engine_imports().items():
+        parts = module.split(".")
+        if len(parts) < 2:
+            continue
+        graph.setdefault(parts[1], set()).update(d.split(".")[1] for d in deps if len(d.split(".")) > 1)
+    return {p: deps - {p} for p, deps in graph.items()}
+
+
+def test_every_package_says_what_it_may_import_and_keeps_to_it() -> None:
+    names = {p.name for p in _packages()}
+    allowed = {p.name: _allowed_imports(p) for p in _packages()}
+    assert [n for n, a in allowed.items() if a is None] == [], "each package's docstring needs a `May import:` line"
+    unknown = {n: sorted(a - names) for n, a in allowed.items() if a and a - names}
+    assert unknown == {}, f"`May import:` names packages that do not exist: {unknown}"
+    actual = _package_imports()
+    breaking = {n: sorted(actual.get(n, set()) - (allowed[n] or set())) for n in names
+                if actual.get(n, set()) - (allowed[n] or set())}
+    assert breaking == {}, f"imports their docstring does not allow: {breaking}"
+    # what the docstrings allow is itself layered: no package may (even indirectly) import itself
+    assert _cycles({n: a or set() for n, a in allowed.items()}) == []
+
+
+def test_the_layout_checks_catch_a_stray_import(tmp_path: Path) -> None:
+    (tmp_path / "__init__.py").write_text('"""A package.\n\nMay import: base, thread.\n"""\n')
+    assert _allowed_imports(tmp_path) == {"base", "thread"}
+    (tmp_path / "__init__.py").write_text('"""A package.\n\nMay import: nothing from the engine.\n"""\n')
+    assert _allowed_imports(tmp_path) == set()
+    (tmp_path / "__init__.py").write_text('"""A package with no rule."""\n')
+    assert _allowed_imports(tmp_path) is None
+
+
 def _expects_without_timeout(source: str) -> list[int]:
     """Lines of `expect(...).<assertion>(...)` calls with no `timeout=` (Playwright's default is 5 s)."""
     import ast

@@ -19,7 +19,7 @@ import streamlit as st
 
 from engine.base.errors import ContextInspectorError, ThreadLoadError
 from engine.base.redaction import describe_error, one_line
-from engine.config.links import LIBRARY_PREFIX, library_id, sample_path, split_subagent_key
+from engine.config.links import LIBRARY_PREFIX
 from engine.config.presets import RECORDED_PRESET, default_preset_name
 from engine.config.schema import EngineConfig, preset
 from engine.config.settings import RESERVED_PARAMS, config_from_params, url_params
@@ -27,15 +27,16 @@ from engine.formats import load_thread
 from engine.run.cache import DEFAULT_BUDGET_MB, MB, RunCache
 from engine.run.replay import replay
 from engine.run.run import Run
-from engine.summarizers.summarizers import model_summarizers, with_offline_summaries
+from engine.summarizers.choice import model_summarizers, with_offline_summaries
 from engine.thread.model import Thread
+from engine.workspace import keys
 from engine.workspace.library import Library, LibraryEntry
 from ui.text import error_text, escape_md
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES_ENV = "CTXI_SAMPLES_DIR"
 OPEN_ENV = "CTXI_OPEN"  # set by `ctxi ui FILE`: the one local file the dashboard may open by path
-DEMO_KEY = "demo"
+DEMO_KEY = keys.DEMO_KEY
 # the sample a new visitor sees first: large tool results offloaded and a raw curve past the window
 PREFERRED_SAMPLES = ("code-analysis", "a_demo")
 # set only by a real-model checkbox the user ticks (sidebar, Run panel); no widget binds it to the URL
@@ -50,20 +51,23 @@ def samples_dir() -> Path:
 
 
 def sample_files() -> list[Path]:
-    """The samples a link may name (`engine.config.links.sample_path`): no symlink leading out, no odd names."""
-    folder = samples_dir()
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.glob("*.json") if sample_path(folder, p.stem) is not None)
+    """The samples a link may name (engine.workspace.keys): no symlink leading out, no odd names."""
+    return keys.sample_files(samples_dir())
 
 
 def sample_key(path: Path) -> str:
-    return f"sample:{path.stem}"
+    return keys.sample_key(path)
 
 
 def sample_file(key: str) -> Path | None:
     """The bundled sample a `sample:NAME` key names; None for anything outside the samples folder."""
-    return sample_path(samples_dir(), key.removeprefix("sample:"))
+    source = keys.resolve_thread_key(key, _roots()) if key.startswith(keys.SAMPLE_PREFIX) else None
+    return source.path if source is not None else None
+
+
+def _roots() -> keys.ThreadRoots:
+    """Where this server's keys may lead (engine.workspace.keys.ThreadRoots)."""
+    return keys.roots_from_environment(samples_dir(), opened_env=OPEN_ENV, library=library())
 
 
 @dataclass(frozen=True)
@@ -127,13 +131,13 @@ def save_upload(upload: Upload) -> LibraryEntry:
 
 def spawning_step(key: str) -> int | None:
     """For a sub-agent key: the parent's step whose model call made the Task call that spawned it."""
-    split = split_subagent_key(key)
-    parent = thread_for(split[1]) if split else None
-    if split is None or parent is None:
+    source = keys.resolve_thread_key(key, _roots())
+    parent = thread_for(source.parent_key) if source is not None and source.kind == "subagent" else None
+    if source is None or parent is None:
         return None
     for step, index in enumerate(parent.ai_indices()):
         message = parent.messages[index]
-        if any(call.get("id") == split[0] for call in getattr(message, "tool_calls", None) or ()):
+        if any(call.get("id") == source.call_id for call in getattr(message, "tool_calls", None) or ()):
             return step
     return None
 
@@ -215,49 +219,32 @@ def thread_for(key: str | None) -> Thread | None:
 
 
 def _thread_for(key: str) -> Thread | None:
-    if key == DEMO_KEY:
+    # what the key names, by the link rules (engine.workspace.keys); each kind is cached its own way
+    source = keys.resolve_thread_key(key, _roots())
+    if source is None:
+        return None
+    if source.kind == "demo":
         return _demo_thread()
-    if key.startswith("file:"):
-        # only the file named on the command line: a URL must not make the server read other files
-        path = Path(key.removeprefix("file:"))
-        opened = os.environ.get(OPEN_ENV)
-        if not opened or Path(opened).resolve() != path or not path.is_file():
-            return None
-        return _load_sample(str(path), path.stat().st_mtime)
-    if key.startswith("pg:"):
+    if source.kind in ("sample", "file"):
+        assert source.path is not None
+        return _load_sample(str(source.path), source.path.stat().st_mtime)
+    if source.kind == "database":
         # read when the user opened it on the Threads page; a key in a URL never makes the server connect
         return st.session_state.get("database_threads", {}).get(key)
-    if key.startswith(LIBRARY_PREFIX):
-        # only `library:<24 hex digits>` naming a folder directly in the workspace's library (engine.config.links)
-        entry_id = library_id(key)
-        folder = library().entry_dir(entry_id) if entry_id else None
-        if entry_id is None or folder is None:
-            return None
-        return _load_library(str(folder), entry_id)
-    if key.startswith("sub:"):
-        # a sub-agent transcript of a thread this session may open, by the Task call id: never a file
-        split = split_subagent_key(key)
-        parent = thread_for(split[1]) if split else None
-        return parent.subagents.get(split[0]) if split and parent is not None else None
-    if key.startswith("sample:"):
-        path = sample_file(key)
-        if path is None:
-            return None
-        return _load_sample(str(path), path.stat().st_mtime)
+    if source.kind == "library":
+        return _load_library(str(source.path), str(source.entry_id))
+    if source.kind == "subagent":
+        parent = thread_for(source.parent_key)
+        return parent.subagents.get(source.call_id or "") if parent is not None else None
     upload = st.session_state.get("uploads", {}).get(key)
-    if upload is None:
-        return None
-    return _load_upload(key, upload)
+    return _load_upload(key, upload) if upload is not None else None
 
 
 def _thread_version(key: str) -> str:
-    split = split_subagent_key(key)
-    if split is not None:  # a sub-agent changes when its parent's file does
-        return f"{_thread_version(split[1])}>{split[0]}"
-    if key.startswith(("sample:", "file:")):
-        path = sample_file(key) if key.startswith("sample:") else Path(key.removeprefix("file:"))
-        return f"{key}@{path.stat().st_mtime if path is not None and path.is_file() else 0}"
-    return key
+    source = keys.resolve_thread_key(key, _roots())
+    if source is not None and source.kind == "subagent":  # a sub-agent changes when its parent's file does
+        return f"{_thread_version(source.parent_key or '')}>{source.call_id}"
+    return source.version() if source is not None else key
 
 
 def default_thread_key() -> str | None:

@@ -12,7 +12,7 @@ from engine.config.schema import EngineConfig
 from engine.config.setting_warnings import keep_meets_trigger
 from engine.config.settings import TOGGLE_LAYERS, layer_enabled
 from engine.config.sizes import AllOf, ContextSize
-from engine.summarizers.summarizers import model_summarizers
+from engine.summarizers.choice import model_summarizers
 from engine.tokens.counters import COUNTERS
 from ui import controls, session
 from ui import library as library_ui

@@ -1,6 +1,8 @@
 """`ctxi`, the engine from the command line: `main.py` parses and dispatches, one module per command.
 
-May import: every other engine package (each command imports the engine inside its `run`).
+Each command imports the engine inside its `run`, so `ctxi --help` reads the command modules alone.
+May import: base, thread, tokens, config, formats, recorded, summarizers, workspace, policies, layers, run,
+views, cost, evals, scenarios, lessons.
 """
 
 from __future__ import annotations

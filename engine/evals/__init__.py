@@ -1,4 +1,8 @@
-"""Targeted evals of a Run: needle retention and goal drift after compaction, and stress mode."""
+"""Targeted evals of a Run: needle retention and goal drift after compaction, and stress mode. Settings sweeps
+(`sweep`) and several agents' policies on one thread (`policy_compare`).
+
+May import: base, thread, tokens, config, formats, recorded, workspace, run, cost, views.
+"""
 
 from engine.evals.compactions import TOO_LONG_PLACEHOLDER, Compaction, compactions
 from engine.evals.drift import DriftCheck, DriftReport, goal_drift, session_intent, step_ranges

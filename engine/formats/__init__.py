@@ -3,6 +3,8 @@
 Every importer module defines `IMPORTER`, an object with `name`, `sniff(source) -> bool`,
 `list_threads(source) -> list[ThreadRef]` and `load(source, thread_id) -> Thread`.
 Detection tries them in `DETECTION_ORDER`; the first whose sniff accepts the source wins.
+
+May import: base, thread, tokens.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""The context layers, one module each; `build_layers` turns a config into middleware instances."""
+"""The context layers, one module each; `build_layers` turns a config into middleware instances.
+
+May import: base, thread, tokens, config, recorded, summarizers, workspace, policies.
+"""
 
 from __future__ import annotations
 

@@ -25,7 +25,8 @@ from engine.config.schema import EngineConfig
 from engine.layers.base import ContextLayer, LayerContext
 from engine.policies import CompactionPolicy, PolicyContext, get_policy
 from engine.policies.base import Compaction
-from engine.summarizers.summarizers import Summarizer, make_summarizer
+from engine.summarizers.choice import make_summarizer
+from engine.summarizers.protocol import Summarizer
 from engine.tokens.content import message_text
 from engine.tokens.windows import max_output_tokens
 

@@ -39,7 +39,8 @@ from engine.layers.thresholds import (
     normalize_keep,
     normalize_trigger,
 )
-from engine.summarizers.summarizers import Summarizer, make_summarizer
+from engine.summarizers.choice import make_summarizer
+from engine.summarizers.protocol import Summarizer
 from engine.tokens.counters import TokenCounter
 
 Mode = Literal["state", "view"]

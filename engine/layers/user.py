@@ -134,7 +134,7 @@ class ConfigModel(GenericFakeChatModel):
 
     def _generate(self, *args: Any, **kwargs: Any) -> Any:
         raise ModelNotAvailable("the replay's model ($model) writes nothing: give the middleware a summarizer "
-                                "(e.g. `summarizer: {use: 'engine.summarizers.summarizers:OfflineSummarizer'}`) or a real model")
+                                "(e.g. `summarizer: {use: 'engine.summarizers:OfflineSummarizer'}`) or a real model")
 
 
 def config_model(window_tokens: int | None) -> ConfigModel:

@@ -3,6 +3,8 @@
 A policy says when an agent compacts (`threshold_tokens`) and what history it continues from
 (`rebuild`). `engine.layers.compaction.CompactionLayer` runs the policy the config names; each
 policy module cites the agent's source for every rule.
+
+May import: base, thread, tokens, config, summarizers.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from engine.base.errors import ConfigError
 from engine.config.sections import CompactionConfig
 from engine.policies.base import Compaction, PolicyContext
-from engine.summarizers.summarizers import prior_sections
+from engine.summarizers.reading import prior_sections
 from engine.thread.kinds import mark, message_kind
 from engine.thread.model import stable_id
 from engine.tokens.content import message_text

@@ -27,7 +27,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from engine.base.errors import ConfigError
 from engine.config.sections import CompactionConfig
 from engine.policies.base import Compaction, PolicyContext
-from engine.summarizers.summarizers import prior_sections
+from engine.summarizers.reading import prior_sections
 from engine.thread.kinds import mark, message_kind
 from engine.thread.model import stable_id
 

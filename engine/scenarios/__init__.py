@@ -1,6 +1,9 @@
 """Scenario agents: scripted, deterministic agent runs through a real `create_agent` and the layers.
 
 Each scenario is one module defining `SCENARIO`; `generate(name, steps=, seed=)` returns its Thread.
+Live runs (`live`, `live_run`): a scenario's scripted model or a real `provider:model`, step by step.
+
+May import: base, thread, tokens, config, formats, recorded, summarizers, workspace, policies, layers, run.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The readings depend only on a message's content, so each is computed once per message object
 (engine.thread.message_memo) and reused on every re-run of the thread and by every later summary that
-reads the message again (engine.summarizers.summarizers `OfflineSummarizer` puts them together).
+reads the message again (engine.summarizers.offline `OfflineSummarizer` puts them together).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from langchain_core.messages.utils import get_buffer_string
 from engine.config.schema import preset
 from engine.layers import summary_rules
 from engine.run.replay import replay
-from engine.summarizers.summarizers import OfflineSummarizer
+from engine.summarizers.offline import OfflineSummarizer
 from engine.thread.lazytext import LazyText, text_of
 from engine.thread.synthetic import synthetic_thread
 from engine.workspace.vfs import VirtualFilesystem

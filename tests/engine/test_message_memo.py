@@ -9,7 +9,7 @@ import gc
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from engine.layers.offload import offload_to_stub
-from engine.summarizers.summarizers import OfflineSummarizer
+from engine.summarizers.offline import OfflineSummarizer
 from engine.thread.message_memo import MessageMemo
 from engine.workspace.vfs import VirtualFilesystem
 

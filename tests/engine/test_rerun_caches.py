@@ -221,7 +221,7 @@ def test_overridden_requests_equal_what_override_builds() -> None:
 def test_offline_summaries_read_from_memos_equal_summaries_of_fresh_messages() -> None:
     """Per-message readings (calls, earlier summaries' artifacts) give the text a first read gives,
     and a message whose tool calls are reassigned is read again."""
-    from engine.summarizers.summarizers import OfflineSummarizer
+    from engine.summarizers.offline import OfflineSummarizer
 
     def messages() -> list[Any]:
         out: list[Any] = [HumanMessage("Fix the parser, then update the docs.", id="h")]

@@ -262,7 +262,9 @@ def _mutate(doc: Any, draw_path: list[int | str], value: Any, drop: bool) -> Non
     elif drop and isinstance(parent, list):
         parent.pop(int(draw_path[-1]))
     else:
-        parent[draw_path[-1]] = value
+        # a copy: a drawn value is never changed by a later mutation (hypothesis may draw one object twice,
+        # which then held itself and could not be written out)
+        parent[draw_path[-1]] = copy.deepcopy(value)
 
 
 def _paths(value: Any, at: list[Any], out: list[list[Any]]) -> list[list[Any]]:

@@ -12,14 +12,11 @@ from langgraph.runtime import Runtime
 from engine.base.errors import ConfigError
 from engine.layers.base import LayerContext
 from engine.layers.summarization import SummarizationLayer
-from engine.summarizers.summarizers import (
-    CallableSummarizer,
-    LLMSummarizer,
-    OfflineSummarizer,
-    Summarizer,
-    make_summarizer,
-    prior_sections,
-)
+from engine.summarizers.choice import CallableSummarizer, make_summarizer
+from engine.summarizers.llm import LLMSummarizer
+from engine.summarizers.offline import OfflineSummarizer
+from engine.summarizers.protocol import Summarizer
+from engine.summarizers.reading import prior_sections
 from engine.tokens.counters import ApproximateCounter, get_counter
 
 
@@ -204,7 +201,7 @@ def test_summary_calls_retry_as_langchain_does() -> None:
     from langchain.agents.middleware._retry import default_retry_on
 
     from engine.base.errors import ModelCallError
-    from engine.summarizers.summarizers import retryable
+    from engine.summarizers.llm import retryable
 
     errors: list[BaseException] = [RuntimeError("x"), PermissionError("401"), KeyboardInterrupt()]
     errors += [getattr(lc_errors, n)("x") for n in dir(lc_errors)

@@ -198,7 +198,7 @@ SUMMARIZATION = """\
       model: $model
       trigger: [messages, 9]
       keep: [messages, 4]
-      summarizer: {use: "engine.summarizers.summarizers:OfflineSummarizer"}
+      summarizer: {use: "engine.summarizers:OfflineSummarizer"}
 """
 
 
@@ -233,7 +233,7 @@ def test_summarization_middleware_from_yaml_replaces_history_with_a_summary() ->
 
 def test_summarization_middleware_calling_the_replay_model_is_one_error_event() -> None:
     thread = make_thread()
-    yaml = SUMMARIZATION.replace('      summarizer: {use: "engine.summarizers.summarizers:OfflineSummarizer"}\n', "")
+    yaml = SUMMARIZATION.replace('      summarizer: {use: "engine.summarizers:OfflineSummarizer"}\n', "")
     run = replay(thread, config(yaml))
     errors = [e for e in events_of(run, "SummarizationMiddleware") if e.kind == "error"]
     assert [e.step for e in errors] == [4, 5, 6, 7, 8, 9, 10]  # it retries at every step past the trigger
@@ -241,7 +241,7 @@ def test_summarization_middleware_calling_the_replay_model_is_one_error_event() 
     assert errors[0].message == (
         "SummarizationMiddleware.before_model raised ModelNotAvailable: the replay's model ($model) writes "
         "nothing: give the middleware a summarizer (e.g. `summarizer: {use: "
-        "'engine.summarizers.summarizers:OfflineSummarizer'}`) or a real model; its effect at this call is skipped")
+        "'engine.summarizers:OfflineSummarizer'}`) or a real model; its effect at this call is skipped")
     assert [m.id for m in run.steps[10].state] == [m.id for m in thread.messages[:21]]  # nothing was summarized
 
 

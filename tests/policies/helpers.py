@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from engine.config.sections import CompactionConfig
 from engine.policies.base import PolicyContext
-from engine.summarizers.summarizers import OfflineSummarizer
+from engine.summarizers.offline import OfflineSummarizer
 from engine.tokens.counters import get_counter
 
 COUNTER = get_counter()

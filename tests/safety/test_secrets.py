@@ -22,7 +22,7 @@ from langchain_core.messages import HumanMessage
 from engine.base.errors import ModelCallError
 from engine.base.redaction import REDACTED, describe_error, redact
 from engine.cli import main as cli
-from engine.summarizers.summarizers import LLMSummarizer
+from engine.summarizers.llm import LLMSummarizer
 from tests.fake_provider import FakeProvider
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -226,7 +226,7 @@ def test_a_real_model_run_needs_the_user_to_allow_it(start, provider_session: Fa
 
 def test_every_model_summarizer_is_gated_not_only_summarization() -> None:
     from engine.config.schema import preset
-    from engine.summarizers.summarizers import model_summarizers, with_offline_summaries
+    from engine.summarizers.choice import model_summarizers, with_offline_summaries
 
     config = preset("stress").with_overrides(["summarization.summarizer=openai:gpt-4o-mini",
                                               "compaction.summarizer=anthropic:claude-haiku"])

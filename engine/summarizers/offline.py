@@ -1,57 +1,31 @@
-"""Summarizers: what writes the summary text once the summarization layer chose what to summarize.
-
-`OfflineSummarizer` is the default: deterministic and extractive, no network, the same text for
-the same messages. `LLMSummarizer` prompts any LangChain chat model (`init_chat_model`) with the
-layer's summary prompt. Both count their calls and the input tokens they were (or would have been)
-sent, so a run can report what summarization cost.
+"""The offline summarizer (the default): deterministic and extractive, no network, the same text for the
+same messages. It fills SESSION INTENT, SUMMARY, ARTIFACTS and NEXT STEPS from the messages themselves
+(how it reads one message: engine/summarizers/reading.py).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Sequence
+from typing import Any
 
-from langchain_core.exceptions import ModelError
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from engine.base.errors import ConfigError, ModelCallError
-from engine.base.redaction import describe_error, one_line
-from engine.config.schema import EngineConfig
+from engine.summarizers.protocol import CHARS_PER_TOKEN, MAX_SUMMARY_TOKENS, SECTIONS
 from engine.summarizers.reading import (
     MEMO,
     ai_facts,
     clip,
     earlier_sections,
-    first_line,
     has_text,
     human_fact,
     intent_line,
     plan_lines,
-    prior_sections,
     result_head,
 )
 from engine.thread.kinds import message_kind
 from engine.tokens.counters import TokenCounter, get_counter
 
-SECTIONS: tuple[str, ...] = ("SESSION INTENT", "SUMMARY", "ARTIFACTS", "NEXT STEPS")
-MAX_SUMMARY_TOKENS = 1500
-CHARS_PER_TOKEN = 4  # the bound is in characters, so the text does not depend on the counter
-
-
-@runtime_checkable
-class Summarizer(Protocol):
-    """Turns the messages chosen for summarization into summary text."""
-
-    name: str
-    calls: int
-    input_tokens: int
-
-    def __call__(self, messages: Sequence[BaseMessage], *, prompt_text: str) -> str: ...
-
-
-# -- offline -------------------------------------------------------------------------------------
 READ_TOOLS = frozenset({"read_file", "read", "view", "cat", "view_file", "open_file", "get_file"})
 WRITE_TOOLS = frozenset({"write_file", "write", "create_file", "create"})
 EDIT_TOOLS = frozenset({"edit_file", "edit", "multiedit", "str_replace", "str_replace_based_edit_tool",
@@ -300,141 +274,3 @@ def _capped(items: list[str], cap: int) -> list[str]:
 
 def _join(lines: dict[str, list[str]]) -> str:
     return "\n\n".join(f"## {s}\n" + ("\n".join(lines[s]) if lines[s] else "None") for s in SECTIONS)
-
-
-# -- LLM -----------------------------------------------------------------------------------------
-def _summary_call_config() -> dict[str, Any]:
-    # LangChain marks its summary calls as internal and keeps them off the messages stream.
-    from langgraph.constants import TAG_NOSTREAM
-
-    return {"metadata": {"lc_source": "summarization"}, "tags": [TAG_NOSTREAM]}
-
-
-def load_chat_model(model_spec: str) -> BaseChatModel:
-    """`init_chat_model("provider:model")`, with a one-line ConfigError when it cannot be built.
-
-    Keys come only from the environment (the provider package reads them); nothing here reads,
-    stores or prints a key.
-    """
-    from langchain.chat_models import init_chat_model
-
-    try:
-        return init_chat_model(model_spec)
-    except ImportError as exc:
-        raise ConfigError(f"cannot load {model_spec!r}: {one_line(first_line(str(exc)), 240) or 'provider package missing'}",
-                          key="summarization.summarizer") from None
-    except Exception as exc:  # provider constructors raise their own types (e.g. missing credentials)
-        detail = one_line(first_line(str(exc)), 240)
-        raise ConfigError(f"cannot load {model_spec!r} ({type(exc).__name__}): {detail}",
-                          key="summarization.summarizer") from None
-
-
-def retryable(exc: BaseException) -> bool:
-    """LangChain's `default_retry_on` (langchain 1.5.2, `agents/middleware/_retry.py`, a private
-    module, so not imported): any Exception, except a `ModelError` whose `is_retryable` is False
-    (an authentication failure, a refusal, a context overflow)."""
-    if not isinstance(exc, Exception):
-        return False
-    if isinstance(exc, ModelError):
-        return bool(exc.is_retryable)
-    return True
-
-
-class LLMSummarizer:
-    """Summaries written by a chat model prompted with the layer's summary prompt."""
-
-    def __init__(self, model_spec: str, *, counter: TokenCounter | None = None,
-                 model: BaseChatModel | None = None) -> None:
-        self.name = model_spec
-        self.model = model if model is not None else load_chat_model(model_spec)
-        self.counter = counter or get_counter("approximate")
-        self.calls = 0
-        self.input_tokens = 0
-        # LangChain's summary call: up to 3 attempts in all (with_retry's default), none after an
-        # error the provider marks non-retryable (langchain 1.5.2 SummarizationMiddleware.__init__:
-        # `model.with_retry(retry_if_exception_type=default_retry_on)`)
-        self._runnable = self.model.with_retry(retry_if_exception_type=retryable)
-
-    def __call__(self, messages: Sequence[BaseMessage], *, prompt_text: str) -> str:
-        self.calls += 1
-        self.input_tokens += self.counter.count_text(prompt_text)
-        try:
-            response = self._runnable.invoke(prompt_text, config=_summary_call_config())  # type: ignore[arg-type]
-        except Exception as exc:  # a provider's error text may quote the key it was sent: one redacted line
-            raise ModelCallError(f"summarization.summarizer: {self.name} failed to write a summary "
-                                 f"({describe_error(exc)})") from None
-        return response.text.strip()
-
-
-class CallableSummarizer:
-    """A plain function of the messages (LangChain's `summarizer=` callable): the prompt is not used."""
-
-    def __init__(self, fn: Callable[[list[BaseMessage]], Any], *, counter: TokenCounter | None = None) -> None:
-        self.fn = fn
-        self.name = getattr(fn, "__name__", "callable")
-        self.counter = counter or get_counter("approximate")
-        self.calls = 0
-        self.input_tokens = 0
-
-    def __call__(self, messages: Sequence[BaseMessage], *, prompt_text: str = "") -> str:
-        self.calls += 1
-        self.input_tokens += self.counter(messages)
-        summary = self.fn(list(messages))
-        if not isinstance(summary, str):
-            raise TypeError(f"`summarizer` must return a str, got {type(summary).__name__}.")
-        return summary.strip()
-
-
-def model_summarizers(config: EngineConfig) -> dict[str, str]:
-    """`{dotted key: "provider:model"}` for every summarizer the config sets to a real model
-    (`summarization.summarizer`, `compaction.summarizer`, and any later `*.summarizer` key)."""
-    found: dict[str, str] = {}
-
-    def walk(node: Any, prefix: str) -> None:
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key == "summarizer" and isinstance(value, str) and value != "offline":
-                    found[prefix + key] = value
-                else:
-                    walk(value, f"{prefix}{key}.")
-
-    walk(config.to_dict(), "")
-    return found
-
-
-def with_offline_summaries(config: EngineConfig) -> EngineConfig:
-    """`config` with every model summarizer replaced by the offline one (what runs until models are allowed)."""
-    keys = model_summarizers(config)
-    return config.with_overrides([f"{key}=offline" for key in keys]) if keys else config
-
-
-def make_summarizer(spec: Any = "offline", counter: TokenCounter | None = None) -> Summarizer:
-    """A summarizer from a spec: "offline", "provider:model", a chat model, a Summarizer or a function."""
-    if spec is None or spec == "offline":
-        return OfflineSummarizer(counter)
-    if isinstance(spec, str):
-        if ":" not in spec:
-            raise ConfigError(f"summarizer must be 'offline' or 'provider:model', got {spec!r}",
-                              key="summarization.summarizer")
-        return LLMSummarizer(spec, counter=counter)
-    if isinstance(spec, BaseChatModel):
-        return LLMSummarizer(getattr(spec, "model_name", None) or type(spec).__name__, counter=counter, model=spec)
-    if isinstance(spec, Summarizer):
-        return spec
-    if callable(spec):
-        return CallableSummarizer(spec, counter=counter)
-    raise ConfigError(f"unsupported summarizer {type(spec).__name__}", key="summarization.summarizer")
-
-
-__all__ = [
-    "CallableSummarizer",
-    "LLMSummarizer",
-    "OfflineSummarizer",
-    "SECTIONS",
-    "Summarizer",
-    "load_chat_model",
-    "make_summarizer",
-    "model_summarizers",
-    "with_offline_summaries",
-    "prior_sections",
-]
