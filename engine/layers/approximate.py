@@ -25,7 +25,7 @@ import math
 import operator
 from collections.abc import Sequence
 from itertools import islice
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
@@ -50,6 +50,12 @@ class RunningScaledCount:
     `lead_tokens` (the system message and the tools, counted before the messages) is passed per
     call; the per-message part is re-used while `messages` extends the list seen last time.
     """
+
+    # how a checkpoint keeps each run-time attribute (engine/layers/checkpoint.py): `src` is a list
+    # only appended to below `seen` (the driver's state, a projection, a view copied before a write)
+    checkpoint_kinds: ClassVar[dict[str, str]] = {
+        "prev": "value", "src": "value", "seen": "value", "last": "value", "total": "value", "provider": "value",
+        "invalid": "value", "last_usage": "value", "total_at_last_usage": "value"}
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
@@ -175,6 +181,9 @@ class PrefixCounts:
     walk back from the newest message (a keep cutoff) is a bisection instead of a count per message.
     The list object of the last call handed over again, grown (`RunningScaledCount._grown`'s rule),
     is extended without comparing its first messages again."""
+
+    checkpoint_kinds: ClassVar[dict[str, str]] = {
+        "prev": "value", "src": "value", "seen": "value", "last": "value", "sums": "grow", "nonnegative": "value"}
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter

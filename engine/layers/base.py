@@ -74,6 +74,12 @@ class ContextLayer(AgentMiddleware):
     def emit(self, kind: str, **kwargs: Any) -> events.Event | None:
         return events.emit(self.layer, kind, **kwargs)
 
+    def first_change(self, old: Any, new: Any, run: Any) -> int:
+        """The first step at which this layer, built from config `new`, can act otherwise than it did in
+        `run` (replayed with config `old`, whose section for this layer differs): 0 unless the layer can
+        tell from what `run` recorded (engine/layers/checks.py); a resumed replay starts at or before it."""
+        return 0
+
 
 class RequestLayer(ContextLayer):
     """A layer that only rewrites the model request (never the state): subclasses implement

@@ -15,7 +15,7 @@ before and after.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, SystemMessage, ToolMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
@@ -23,6 +23,13 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from engine.config.schema import EngineConfig
 from engine.layers.base import ContextLayer, LayerContext
+from engine.layers.checks import (
+    CompactionCheck,
+    changed_fields,
+    checks_of,
+    first_compaction_change,
+    first_fired,
+)
 from engine.policies import CompactionPolicy, PolicyContext, get_policy
 from engine.policies.base import Compaction
 from engine.summarizers.choice import make_summarizer
@@ -35,6 +42,9 @@ class CompactionLayer(ContextLayer):
     """Runs one agent's compaction policy (config `compaction.policy`)."""
 
     layer = "compaction"
+    # how a checkpoint keeps each run-time attribute (engine/layers/checkpoint.py)
+    checkpoint_kinds: ClassVar[dict[str, str]] = {"summarizer": "helper", "_memory": "copy",
+                                                  "_previous_request": "value", "checks": "grow"}
 
     def __init__(self, context: LayerContext | None = None, *, config: EngineConfig | None = None,
                  summarizer: Any = None) -> None:
@@ -48,10 +58,30 @@ class CompactionLayer(ContextLayer):
         self._prompt_tokens = self._fixed_tokens()
         self._memory: dict[str, Any] = {}
         self._previous_request: int | None = None
+        # every decision's request sizes and outcome, in order (engine/layers/checks.py: a resumed replay
+        # reads them to find the first step a changed threshold acts at)
+        self.checks: list[CompactionCheck] = []
 
     @classmethod
     def from_config(cls, config: EngineConfig, context: LayerContext) -> CompactionLayer:
         return cls(context, config=config)
+
+    def first_change(self, old: EngineConfig, new: EngineConfig, run: Any) -> int:
+        """Every compaction records its threshold and what it rebuilt, so a changed trigger or rebuild setting
+        acts first at the first compaction decided; a trigger also where the policy decides otherwise
+        with the new one (from the recorded request sizes); the policy and the output truncation from
+        the start."""
+        changed = changed_fields(old.compaction, new.compaction)
+        if changed & {"enabled", "policy", "tool_output_tokens"}:
+            return 0
+        checks = checks_of(run, self.layer)
+        first = first_fired(checks)
+        if "trigger" in changed:
+            ctx = self.policy_context()
+            threshold = self.policy.threshold_tokens(ctx.window_tokens, ctx.max_output_tokens, self.config,
+                                                     thread=self.context.thread)
+            first = min(first, first_compaction_change(checks, self.policy, ctx, threshold))
+        return first
 
     def _fixed_tokens(self) -> int:
         """What every request carries besides the history: prompt and tool schemas (as recorded or measured)."""
@@ -106,6 +136,8 @@ class CompactionLayer(ContextLayer):
                                                  thread=self.context.thread)
         decide = getattr(self.policy, "should_compact", None)
         fires = decide(messages, ctx) if decide is not None else threshold is not None and request >= threshold
+        self.checks.append(CompactionCheck(ctx.step, request, ctx.previous_request_tokens, ctx.previous_output_tokens,
+                                           bool(fires)))
         self._previous_request = request
         if not fires:
             return None

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, SystemMessage, ToolMessage
@@ -71,6 +71,10 @@ class ContextEditingLayer(ContextLayer):
     """Clears old tool results the way `config.style` says (see the module docstring)."""
 
     layer = "context_editing"
+    # how a checkpoint keeps each run-time attribute (engine/layers/checkpoint.py): the ids already
+    # reported as cleared are dicts only added to (a set has no order to cut at a checkpoint's length)
+    checkpoint_kinds: ClassVar[dict[str, str]] = {"_shown": "ordered", "_thinking_shown": "ordered",
+                                                  "_copies": "memo"}
 
     def __init__(self, context: LayerContext | None = None, *, config: ContextEditingConfig | None = None,
                  **settings: Any) -> None:
@@ -82,8 +86,8 @@ class ContextEditingLayer(ContextLayer):
         """Run with other settings from the next call on (an agent built once can be re-used)."""
         self.config = config
         self.settings = rules.settings_for(config)
-        self._shown: set[str] = set()  # request-only styles: results already reported as cleared
-        self._thinking_shown: set[str] = set()
+        self._shown: dict[str, None] = {}  # request-only styles: results already reported as cleared
+        self._thinking_shown: dict[str, None] = {}
         self._copies: dict[tuple[int, str], BaseMessage] = {}
 
     @classmethod
@@ -175,11 +179,11 @@ class ContextEditingLayer(ContextLayer):
                      threshold: int | None) -> None:
         new = [c for c in edit.cleared_call_ids if c not in self._shown]
         if new:
-            self._shown.update(new)
+            self._shown.update(dict.fromkeys(new))
             self._emit_clear(original, edit, request_tokens, threshold, newly=new)
         new_thinking = [t for t in edit.cleared_thinking_ids if t not in self._thinking_shown]
         if new_thinking:
-            self._thinking_shown.update(new_thinking)
+            self._thinking_shown.update(dict.fromkeys(new_thinking))
             self.emit("clear_thinking", tokens_before=self.counter(original), tokens_after=self.counter(edit.messages),
                       message=f"{self.config.style}: thinking of "
                               f"{plural(len(edit.cleared_thinking_ids), 'earlier assistant message')} cleared",

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, ClassVar, Literal, cast
 
 from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, RemoveMessage, ToolMessage
@@ -28,6 +28,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from engine.config.schema import EngineConfig
 from engine.layers.base import LayerContext, RequestLayer
+from engine.layers.checkpoint import checkpoint_epoch
 from engine.layers.dangling_head import head_patch
 from engine.layers.request_copy import overridden
 from engine.layers.scan import grown_prefix, replaced_in_prefix, unchanged_prefix
@@ -156,19 +157,24 @@ class _OpenCallLedger:
     seen so far and the calls among those seen that none answers yet (its own sets), so an invocation
     start costs the new messages (not a subset check over every call of the thread)."""
 
+    # how a checkpoint keeps each run-time attribute (engine/layers/checkpoint.py); the answered ids
+    # are a dict only added to (a set has no order to cut at a checkpoint's length)
+    checkpoint_kinds: ClassVar[dict[str, str]] = {"_seen": "grow", "_seen_src": "reset", "_open": "copy",
+                                                  "_answered": "ordered"}
+
     def __init__(self) -> None:
         self._seen: list[BaseMessage] = []
         self._open: set[Any] = set()
-        self._answered: set[Any] = set()
+        self._answered: dict[Any, None] = {}
 
     def any_open(self, messages: Sequence[BaseMessage]) -> bool:
         start = grown_prefix(self, messages) or unchanged_prefix(self._seen, messages)
         if start == 0:
-            self._open, self._answered = set(), set()
+            self._open, self._answered = set(), {}
         is_open, answered = self._open, self._answered
         for m in messages[start:]:
             if m.type == "tool":
-                answered.add(m.tool_call_id)  # type: ignore[attr-defined]
+                answered.setdefault(m.tool_call_id)  # type: ignore[attr-defined]
                 is_open.discard(m.tool_call_id)  # type: ignore[attr-defined]
             elif isinstance(m, AIMessage):
                 for calls in (m.tool_calls, m.invalid_tool_calls):
@@ -195,6 +201,12 @@ class DanglingToolCallLayer(RequestLayer):
     """Placeholder results for unanswered tool calls, orphan results dropped; the request only."""
 
     layer = "dangling"
+    # how a checkpoint keeps each run-time attribute (engine/layers/checkpoint.py); the call and result
+    # ids seen are dicts only added to (a set has no order to cut at a checkpoint's length)
+    checkpoint_kinds: ClassVar[dict[str, str]] = {
+        "_patches": "memo", "_seen": "grow", "_seen_src": "reset", "_seen_epoch": "reset", "_calls": "ordered",
+        "_results": "ordered", "_dangling": "copy", "_orphans": "copy", "_tokens": "value", "_cached": "reset",
+        "_open": "helper"}
 
     def __init__(self, context: LayerContext | None = None, *, style: Style = "deerflow", drop_orphans: bool = True) -> None:
         super().__init__(context)
@@ -203,8 +215,9 @@ class DanglingToolCallLayer(RequestLayer):
         self._patches: dict[str, ToolMessage] = {}
         # incremental bookkeeping over an append-only message list
         self._seen: list[BaseMessage] = []
-        self._calls: set[str] = set()
-        self._results: set[str] = set()
+        self._seen_epoch = checkpoint_epoch()  # `_seen` is copied before a write once a checkpoint holds it
+        self._calls: dict[str, None] = {}
+        self._results: dict[str, None] = {}
         self._dangling: dict[str, tuple[int, Call]] = {}
         self._orphans: dict[str, list[int]] = {}
         self._tokens = 0
@@ -216,8 +229,8 @@ class DanglingToolCallLayer(RequestLayer):
         return cls(context, style=config.dangling.style, drop_orphans=config.dangling.drop_orphans)
 
     def _reset(self) -> None:
-        self._seen, self._calls, self._results, self._dangling, self._orphans = [], set(), set(), {}, {}
-        self._tokens, self._cached = 0, None
+        self._seen, self._calls, self._results, self._dangling, self._orphans = [], {}, {}, {}, {}
+        self._tokens, self._cached, self._seen_epoch = 0, None, checkpoint_epoch()
 
     def _scan(self, messages: Sequence[BaseMessage]) -> None:
         replaced = [] if grown_prefix(self, messages) else replaced_in_prefix(self._seen, messages)
@@ -232,13 +245,13 @@ class DanglingToolCallLayer(RequestLayer):
                 for c in calls_of(m, invalid=self.style != "deerflow"):
                     if c.id in self._calls:
                         continue
-                    self._calls.add(c.id)
+                    self._calls[c.id] = None
                     if c.id in self._results:
                         self._orphans.pop(c.id, None)  # answered before it was made: odd, but answered
                     else:
                         self._dangling[c.id] = (i, c)
             elif isinstance(m, ToolMessage):
-                self._results.add(m.tool_call_id)
+                self._results.setdefault(m.tool_call_id)
                 if self._dangling.pop(m.tool_call_id, None) is None and m.tool_call_id not in self._calls:
                     self._orphans.setdefault(m.tool_call_id, []).append(i)
         self._seen.extend(messages[start:])
@@ -246,6 +259,8 @@ class DanglingToolCallLayer(RequestLayer):
     def _swap(self, replaced: list[int], messages: Sequence[BaseMessage]) -> bool:
         """Take same-id copies from an upstream layer in place; False when a copy changes the call structure."""
         count = self.counter.count_message
+        if replaced and self._seen_epoch != checkpoint_epoch():  # a checkpoint holds `_seen`: write a copy
+            self._seen, self._seen_epoch = list(self._seen), checkpoint_epoch()
         for i in replaced:
             old, new = self._seen[i], messages[i]
             if _structure(old) != _structure(new):

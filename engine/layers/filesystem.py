@@ -19,7 +19,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from langchain.agents.middleware import ModelRequest
 from langchain.agents.middleware.types import ExtendedModelResponse
@@ -32,6 +32,7 @@ from engine.config.sections import TOOLS_EXCLUDED_FROM_EVICTION, TruncateArgsCon
 from engine.config.sizes import ContextSize
 from engine.layers.approximate import PrefixCounts, RunningScaledCount
 from engine.layers.base import LayerContext, RequestLayer
+from engine.layers.checkpoint import checkpoint_epoch
 from engine.layers.offload import (
     EVICTED_KEY,
     evicted_human_path,
@@ -137,6 +138,11 @@ class FilesystemLayer(RequestLayer):
 
     layer = "filesystem"
     state_schema = SummaryEventState  # reads the summarization event to count what the model sees
+    # how a checkpoint keeps each run-time attribute (engine/layers/checkpoint.py)
+    checkpoint_kinds: ClassVar[dict[str, str]] = {
+        "_seen": "grow", "_seen_src": "reset", "_candidates": "grow", "_tagged": "grow", "_copies": "memo",
+        "_tool_counts": "memo", "_state_tokens": "helper", "_drop": "helper", "_project": "helper",
+        "_totals": "helper", "_sums": "helper", "_cut_before": "value", "_last_view": "reset"}
 
     def __init__(
         self,
@@ -167,8 +173,9 @@ class FilesystemLayer(RequestLayer):
         self._totals = RunningScaledCount(self.decision_counter)
         self._sums = PrefixCounts(self.decision_counter)
         self._cut_before: set[str] = set()
-        # the last truncated view: (state list, its length then, its last message, cut positions, view)
-        self._last_view: tuple[Sequence[BaseMessage], int, BaseMessage, list[int], list[BaseMessage]] | None = None
+        # the last truncated view: (state list, its length then, its last message, cut positions, view,
+        # the checkpoint epoch when the view list was made)
+        self._last_view: tuple[Sequence[BaseMessage], int, BaseMessage, list[int], list[BaseMessage], int] | None = None
 
     @classmethod
     def from_config(cls, config: EngineConfig, context: LayerContext) -> FilesystemLayer:
@@ -329,13 +336,20 @@ class FilesystemLayer(RequestLayer):
         this one) and checks ids, which a truncated copy shares with its original; a layer between the
         two with a scan kept by list identity (todo, dangling) keeps what it read there, which is the
         same for a copy and its original (tool-call ids and names, message types: only the write/edit
-        arguments and the kind tag differ)."""
+        arguments and the kind tag differ).
+
+        A list a checkpoint holds (a running count's `src` inside) is not written below its end: once a
+        checkpoint was taken since the view was made, the slots are written into a copy of it (once per
+        checkpoint, engine/layers/checkpoint.py)."""
         last = self._last_view
+        epoch = checkpoint_epoch()
         if last is not None:
-            src, n, tail, old_cut, view = last
+            src, n, tail, old_cut, view, made = last
             k = bisect_left(old_cut, low)  # calls cut last time, now below the summary's cutoff
             if (messages is src and type(messages) is list and len(messages) >= n and n and messages[n - 1] is tail
                     and list(cut[:len(old_cut) - k]) == old_cut[k:] and all(i >= n for i in cut[len(old_cut) - k:])):
+                if made != epoch:
+                    view = list(view)
                 for i in old_cut[:k]:
                     view[i] = messages[i]
                 view.extend(messages[n:])
@@ -343,7 +357,7 @@ class FilesystemLayer(RequestLayer):
                 last = None
         if last is None:
             view = list(messages)
-        self._last_view = (messages, len(messages), messages[-1], list(cut), view)
+        self._last_view = (messages, len(messages), messages[-1], list(cut), view, epoch)
         return view
 
     def _tools_tokens(self, counter: Any, tools: Sequence[Any]) -> int:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain.agents.middleware import ModelRequest
 from langchain_core.messages import SystemMessage
@@ -122,6 +122,8 @@ class InputContextLayer(RequestLayer):
     """Builds the system prompt from its parts and records them for the token breakdown."""
 
     layer = "input_context"
+    # how a checkpoint keeps each run-time attribute (engine/layers/checkpoint.py)
+    checkpoint_kinds: ClassVar[dict[str, str]] = {"_cache": "reset", "_announced": "value", "_names": "reset"}
 
     def __init__(
         self,

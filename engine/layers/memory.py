@@ -26,7 +26,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, ClassVar, NotRequired
 
 from langchain.agents.middleware import AgentState, ModelRequest
 from langchain.agents.middleware.types import PrivateStateAttr
@@ -176,6 +176,8 @@ class MemoryLayer(RequestLayer):
 
     layer = "memory"
     state_schema = MemoryState
+    # how a checkpoint keeps each run-time attribute (engine/layers/checkpoint.py)
+    checkpoint_kinds: ClassVar[dict[str, str]] = {"_injection": "reset", "_system": "reset", "_last_text": "value"}
 
     def __init__(
         self,

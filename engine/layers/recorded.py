@@ -11,7 +11,7 @@ so the calibrated counts (engine.recorded.calibration) apply to them exactly. Ev
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.messages import BaseMessage, RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
@@ -26,6 +26,8 @@ class RecordedLayer(ContextLayer):
     """Replays a thread's recorded compactions and edits at the steps they happened."""
 
     layer = "recorded"
+    # how a checkpoint keeps each run-time attribute (engine/layers/checkpoint.py)
+    checkpoint_kinds: ClassVar[dict[str, str]] = {"_next": "value"}
 
     def __init__(self, context: LayerContext | None = None, *, compactions: bool = True, edits: bool = True) -> None:
         super().__init__(context)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain.agents.middleware import AgentState
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
@@ -135,6 +135,8 @@ class SubagentLayer(ContextLayer):
     # after_model reads only the newest message and keeps nothing of the state's list between calls:
     # the driver may replace the newest message in place when this is the only hook that saw it
     keeps_state_view = False
+    # how a checkpoint keeps each run-time attribute (engine/layers/checkpoint.py)
+    checkpoint_kinds: ClassVar[dict[str, str]] = {"_launched": "value", "_costs": "memo"}
 
     def __init__(
         self,

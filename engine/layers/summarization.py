@@ -210,12 +210,8 @@ class SummarizationLayer(SummarizationCore):
         effective = self._project(messages, event, self._drop)
         total = self._request_tokens(effective, request)
         window = self.window_for(request.model)
-        trigger = self._fired(effective, total, self.model if self.model is not None else request.model)
-        budget = self._input_budget(window)
-        if trigger is None and budget is not None and total > budget:
-            trigger = "input_budget"
-        if trigger is None and overflow_error:
-            trigger = "overflow"
+        trigger = self._fired(effective, total, self.model if self.model is not None else request.model,
+                              budget=self._input_budget(window), forced=overflow_error)
         if trigger is None:
             return Plan(overridden(request, messages=effective) if event else request)
         cutoff = cutoff_for_keep(effective, self.keep, self.counter, window, total=self._view_tokens(effective))

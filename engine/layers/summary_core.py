@@ -13,6 +13,15 @@ from engine.base.errors import ConfigError
 from engine.config.schema import EngineConfig
 from engine.layers.approximate import RunningScaledCount, ScaledCounter, scales_with_usage
 from engine.layers.base import ContextLayer, LayerContext
+from engine.layers.checks import (
+    NEVER,
+    TriggerCheck,
+    changed_fields,
+    checks_of,
+    first_fired,
+    first_trigger_change,
+    trigger_label,
+)
 from engine.layers.offload import clip_overflow_tail
 from engine.layers.summary_rules import (
     DEEPAGENTS_SUMMARY_PROMPT,
@@ -35,7 +44,6 @@ from engine.layers.summary_steps import (
 from engine.layers.thresholds import (
     DEFAULT_KEEP,
     ThresholdError,
-    fired_clause,
     normalize_keep,
     normalize_trigger,
 )
@@ -67,6 +75,12 @@ class SummarizationCore(ContextLayer):
 
     layer: ClassVar[str] = "summarization"
     state_schema = SummarizationState
+    # how a checkpoint keeps each run-time attribute (engine/layers/checkpoint.py); `_ai_indices` is
+    # read from the thread again when needed (a resumed replay's thread may have grown)
+    checkpoint_kinds: ClassVar[dict[str, str]] = {
+        "_id_check": "helper", "_drop": "helper", "_project": "helper", "summarizer": "helper",
+        "_state_tokens": "helper", "_view_tokens": "helper", "_tools_tokens": "memo", "_ai_indices": "reset",
+        "checks": "grow"}
 
     def __init__(
         self,
@@ -120,6 +134,9 @@ class SummarizationCore(ContextLayer):
         self._view_tokens = RunningScaledCount(self.counter)
         self._tools_tokens: dict[tuple[int, ...], tuple[tuple[Any, ...], int]] = {}
         self._ai_indices: list[int] | None = None
+        # every trigger check's measures and label, in order (engine/layers/checks.py: a resumed replay
+        # reads them to find the first step a changed trigger acts at)
+        self.checks: list[TriggerCheck] = []
         uses_fraction = any(kind == "fraction" for c in self.trigger_clauses for kind, _ in c) or self.keep[0] == "fraction"
         # state mode runs in before_model, which has no request model to read a profile from
         if mode == "state" and uses_fraction and self.window_for(None) is None:
@@ -133,6 +150,28 @@ class SummarizationCore(ContextLayer):
                    summarizer=context.summarizer if context.summarizer is not None else s.summarizer,
                    overflow_fallback=s.overflow_fallback, history_dir=s.history_dir,
                    max_output_tokens=config.model.max_output_tokens, provider=config.model.provider, style=s.style)
+
+    # settings that act only when the layer summarizes (the cutoff, the summary's text, its file)
+    _ON_SUMMARY = frozenset({"keep", "trim_tokens_to_summarize", "summary_prompt", "summarizer", "model_name",
+                             "history_dir", "skill_file_read_tool_names"})
+
+    def first_change(self, old: EngineConfig, new: EngineConfig, run: Any) -> int:
+        """A new trigger acts first where its label differs from the one recorded; the settings used when
+        summarizing act first at the first summary decided, or at the first state-mode overflow (which
+        summarizes below the trigger with `keep`); the mode, style and fallback from the start."""
+        changed = changed_fields(old.summarization, new.summarization)
+        if changed - self._ON_SUMMARY - {"trigger"}:
+            return 0
+        checks = checks_of(run, self.layer)
+        first = NEVER
+        if "trigger" in changed:
+            first = first_trigger_change(checks, self.trigger_clauses)
+        if changed - {"trigger"}:
+            first = min(first, first_fired(checks))
+            if self.mode == "state":  # `_state_overflow`: a request over the window summarizes with `keep`
+                first = min(first, next((s.index for s in run.steps for e in s.events
+                                         if e.layer == self.layer and e.kind.startswith("overflow")), NEVER))
+        return first
 
     @property
     def counter(self) -> TokenCounter:
@@ -160,11 +199,17 @@ class SummarizationCore(ContextLayer):
         """The last AI message's reported total, when its provider is the model's (LangChain's rule)."""
         return reported_total(messages, self.provider, self.model)
 
-    def _fired(self, messages: Sequence[BaseMessage], total: int, model: Any) -> str | None:
-        if not self.trigger_clauses:
-            return None
-        return fired_clause(self.trigger_clauses, message_count=len(messages), total_tokens=total,
-                            window=self.window_for(model), reported_tokens=self._reported_tokens(messages))
+    def _fired(self, messages: Sequence[BaseMessage], total: int, model: Any, *, budget: int | None = None,
+               forced: bool = False) -> str | None:
+        """The label of the trigger clause met (LangChain's rule), else "input_budget" when `total` is over
+        Deep Agents' `budget` (view mode), else "overflow" when the model refused the request (`forced`);
+        the check is recorded with its measures (engine/layers/checks.py)."""
+        step = self.current_step()
+        check = TriggerCheck(step if step is not None else -1, len(messages), total, self._reported_tokens(messages),
+                             self.window_for(model), budget, None)
+        label = trigger_label(self.trigger_clauses, check, forced)
+        self.checks.append(check._replace(fired=label) if label is not None else check)
+        return label
 
     # -- summary text ---------------------------------------------------------------------
     def _write(self, to_summarize: Sequence[BaseMessage]) -> Written:

@@ -13,7 +13,7 @@ import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
 from itertools import compress
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, ClassVar, NotRequired
 
 from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT
 from langchain.agents.middleware.types import AgentState, PrivateStateAttr
@@ -292,6 +292,9 @@ def drop_bound_reasoning(message: BaseMessage) -> BaseMessage:
 class CachedDrop:
     """`drop_bound_reasoning` with one copy per message object, so projections re-use counted objects."""
 
+    # how a checkpoint keeps each run-time attribute (engine/layers/checkpoint.py)
+    checkpoint_kinds: ClassVar[dict[str, str]] = {"_copies": "memo", "_span": "value"}
+
     def __init__(self) -> None:
         self._copies: dict[int, tuple[BaseMessage, BaseMessage]] = {}
         self._span: tuple[tuple[BaseMessage, ...], list[BaseMessage]] = ((), [])
@@ -355,6 +358,9 @@ class Projection:
     """
 
     __slots__ = ("event", "n", "out", "src", "tail")
+    # how a checkpoint keeps each run-time attribute (engine/layers/checkpoint.py): `out` is only extended
+    checkpoint_kinds: ClassVar[dict[str, str]] = {"event": "value", "n": "value", "out": "grow", "src": "value",
+                                                  "tail": "value"}
 
     def __init__(self) -> None:
         self.src: Sequence[BaseMessage] | None = None
@@ -430,6 +436,8 @@ def ensure_ids(messages: Sequence[BaseMessage], start: int = 0) -> None:
 class IdCheck:
     """Checks ids only past the prefix verified last time: state grows by appends, so each
     step costs its new messages instead of the whole (never trimmed, in view mode) history."""
+
+    checkpoint_kinds: ClassVar[dict[str, str]] = {"length": "value", "last": "value"}
 
     def __init__(self) -> None:
         self.length = 0

@@ -19,7 +19,7 @@ every call, as DeerFlow's subclass inherits it.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain.agents.middleware import AgentState, ModelRequest
 from langchain.agents.middleware.todo import WRITE_TODOS_SYSTEM_PROMPT, PlanningState
@@ -115,6 +115,9 @@ class TodoReminderLayer(ContextLayer):
 
     layer = "todo"
     state_schema = PlanningState
+    # how a checkpoint keeps each run-time attribute (engine/layers/checkpoint.py)
+    checkpoint_kinds: ClassVar[dict[str, str]] = {"_seen": "grow", "_seen_src": "reset", "_writes": "value",
+                                                  "_reminders": "value"}
 
     def __init__(self, context: LayerContext | None = None, *, todo_tool_names: Sequence[str] = TODO_TOOL_NAMES,
                  style: str = "deerflow-head", system_prompt: str | None = None) -> None:

@@ -1,34 +1,18 @@
 """`replay(thread, config) -> Run`: drive a recorded thread through the layers, step by step.
 
-The driver calls the same middleware hooks `create_agent` would, in LangChain's order:
-`before_agent` when an invocation starts (a human turn), `before_model` in list order, then the
-`wrap_model_call` chain (first layer outermost) around a handler that records the request and
-returns the thread's recorded AI message, `after_model` in reverse order, then each recorded
-tool result through the `wrap_tool_call` chain, and `after_agent` when the invocation ends.
+The driver (engine/run/driver.py) calls the same middleware hooks `create_agent` would, in
+LangChain's order. A replay keeps checkpoints of itself as it goes; given the Run of an earlier replay
+of the same thread (`previous=`, another config, or the thread before it grew), it starts from the
+last checkpoint that is still true and replays only from there (engine/run/resume.py): the same Run
+as a replay from the start, at the cost of what changed.
 """
 
 from __future__ import annotations
 
-import itertools
-import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    BaseMessageChunk,
-    HumanMessage,
-    RemoveMessage,
-    SystemMessage,
-    ToolMessage,
-)
-from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
-from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.runtime import Runtime
-from langgraph.types import Command
+from langchain.agents.middleware import AgentMiddleware
 
 from engine.base.gcpause import paused_gc
 from engine.config.presets import DEFAULT_PRESET
@@ -36,416 +20,36 @@ from engine.config.schema import EngineConfig, preset
 from engine.config.setting_warnings import KIND as SETTINGS_WARNING
 from engine.config.setting_warnings import setting_warnings
 from engine.layers import LayerContext, build_layers
+from engine.layers.checkpoint import CheckpointError
 from engine.layers.user import observe
-from engine.recorded.calibration import CalibratedCounter, thread_calibration
+from engine.recorded.calibration import CalibratedCounter, Calibration, thread_calibration
 from engine.recorded.history import RecordedHistory, keeps_all_thinking, recorded_history
-from engine.run.chain import model_chain, new_request, new_tool_request, tool_chain
+from engine.run import resume
+from engine.run.driver import Driver, ReplayModel, repair_invalid_calls, replaced_history, replay_model
 from engine.run.run import Run, StepRecord
-from engine.run.step_sums import Snapshot, StepSums, ViewLog
-from engine.thread.events import EventRecorder, emit, recording
-from engine.thread.kinds import PARTS_KEY, message_kind
+from engine.run.step_sums import Snapshot
+from engine.thread.events import emit, recording
+from engine.thread.kinds import PARTS_KEY
 from engine.thread.model import Thread
 from engine.tokens.counters import TokenCounter, counter_for_thread, prime_thread
 from engine.workspace.vfs import VirtualFilesystem
 
-__all__ = ["PARTS_KEY", "ReplayModel", "Snapshot", "repair_invalid_calls", "replay", "replay_model"]
+__all__ = ["PARTS_KEY", "ReplayModel", "Snapshot", "repair_invalid_calls", "replaced_history", "replay",
+           "replay_model"]
+
+_Driver = Driver  # the driver's name before it had its own module (tests patch it)
 
 
-class ReplayModel(GenericFakeChatModel):
-    """The model object a replayed request carries: never called, but has a profile (the window)."""
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> ReplayModel:  # create_agent calls this
-        return self
-
-
-def replay_model(window_tokens: int) -> ReplayModel:
-    return ReplayModel(messages=iter(()), profile={"max_input_tokens": window_tokens})
+def _emit_warnings(config: EngineConfig, window: int) -> None:
+    """Settings that defeat themselves are part of the run's record (step 0's first events)."""
+    for warning in setting_warnings(config, window):
+        emit(warning.layer, SETTINGS_WARNING, severity="warning", message=warning.message, key=warning.key)
 
 
-_message_id = operator.attrgetter("id")
-
-# LangChain's concrete message classes, none a subclass of another: a message of one of these exact
-# types answers isinstance against another without ABCMeta's __instancecheck__ (pydantic's model
-# metaclass is an ABCMeta: a negative isinstance costs ~0.2 us, and the loop asks several per step)
-_NOT_REMOVALS = frozenset({AIMessage, ToolMessage, HumanMessage, SystemMessage})
-
-
-def _overrides(mw: AgentMiddleware, hook: str) -> bool:
-    return getattr(type(mw), hook) is not getattr(AgentMiddleware, hook)
-
-
-class _Driver:
-    def __init__(self, thread: Thread, layers: Sequence[AgentMiddleware], counter: TokenCounter,
-                 window_tokens: int, recorder: EventRecorder, *, unrecorded_prompt_tokens: int = 0,
-                 provider: RecordedHistory | None = None) -> None:
-        self.thread = thread
-        # The agent's own prompt and tools the transcript lacks (engine.recorded.calibration), sent every call.
-        self.unrecorded_prompt = unrecorded_prompt_tokens
-        # The provider's rewrite of each request (earlier turns' thinking), when the model has one.
-        self.provider = provider
-        self.layers = list(layers)
-        self.counter = counter
-        self.window = window_tokens
-        self.recorder = recorder
-        self.runtime: Runtime[Any] = Runtime()
-        self.model = replay_model(window_tokens)
-        # each hook list holds the bound hooks, in the order create_agent calls them
-        self.before_agent = [m.before_agent for m in self.layers if _overrides(m, "before_agent")]
-        self.before_model = [m.before_model for m in self.layers if _overrides(m, "before_model")]
-        self.after_model = [m.after_model for m in reversed(self.layers) if _overrides(m, "after_model")]
-        # how many after_model hooks, from the first one run, belong to layers that keep nothing of the
-        # state's list between calls (`keeps_state_view` False): while only those have seen the newest
-        # message, a replacement of it by id is made in place (see `_replace_fresh`)
-        self._blind_after_model = sum(1 for _ in itertools.takewhile(
-            lambda m: getattr(m, "keeps_state_view", True) is False,
-            (m for m in reversed(self.layers) if _overrides(m, "after_model"))))
-        # the position of the response message model_call just appended, while nothing but the driver has
-        # read the state since; None otherwise
-        self._fresh: int | None = None
-        self.after_agent = [m.after_agent for m in reversed(self.layers) if _overrides(m, "after_agent")]
-        self.wrap_tool = [m for m in self.layers if _overrides(m, "wrap_tool_call")]
-        self.sums = StepSums(counter, unrecorded_prompt_tokens)
-        self._views = ViewLog()
-        self._seen: list[ModelRequest[Any]] = []
-        self._recorded: AIMessage | None = None
-        # a layer that says its wrap_model_call passes the request and response through unchanged
-        # (`wraps_model_call` False) is left out: composing it is the identity, at a cost per call
-        self._model_chain = model_chain([m for m in self.layers if _overrides(m, "wrap_model_call")
-                                         and getattr(m, "wraps_model_call", True) is not False], self._innermost)
-        self._tool_result: ToolMessage | None = None
-        self._tool_chain = tool_chain(self.wrap_tool, self._tool_innermost)
-        # set when the loop reaches the thread's first AI message with an invalid call: layers never make
-        # AI messages, so no state holds one before (repair_invalid_calls would find nothing to answer)
-        self._invalid_calls = False
-
-        leading = list(itertools.takewhile(lambda m: isinstance(m, SystemMessage), thread.messages))
-        self.body_start = len(leading)
-        prompt = thread.system_prompt
-        if prompt is None and leading:
-            prompt = "\n\n".join(str(m.content) for m in leading)
-        self.system = SystemMessage(content=prompt, id="system") if prompt else None
-        self.state: dict[str, Any] = {"messages": []}
-        self._index: dict[str | None, int] = {}
-        # A thread that records its own write_todos calls builds the list as it goes; seeding it
-        # with the final list would make the todo reminder fire before any call was made.
-        if thread.todos and not any(tc.get("name") == "write_todos" for tc in thread.tool_calls()):
-            self.state["todos"] = list(thread.todos)
-
-    # -- state updates --------------------------------------------------------------------
-    def append(self, m: BaseMessage) -> None:
-        """`apply({"messages": [m]})` for one message (the common case: a tool result, a human turn)."""
-        index = self._index
-        message_id = m.id
-        if message_id is None or message_id in index or (type(m) not in _NOT_REMOVALS and isinstance(m, RemoveMessage)):
-            self.apply({"messages": [m]})
-            return
-        current = self.state["messages"]
-        index[message_id] = len(current)
-        current.append(m)
-
-    def apply(self, update: dict[str, Any] | None) -> None:
-        if not update:
-            return
-        for key, value in update.items():
-            if key == "messages":
-                new = list(value)
-                if any(isinstance(m, RemoveMessage) or m.id is None for m in new):
-                    kept = replaced_history(self.state["messages"], new)
-                    self.state["messages"] = kept if kept is not None else add_messages(self.state["messages"], new)
-                    self._index = {m.id: i for i, m in enumerate(self.state["messages"])}
-                    continue
-                # add_messages' semantics without its O(state) cost per update: a known id is
-                # replaced in place, a new one appended (ids are tracked incrementally)
-                current, index = self.state["messages"], self._index
-                if any(m.id in index for m in new):
-                    # earlier steps' snapshots share this list: replace in a copy
-                    current = self.state["messages"] = list(current)
-                for m in new:
-                    pos = index.get(m.id)
-                    if pos is None:
-                        index[m.id] = len(current)
-                        current.append(m)
-                    else:
-                        current[pos] = m
-            elif key != "jump_to":
-                self.state[key] = value
-
-    def apply_command(self, cmd: Command[Any]) -> None:
-        update = cmd.update
-        if isinstance(update, dict):
-            self.apply(update)
-        elif isinstance(update, (list, tuple)):
-            for k, v in update:
-                self.apply({k: v})
-
-    # -- hooks ----------------------------------------------------------------------------
-    def run_hooks(self, hooks: list[Callable[..., Any]]) -> None:
-        for hook in hooks:
-            update = hook(self.state, self.runtime)
-            if update:
-                self.apply(update)
-
-    def run_after_model(self) -> None:
-        """`run_hooks(self.after_model)`, replacing the response in place while only blind hooks saw it."""
-        fresh, self._fresh = self._fresh, None
-        blind = self._blind_after_model
-        for k, hook in enumerate(self.after_model):
-            update = hook(self.state, self.runtime)
-            if not update:
-                continue
-            if fresh is not None and k < blind and self._replace_fresh(update, fresh):
-                continue
-            fresh = None  # the state changed some other way: later updates go through apply
-            self.apply(update)
-
-    def _replace_fresh(self, update: dict[str, Any], pos: int) -> bool:
-        """`apply(update)` without forking the state, for `{"messages": [m]}` replacing the message at
-        `pos`, the one model_call just appended. Forking (`apply`) keeps earlier snapshots intact, but
-        costs a copy of the whole state, and every layer's incremental scan then re-compares the new
-        list with the one it saw (O(state), a few dozen times per thousand steps in a clamping run).
-        Replacing in place is the same state: no snapshot reaches `pos` (each step's is taken before
-        its model call), no layer's scan has seen it (only the blind hooks ran since it was appended),
-        and the id index does not change."""
-        if len(update) != 1:
-            return False
-        new = update.get("messages")
-        if not isinstance(new, (list, tuple)) or len(new) != 1:
-            return False
-        m = new[0]
-        current = self.state["messages"]
-        if (isinstance(m, RemoveMessage) or m.id is None or pos != len(current) - 1
-                or current[pos].id != m.id or self._index.get(m.id) != pos):
-            return False
-        current[pos] = m
-        return True
-
-    def _innermost(self, request: ModelRequest[Any]) -> tuple[ModelResponse[Any], list[Command[Any]]]:
-        """The model: records the request it got and answers with the thread's recorded message."""
-        self._seen.append(request)
-        assert self._recorded is not None  # set by model_call before the chain runs
-        return ModelResponse([self._recorded]), []  # result=
-
-    def model_call(self, recorded: AIMessage) -> tuple[ModelRequest[Any], list[BaseMessage]]:
-        """Run the wrap_model_call chain; apply the response, then layers' commands (inner first).
-
-        Mirrors create_agent's composition: each layer's handler returns a plain ModelResponse,
-        and commands from ExtendedModelResponse results accumulate inner-first, then outer.
-        """
-        seen = self._seen = []
-        self._recorded = recorded
-        # create_agent's model node answers open invalid calls in the request, and persists that
-        # history with the response (the state seen by this call's layers is the unrepaired one)
-        # (only a thread that recorded an invalid call can have one: layers never make them, and the
-        # scan is O(state) per step)
-        repaired = repair_invalid_calls(self.state["messages"]) if self._invalid_calls else None
-        # like create_agent, the request carries the state's own list (layers override, never mutate)
-        # the driver's state is a plain dict shaped like AgentState
-        request = new_request(self.model, repaired if repaired is not None else self.state["messages"],
-                              self.system, list(self.thread.tools), self.state, self.runtime)
-        response, commands = self._model_chain(request)
-        messages = list(response.result)
-        if repaired is not None:
-            self.state["messages"] = list(repaired)  # a copy: the request's list is this step's view
-            self._index = {m.id: i for i, m in enumerate(self.state["messages"])}
-        self._fresh = None
-        if len(messages) == 1:
-            self.append(messages[0])
-            current = self.state["messages"]
-            if not commands and current and current[-1] is messages[0]:
-                self._fresh = len(current) - 1
-        else:
-            self.apply({"messages": messages})
-        for cmd in commands:
-            self.apply_command(cmd)
-        if not seen:  # a layer answered without calling the model; keep the state's view
-            seen.append(request)
-        return seen[-1], messages
-
-    def _tool_innermost(self, request: ToolCallRequest) -> ToolMessage | Command[Any]:
-        assert self._tool_result is not None  # set by tool_call before the chain runs
-        return self._tool_result
-
-    def tool_call(self, call: dict[str, Any], recorded: ToolMessage) -> None:
-        if not self.wrap_tool:  # no layer wraps tool calls: the recorded result is what the tool returns
-            self.append(recorded)
-            return
-        self._tool_result = recorded
-        result = self._tool_chain(new_tool_request(call, self.state))
-        if isinstance(result, Command):
-            self.apply_command(result)
-        else:
-            self.append(result)
-
-    # -- the loop -------------------------------------------------------------------------
-    def run(self) -> tuple[list[StepRecord], tuple[BaseMessage, ...]]:
-        thread = self.thread
-        msgs = thread.messages
-        count = self.counter.count_message
-        sums = self.sums
-        base_raw = (sums.tools_entry(thread.tools)[1] + (count(self.system) if self.system else 0)
-                    + self.unrecorded_prompt)
-        # raw tokens of the thread body before each message, summed once (the recorded messages:
-        # layers never change them in place)
-        prefixes = list(itertools.accumulate(map(count, msgs[self.body_start:]), initial=0))
-        steps: list[StepRecord] = []
-        in_invocation = False
-        pending: dict[str, dict[str, Any]] = {}
-        answered: set[str] | None = None  # every recorded result's call id, read at the first human turn that asks
-        step = 0
-        recorder = self.recorder
-        events = recorder.events
-        events_mark = 0
-        usages = thread.usage
-        recorder.step = 0
-        for i in range(self.body_start, len(msgs)):
-            # Any: the branches below test the exact type first, which mypy does not narrow on
-            m: Any = msgs[i]
-            kind = type(m)
-            if kind is AIMessage or (kind is not ToolMessage and isinstance(m, AIMessage)):
-                if not in_invocation:
-                    self.run_hooks(self.before_agent)
-                    in_invocation = True
-                if m.invalid_tool_calls:
-                    self._invalid_calls = True
-                recorder.step = step
-                if self.before_model:
-                    self.run_hooks(self.before_model)
-                state_msgs = Snapshot(self.state["messages"])
-                request, result = self.model_call(m)
-                # request.messages is list[AnyMessage]; Snapshot only reads it (no cast() call per step)
-                sent: list[BaseMessage] = request.messages  # type: ignore[assignment]
-                view = Snapshot(sent, state_msgs.n) if sent is state_msgs.src else self._views.add(sent)
-                if self.provider is not None:
-                    rewritten = self.provider.provider_view(view, keep_all=False)
-                    view = view if rewritten is view else self._views.add(rewritten)
-                ai = m
-                for r in result:
-                    if isinstance(r, AIMessage):
-                        ai = r
-                        break
-                if self.after_model:
-                    self.run_after_model()
-                # after_model may replace the AI message by id (e.g. the sub-agent clamp)
-                current = self.state["messages"]
-                last = current[-1] if current else None
-                if last is not ai:  # the response itself, still last: nothing replaced it
-                    if last is not None and last.id == ai.id:
-                        ai = last
-                    else:
-                        ai = next((x for x in reversed(current) if x.id == ai.id), ai)
-                pending = {cid: tc for tc in ai.tool_calls if (cid := tc.get("id"))}  # type: ignore[misc]
-                message_id = m.id
-                usage = usages.get(message_id or "")
-                # events since the previous step: tool results and turn boundaries belong to this call
-                step_events = events[events_mark:]
-                events_mark = len(events)
-                system = request.system_message
-                entry = sums.tools_entry(request.tools)
-                view_by, state_by, view_tokens, state_tokens = sums.step(view, state_msgs, system, entry)
-                # positional, in StepRecord's field order: keywords cost ~0.5 us more per step
-                steps.append(StepRecord(
-                    step,  # index
-                    i,  # message_index
-                    message_id or f"step-{step}",  # message_id
-                    state_msgs,  # state
-                    view,  # view
-                    system,  # system
-                    entry[2],  # tool_names
-                    state_tokens,  # state_tokens
-                    view_tokens,  # view_tokens
-                    base_raw + prefixes[i - self.body_start],  # raw_tokens
-                    view_by,  # view_by_category
-                    state_by,  # state_by_category
-                    ai,  # response
-                    usage.context_tokens if usage else None,  # recorded_input_tokens
-                    step_events,  # events
-                ))
-                step += 1
-                # what happens before the next model call (tool results, a new turn) is that call's
-                recorder.step = step
-                if not ai.tool_calls:
-                    self.run_hooks(self.after_agent)
-                    in_invocation = False
-            elif kind is ToolMessage or isinstance(m, ToolMessage):
-                call = pending.pop(m.tool_call_id, None)
-                if call is not None:
-                    self.tool_call(call, m)
-                elif not _was_dropped(m, steps):
-                    self.append(m)  # an orphan result: kept, as the source recorded it
-            else:
-                # a human turn ends the invocation, unless it arrives while calls still wait for results
-                # that come later (a call that never gets one was interrupted: the run had stopped)
-                if isinstance(m, HumanMessage) and in_invocation and message_kind(m) == "original":
-                    if pending and answered is None:
-                        answered = {t.tool_call_id for t in msgs if isinstance(t, ToolMessage)}
-                    if not (pending and pending.keys() & answered):  # type: ignore[operator]
-                        self.run_hooks(self.after_agent)
-                        in_invocation = False
-                self.append(m)
-        if in_invocation:
-            self.run_hooks(self.after_agent)
-        # events after the last model call are attached to the last step
-        if steps:
-            tail = [e for e in events if e.step >= len(steps)]
-            steps[-1].events.extend(tail)
-        return steps, tuple(self.state["messages"])
-
-
-def _plain(messages: Sequence[Any] | set[type]) -> bool:
-    """Every item a message add_messages passes on unchanged (langgraph `_coerce_to_messages`); a set
-    is the items' types."""
-    types = messages if isinstance(messages, set) else set(map(type, messages))
-    return all(issubclass(t, BaseMessage) and not issubclass(t, BaseMessageChunk) for t in types)
-
-
-def replaced_history(current: Sequence[BaseMessage], new: Sequence[Any]) -> list[BaseMessage] | None:
-    """`add_messages(current, new)` for `[RemoveMessage(REMOVE_ALL_MESSAGES), *messages]` (a summary's
-    update), else None: langgraph 1.x `graph/message.py::add_messages` gives an id to each message of
-    either side that has none (uuid4, in place), then returns what follows the last remove-all
-    marker. With every id set, no other RemoveMessage and plain messages on both sides, that is
-    `new[1:]`, with no side effect, and without add_messages' passes over the whole history."""
-    if not (new and isinstance(new[0], RemoveMessage) and new[0].id == REMOVE_ALL_MESSAGES):
-        return None
-    rest = new[1:]
-    rest_types = set(map(type, rest))
-    # a RemoveMessage among them, by type: every type is a real message class once _plain holds
-    if not (_plain(rest_types) and _plain(current)) or any(issubclass(t, RemoveMessage) for t in rest_types) \
-            or None in map(_message_id, rest) or None in map(_message_id, current):
-        return None
-    return list(rest)
-
-
-def repair_invalid_calls(messages: Sequence[BaseMessage]) -> list[BaseMessage] | None:
-    """LangChain 1.5's `create_agent` model node (`_patch_invalid_tool_calls`): an unanswered invalid tool
-    call gets `"Tool call {name} with id {id} could not be executed - arguments were malformed or
-    truncated."` right after its AI message, in the request and the state; None when nothing is open."""
-    if not any(isinstance(m, AIMessage) and m.invalid_tool_calls for m in messages):
-        return None
-    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
-    out: list[BaseMessage] = []
-    for m in messages:
-        out.append(m)
-        if not isinstance(m, AIMessage):
-            continue
-        for call in m.invalid_tool_calls:
-            call_id = call.get("id")
-            if call_id is None or call_id in answered:
-                continue
-            name = call.get("name") or "unknown"
-            out.append(ToolMessage(f"Tool call {name} with id {call_id} could not be executed - arguments were "
-                                   "malformed or truncated.", name=name, tool_call_id=call_id, status="error",
-                                   id=f"invalid-{call_id}"))
-            answered.add(call_id)
-    return out if len(out) != len(messages) else None
-
-
-def _was_dropped(m: ToolMessage, steps: list[StepRecord]) -> bool:
-    """A result for a call that the last response no longer has (clamped away by a layer)."""
-    if not steps or steps[-1].response is None:
-        return False
-    last = steps[-1].response
-    original_ids = {tc.get("id") for tc in (last.response_metadata.get("ctxi_dropped_calls") or [])}
-    return m.tool_call_id in original_ids
+def _provider(thread: Thread, config: EngineConfig) -> RecordedHistory | None:
+    thinking = config.model.thinking
+    strips = (not keeps_all_thinking(thread.model)) if thinking == "auto" else thinking == "last_turn"
+    return recorded_history(thread) if strips else None
 
 
 def replay(
@@ -456,36 +60,107 @@ def replay(
     summarizer: Any = None,
     layers: Sequence[AgentMiddleware] | None = None,
     workspace: Any = None,
+    previous: Run | None = None,
+    changed_from: int | None = None,
 ) -> Run:
-    """Replay `thread` through the layers `config` describes; same inputs give an identical Run."""
+    """Replay `thread` through the layers `config` describes; same inputs give an identical Run.
+
+    `previous`: a Run of this thread (another config) or of an earlier state of it (a followed session
+    before its new lines); the replay resumes from its last checkpoint still true, when there is one.
+    `changed_from`: the first message the caller knows changed since `previous.thread` (optional).
+    """
     config = config or preset(DEFAULT_PRESET)
     base_counter = token_counter or counter_for_thread(thread, config.tokens.counter)
+    if previous is not None and layers is None:
+        resumed = _resumed(thread, config, previous, base_counter, summarizer, workspace, changed_from)
+        if resumed is not None:
+            return resumed
     # count every recorded message up front in one batch (on the idle cores) instead of one by one
     prime_thread(base_counter, thread)
     calibration = thread_calibration(thread, base_counter) if config.tokens.calibrate else None
     counter: TokenCounter = CalibratedCounter(base_counter, calibration) if calibration else base_counter
     window = config.window_tokens(thread.max_input_tokens)
-    vfs = VirtualFilesystem()
+    # checkpoints, for a later re-run to resume from: not with the user's own middleware (no way to keep
+    # its state), a workspace (memories persisted on disk between runs) or a summarizer object the
+    # caller holds (its counts are the caller's)
+    keeps = layers is None and workspace is None and (summarizer is None or isinstance(summarizer, str))
+    vfs = VirtualFilesystem(journal=keeps)
     context = LayerContext(counter=counter, vfs=vfs, window_tokens=window, thread=thread,
                            summarizer=summarizer, workspace=workspace, calibration=calibration)
     # middleware that is not one of our layers (the user's own) is observed: its effect becomes events
     mws = [observe(m, context) for m in layers] if layers is not None else build_layers(config, context)
-    thinking = config.model.thinking
-    strips = (not keeps_all_thinking(thread.model)) if thinking == "auto" else thinking == "last_turn"
-    provider = recorded_history(thread) if strips else None
+    keeps = keeps and resume.checkpointable(mws)
     # The cyclic GC would re-scan the whole thread (every message, every count) on each full
     # collection, which makes long replays superlinear; nothing here needs it (no cycles are
     # built), so it is paused for the replay and restored after.
     with paused_gc():  # and what the replay kept goes to the oldest generation unwalked (engine.base.gcpause)
         with recording() as recorder:
-            if layers is None:  # settings that defeat themselves are part of the run's record (step 0)
-                for warning in setting_warnings(config, window):
-                    emit(warning.layer, SETTINGS_WARNING, severity="warning", message=warning.message,
-                         key=warning.key)
-            driver = _Driver(thread, mws, counter, window, recorder,
-                             unrecorded_prompt_tokens=calibration.prompt_tokens if calibration else 0,
-                             provider=provider)
+            if layers is None:
+                _emit_warnings(config, window)
+            driver = Driver(thread, mws, counter, window, recorder,
+                            unrecorded_prompt_tokens=calibration.prompt_tokens if calibration else 0,
+                            provider=_provider(thread, config), files=vfs, checkpoints=keeps, config=config)
             steps, final_state = driver.run()
+    return _run(thread, config, counter, window, steps, vfs, final_state, mws, calibration, driver, None)
+
+
+def _base(counter: TokenCounter) -> TokenCounter:
+    return counter.base if isinstance(counter, CalibratedCounter) else counter
+
+
+def _resumed(thread: Thread, config: EngineConfig, previous: Run, base_counter: TokenCounter, summarizer: Any,
+             workspace: Any, changed_from: int | None) -> Run | None:
+    """The replay resumed from `previous`'s last checkpoint still true for `thread` and `config`, or None
+    (then a full replay): see engine/run/resume.py."""
+    if not previous.checkpoints or previous.files.journal_length is None or workspace is not None \
+            or not (summarizer is None or isinstance(summarizer, str)) or _base(previous.counter) is not base_counter:
+        return None
+    changed = resume.changed_message(previous.thread, thread, changed_from)
+    if changed is None:
+        return None
+    calibration = thread_calibration(thread, base_counter) if config.tokens.calibrate else None
+    if thread is not previous.thread and not resume.calibration_agrees(
+            previous.calibration, calibration, thread.messages[:changed]):
+        return None
+    counter: TokenCounter = CalibratedCounter(base_counter, calibration) if calibration else base_counter
+    window = config.window_tokens(thread.max_input_tokens)
+    context = LayerContext(counter=counter, vfs=VirtualFilesystem(journal=True), window_tokens=window, thread=thread,
+                           summarizer=summarizer, calibration=calibration)
+    mws = build_layers(config, context)
+    if not resume.checkpointable(mws):
+        return None
+    first = resume.first_change(previous, config, mws)
+    cp = resume.pick_checkpoint(previous, first, changed) if first > 0 else None
+    if cp is None or (thread is not previous.thread and not resume.answered_agrees(cp, thread)):
+        return None
+    prime = getattr(base_counter, "prime", None)
+    with paused_gc():
+        if prime is not None:  # only what the previous run did not count (the thread's new messages)
+            prime(thread.messages[cp.index:])
+        with recording() as recorder:
+            _emit_warnings(config, window)
+            warnings = list(recorder.events)
+            vfs = previous.files.replayed(cp.files)
+            context.vfs = vfs
+            driver = Driver(thread, mws, counter, window, recorder,
+                            unrecorded_prompt_tokens=calibration.prompt_tokens if calibration else 0,
+                            provider=_provider(thread, config), files=vfs, checkpoints=True, seed_todos=False,
+                            config=config)
+            steps: list[StepRecord] = [*previous.steps[:cp.step - 1], cp.last_record] if cp.last_record else []
+            if steps:
+                steps[0] = resume.step_zero_events(steps[0], warnings)
+            try:
+                driver.restore(cp, steps, warnings, same_settings=resume.same_sections(config, cp.config, mws))
+            except CheckpointError:
+                return None
+            driver.checkpoints = [c for c in previous.checkpoints if c.step <= cp.step]
+            steps, final_state = driver.run()
+    return _run(thread, config, counter, window, steps, vfs, final_state, mws, calibration, driver, cp.step)
+
+
+def _run(thread: Thread, config: EngineConfig, counter: TokenCounter, window: int, steps: list[StepRecord],
+         vfs: VirtualFilesystem, final_state: tuple[Any, ...], mws: Sequence[AgentMiddleware],
+         calibration: Calibration | None, driver: Driver, resumed_from: int | None) -> Run:
     summarizers = [sm for m in mws if getattr(m, "layer", None) in ("summarization", "compaction")
                    and (sm := getattr(m, "summarizer", None)) is not None]
     return Run(
@@ -501,4 +176,8 @@ def replay(
         summarizer_calls=sum(getattr(sm, "calls", 0) for sm in summarizers),
         summarizer_input_tokens=sum(getattr(sm, "input_tokens", 0) for sm in summarizers),
         calibration=calibration,
+        checks={name: checks for m in mws if isinstance(name := getattr(m, "layer", None), str)
+                and isinstance(checks := getattr(m, "checks", None), list)},
+        checkpoints=driver.checkpoints,
+        resumed_from=resumed_from,
     )

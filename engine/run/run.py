@@ -71,6 +71,17 @@ class Run:
     # Views derived from the run on demand (engine.cost.run_cost keeps its cost here): computed once, never
     # inside the replay loop.
     derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # What deciding layers measured at each check (engine/layers/checks.py), by layer name, and the
+    # replay's checkpoints (engine/run/driver.py): what a later replay of this thread resumes from
+    # (engine/run/resume.py). Not part of the report; `drop_checkpoints` frees them.
+    checks: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    checkpoints: list[Any] | None = field(default=None, repr=False, compare=False)
+    # The step this run was replayed from when it resumed an earlier run (None: replayed from the start).
+    resumed_from: int | None = field(default=None, compare=False)
+
+    def drop_checkpoints(self) -> None:
+        """Forget the checkpoints (a cache short of memory): later re-runs of this thread replay from the start."""
+        self.checkpoints = None
 
     @property
     def events(self) -> list[Event]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.messages import BaseMessage, SystemMessage
 
@@ -70,6 +70,9 @@ class ViewLog:
     comparison, identity first at C speed (`unchanged_prefix`).
     """
 
+    # how a checkpoint of the replay keeps it (engine/layers/checkpoint.py): one list only appended to
+    checkpoint_kinds: ClassVar[dict[str, str]] = {"src": "grow"}
+
     def __init__(self) -> None:
         self.src: list[BaseMessage] = []
 
@@ -93,6 +96,9 @@ class PrefixSums:
     """
 
     __slots__ = ("counter", "prev", "prev_totals", "prev_tokens")
+    # how a checkpoint of the replay keeps it (engine/layers/checkpoint.py): `prev` is a Snapshot or a
+    # list never changed afterwards, `prev_totals` a dict never changed once returned
+    checkpoint_kinds: ClassVar[dict[str, str]] = {"prev": "value", "prev_totals": "value", "prev_tokens": "value"}
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
@@ -166,6 +172,11 @@ class StepSums:
     view is its state (the same list, the same length) and the two sums followed the same lists
     so far, the view's sums are the state's, computed once (the same messages, the same order).
     """
+
+    # how a checkpoint of the replay keeps it (engine/layers/checkpoint.py)
+    checkpoint_kinds: ClassVar[dict[str, str]] = {
+        "state_sums": "helper", "view_sums": "helper", "_tools_cache": "memo", "_system_cache": "memo",
+        "_fixed": "value", "_last_tools": "value"}
 
     def __init__(self, counter: TokenCounter, unrecorded_prompt_tokens: int) -> None:
         self.counter = counter

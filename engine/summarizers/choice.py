@@ -5,7 +5,7 @@ summarizers in a config would call a real model.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
@@ -20,6 +20,9 @@ from engine.tokens.counters import TokenCounter, get_counter
 
 class CallableSummarizer:
     """A plain function of the messages (LangChain's `summarizer=` callable): the prompt is not used."""
+
+    # how a checkpoint of a replay keeps each run-time attribute (engine/layers/checkpoint.py)
+    checkpoint_kinds: ClassVar[dict[str, str]] = {"calls": "value", "input_tokens": "value"}
 
     def __init__(self, fn: Callable[[list[BaseMessage]], Any], *, counter: TokenCounter | None = None) -> None:
         self.fn = fn

@@ -5,7 +5,7 @@ its errors are one redacted line.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.exceptions import ModelError
 from langchain_core.language_models import BaseChatModel
@@ -58,6 +58,9 @@ def retryable(exc: BaseException) -> bool:
 
 class LLMSummarizer:
     """Summaries written by a chat model prompted with the layer's summary prompt."""
+
+    # how a checkpoint of a replay keeps each run-time attribute (engine/layers/checkpoint.py)
+    checkpoint_kinds: ClassVar[dict[str, str]] = {"calls": "value", "input_tokens": "value"}
 
     def __init__(self, model_spec: str, *, counter: TokenCounter | None = None,
                  model: BaseChatModel | None = None) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
@@ -112,6 +112,8 @@ class OfflineSummarizer:
     # reads only the prompt's frame (engine.layers.summary_rules.SummaryPrompt.frame), so the
     # summarization layer may hand it the prompt unrendered
     lazy_prompt = True
+    # how a checkpoint of a replay keeps each run-time attribute (engine/layers/checkpoint.py)
+    checkpoint_kinds: ClassVar[dict[str, str]] = {"calls": "value", "input_tokens": "value", "_template_cache": "memo"}
 
     def __init__(self, counter: TokenCounter | None = None, *, max_tokens: int = MAX_SUMMARY_TOKENS) -> None:
         self.counter = counter

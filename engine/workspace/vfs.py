@@ -84,10 +84,17 @@ class FileEntry:
 
 
 class VirtualFilesystem:
-    """An in-memory tree of text files keyed by absolute path (Deep Agents' backend protocol, simplified)."""
+    """An in-memory tree of text files keyed by absolute path (Deep Agents' backend protocol, simplified).
 
-    def __init__(self, files: dict[str, FileEntry] | None = None) -> None:
+    With `journal=True` (a replay's filesystem) every change is also logged, in order, with what it
+    was given (texts by reference): the filesystem as it was after the first n changes is then
+    `replayed(n)`, which is how a checkpoint of a replay keeps it (its length, O(1)) and a resumed
+    replay gets it back (engine/run/resume.py), without copying the files at every checkpoint.
+    """
+
+    def __init__(self, files: dict[str, FileEntry] | None = None, *, journal: bool = False) -> None:
         self._files: dict[str, FileEntry] = dict(files or {})
+        self._journal: list[tuple[Any, ...]] | None = [] if journal else None
 
     # -- writing -------------------------------------------------------------------------
     def write(
@@ -103,6 +110,8 @@ class VirtualFilesystem:
         p = normalize_path(path)
         entry = FileEntry(p, content, step, layer, source_id, dict(meta))
         self._files[p] = entry
+        if self._journal is not None:
+            self._journal.append(("write", p, content, step, layer, source_id, dict(meta)))
         return entry
 
     def append(self, path: str, content: str | LazyText, *, step: int | None = None, layer: str | None = None) -> FileEntry:
@@ -112,6 +121,8 @@ class VirtualFilesystem:
             return self.write(p, content, step=step, layer=layer)
         old.append(content)
         old.step = step if step is not None else old.step
+        if self._journal is not None:
+            self._journal.append(("append", p, content, step, layer))
         return old
 
     def edit(self, path: str, old: str, new: str, *, replace_all: bool = False) -> int:
@@ -124,10 +135,43 @@ class VirtualFilesystem:
         if count > 1 and not replace_all:
             raise ValueError(f"string occurs {count} times in {path}; pass replace_all")
         entry.content = entry.content.replace(old, new) if replace_all else entry.content.replace(old, new, 1)
+        if self._journal is not None:
+            self._journal.append(("edit", normalize_path(path), old, new, replace_all))
         return count if replace_all else 1
 
     def delete(self, path: str) -> bool:
-        return self._files.pop(normalize_path(path), None) is not None
+        p = normalize_path(path)
+        gone = self._files.pop(p, None) is not None
+        if gone and self._journal is not None:
+            self._journal.append(("delete", p))
+        return gone
+
+    # -- the journal ------------------------------------------------------------------------
+    @property
+    def journal_length(self) -> int | None:
+        """How many changes the journal holds (None: not journaled)."""
+        return None if self._journal is None else len(self._journal)
+
+    def replayed(self, n: int | None = None) -> VirtualFilesystem:
+        """A new journaled filesystem holding what this one held after its first `n` changes (all of them
+        by default), its files new objects (texts shared)."""
+        if self._journal is None:
+            raise ValueError("this virtual filesystem keeps no journal")
+        out = VirtualFilesystem(journal=True)
+        for op in self._journal[:n]:
+            kind = op[0]
+            if kind == "write":
+                _, p, content, step, layer, source_id, meta = op
+                out.write(p, content, step=step, layer=layer, source_id=source_id, **meta)
+            elif kind == "append":
+                _, p, content, step, layer = op
+                out.append(p, content, step=step, layer=layer)
+            elif kind == "edit":
+                _, p, old, new, replace_all = op
+                out.edit(p, old, new, replace_all=replace_all)
+            else:
+                out.delete(op[1])
+        return out
 
     # -- reading -------------------------------------------------------------------------
     def exists(self, path: str) -> bool:

@@ -1,0 +1,182 @@
+"""A re-run that replays only what it changes: from the last checkpoint before the new settings act, or
+before the first message of the thread that is new.
+
+`replay(thread, config, previous=run)` (engine/run/replay.py) asks `resumed_run` first. A run keeps
+checkpoints at the start of every 64th step's window and of its last step's (engine/run/driver.py),
+each the replay's whole state in O(1) (engine/layers/checkpoint.py). The new run starts from the
+latest one that is still true for it:
+
+- its step is at or before `first_change(previous, config, layers)`: the first step where a layer of
+  the new config can act otherwise than in `previous` (a changed trigger: where its decision differs,
+  from what the layers recorded at each check, engine/layers/checks.py; a changed keep: the first
+  summary; anything the layers cannot bound: step 0, a full replay);
+- its message index is at or before the first message of `thread` that `previous.thread` did not
+  hold as the same object (a followed session that grew, or whose last reply was rewritten).
+
+The steps before it are `previous`'s records, shared (they are read-only), but for step 0's setting
+warnings, which are the new config's. The result is the Run a full replay would make, byte for byte
+(tests/run/test_resume.py checks it over every shared trace and preset and a grid of edits).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.messages import ToolMessage
+
+from engine.config.schema import EngineConfig
+from engine.config.setting_warnings import KIND as SETTINGS_WARNING
+from engine.layers import checkpoint as layer_state
+from engine.layers.checks import NEVER, changed_fields
+from engine.run.driver import Checkpoint
+from engine.run.run import Run, StepRecord
+from engine.thread.events import Event
+from engine.thread.model import Thread
+
+# Config sections the replay does not read: a change there changes nothing before the end.
+_NOT_REPLAYED = frozenset({"cost", "preset", "version"})
+# Sections whose changes no layer rule bounds: the run is replayed from the start.
+_EVERYWHERE = frozenset({"model", "tokens", "order", "recorded", "input_context", "middleware"})
+# Fields of a layer's section that another layer reads too (its change is not that layer's alone).
+_READ_ELSEWHERE = {"subagents": frozenset({"task_tool_names"})}  # the input context's tool prompts
+
+
+def first_change(previous: Run, config: EngineConfig, layers: Sequence[AgentMiddleware]) -> int:
+    """The first step at which a replay of `previous.thread` with `config` (whose layers are `layers`,
+    fresh) can differ from `previous`: 0 for a full replay, NEVER when no step changes."""
+    old = previous.config
+    if old == config:
+        return NEVER
+    names = tuple(getattr(m, "layer", type(m).__name__) for m in layers)
+    if names != previous.layer_names:
+        return 0
+    by_name = {getattr(m, "layer", None): m for m in layers}
+    first = NEVER
+    for section in sorted(changed_fields(old, config) - _NOT_REPLAYED):
+        if section in _EVERYWHERE:
+            return 0
+        elsewhere = _READ_ELSEWHERE.get(section, frozenset())
+        if elsewhere & changed_fields(getattr(old, section), getattr(config, section)):
+            return 0
+        layer = by_name.get(section)
+        if layer is None:  # a layer that does not run: only its warnings read it (made anew at step 0)
+            continue
+        first = min(first, layer.first_change(old, config, previous))  # type: ignore[attr-defined]
+        if first <= 0:
+            return 0
+    return first
+
+
+def changed_message(old: Thread, new: Thread, hint: int | None = None) -> int | None:
+    """The index of the first message of `new` that is not `old`'s (len(old) when `new` only grew, NEVER
+    when they are the same thread), or None when the threads differ in what the replay reads besides
+    the messages (then nothing of `old`'s run can be kept).
+
+    `hint`: the first message the caller changed (a session follower knows what its parse rebuilt:
+    messages, their recorded usage and times); the recorded data of the messages before it is then
+    not compared again, which would cost O(thread) per appended line."""
+    if new is old:
+        return NEVER
+    if (new.thread_id, new.source_format, new.model, new.max_input_tokens, new.system_prompt) != \
+            (old.thread_id, old.source_format, old.model, old.max_input_tokens, old.system_prompt) \
+            or new.tools != old.tools or new.todos != old.todos or new.extra != old.extra:
+        return None
+    a, b = old.messages, new.messages
+    n = min(len(a), len(b))
+    # identity at C speed; the first message that is another object is where the thread changed
+    first = n if all(map(operator.is_, a, b)) else \
+        next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x is not y)
+    if hint is not None:
+        first = min(first, hint)
+    else:  # what the source recorded about the messages before it must be the same
+        for i in range(first):
+            key = a[i].id or ""
+            if old.usage.get(key) is not new.usage.get(key) or old.timestamps.get(key) != new.timestamps.get(key):
+                first = i
+                break
+    for call_id, sub in old.subagents.items():
+        if new.subagents.get(call_id) is not sub:
+            return None
+    return first if _same_records(old, new, first) else None
+
+
+def _same_records(old: Thread, new: Thread, first: int) -> bool:
+    """Recorded compactions and edits before message `first` are the same objects in both threads."""
+    for a, b in ((old.compactions, new.compactions), (old.edits, new.edits)):
+        kept_a = [r for r in a if r.index <= first]
+        kept_b = [r for r in b if r.index <= first]
+        if len(kept_a) != len(kept_b) or not all(map(operator.is_, kept_a, kept_b)):
+            return False
+    return True
+
+
+def calibration_agrees(old: Any, new: Any, messages: Sequence[Any]) -> bool:
+    """The calibration of the grown thread gives the messages before the change what the old one did."""
+    if old is None or new is None:
+        return old is new
+    if old is new:
+        return True
+    if old.prompt_tokens != new.prompt_tokens or old.subagent_prompt_tokens != new.subagent_prompt_tokens:
+        return False
+    get_old, get_new = old.hidden.get, new.hidden.get
+    return all(get_old(id(m), 0) == get_new(id(m), 0) for m in messages)
+
+
+def pick_checkpoint(previous: Run, step: int, index: int) -> Checkpoint | None:
+    """The latest checkpoint of `previous` at or before `step` and message `index`."""
+    best = None
+    for cp in previous.checkpoints or ():
+        if cp.step <= step and cp.index <= index and (best is None or cp.step > best.step):
+            best = cp
+    return best
+
+
+def step_zero_events(record: StepRecord, warnings: list[Event]) -> StepRecord:
+    """Step 0's record with this run's setting warnings in place of the run's it came from (they are its
+    first events: emitted before the loop); the rest is the same."""
+    events = record.events
+    n = next((i for i, e in enumerate(events) if e.kind != SETTINGS_WARNING), len(events))
+    if [(e.layer, e.kind, e.message, e.payload) for e in events[:n]] == \
+            [(e.layer, e.kind, e.message, e.payload) for e in warnings]:
+        return record
+    return dataclasses.replace(record, events=[*warnings, *events[n:]])
+
+
+def answered_agrees(cp: Checkpoint, thread: Thread) -> bool:
+    """A checkpoint that read every recorded result of its thread read the same ones in `thread`."""
+    if cp.answered is None:
+        return True
+    return cp.answered == frozenset(t.tool_call_id for t in thread.messages if isinstance(t, ToolMessage))
+
+
+def same_sections(config: EngineConfig, other: Any, layers: Sequence[AgentMiddleware]) -> list[bool]:
+    """Per layer: whether its config section is the same in `config` and `other` (its memos carry over)."""
+    out = []
+    for m in layers:
+        name = getattr(m, "layer", None)
+        section = getattr(config, name, None) if isinstance(name, str) else None
+        out.append(other is not None and section is not None and isinstance(name, str)
+                   and section == getattr(other, name, None) and config.model == other.model
+                   and config.tokens == other.tokens)
+    return out
+
+
+def checkpointable(layers: Sequence[AgentMiddleware]) -> bool:
+    return all(layer_state.checkpointable(m) for m in layers)
+
+
+__all__ = [
+    "NEVER",
+    "answered_agrees",
+    "calibration_agrees",
+    "changed_message",
+    "checkpointable",
+    "first_change",
+    "pick_checkpoint",
+    "same_sections",
+    "step_zero_events",
+]
