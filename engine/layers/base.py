@@ -74,6 +74,18 @@ class ContextLayer(AgentMiddleware):
     def emit(self, kind: str, **kwargs: Any) -> events.Event | None:
         return events.emit(self.layer, kind, **kwargs)
 
+    @property
+    def pure_after_agent(self) -> bool:
+        """Whether `after_agent` leaves the state, this layer and the events as they were (a replay whose
+        thread grows goes on from where it ended: engine/run/replay.py)."""
+        return type(self).after_agent is AgentMiddleware.after_agent
+
+    def thread_grew(self, thread: Thread, old_length: int) -> bool:
+        """Take `thread`, the run's thread with messages added after its first `old_length` (the same
+        objects before): a layer that read the thread when it was made reads the new part; False when it
+        cannot (the replay then starts over)."""
+        return True
+
     def first_change(self, old: Any, new: Any, run: Any) -> int:
         """The first step at which this layer, built from config `new`, can act otherwise than it did in
         `run` (replayed with config `old`, whose section for this layer differs): 0 unless the layer can

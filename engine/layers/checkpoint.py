@@ -70,12 +70,19 @@ class CheckpointError(RuntimeError):
 
 def kinds_of(obj: Any) -> dict[str, str]:
     """`checkpoint_kinds` of `obj`'s class and its bases (a subclass's entry wins); {} when none."""
-    out: dict[str, str] = {}
-    for cls in reversed(type(obj).__mro__):
-        declared = cls.__dict__.get("checkpoint_kinds")
-        if isinstance(declared, Mapping):
-            out.update(declared)
-    return out
+    cls = type(obj)
+    hit = _KINDS.get(cls)
+    if hit is None:
+        hit = {}
+        for base in reversed(cls.__mro__):
+            declared = base.__dict__.get("checkpoint_kinds")
+            if isinstance(declared, Mapping):
+                hit.update(declared)
+        _KINDS[cls] = hit
+    return hit
+
+
+_KINDS: dict[type, dict[str, str]] = {}  # per class: the kinds merged along its bases
 
 
 def checkpointable(obj: Any) -> bool:

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from engine.layers.thresholds import Clause, fired_clause
+from engine.layers.thresholds import Clause, clause_label, fired_clause
 
 NEVER = 1 << 62  # "no step": a first change after every step of any run
 
@@ -62,6 +62,24 @@ def trigger_label(clauses: Sequence[Clause], check: TriggerCheck, forced: bool =
 def first_trigger_change(checks: Sequence[TriggerCheck], clauses: Sequence[Clause]) -> int:
     """The first step whose trigger label under `clauses` differs from the recorded one (a different
     label is a different event), else NEVER."""
+    if all(len(c) == 1 and c[0][0] == "tokens" for c in clauses):  # the common case, inline (a check per step)
+        levels = [(int(c[0][1]), clause_label(c)) for c in clauses]
+        for check in checks:
+            tokens, reported = check.tokens, check.reported_tokens
+            label = None
+            for level, name in levels:
+                if tokens >= level or (reported is not None and reported >= level):
+                    label = name
+                    break
+            if label is None:
+                budget = check.budget
+                if budget is not None and tokens > budget:
+                    label = "input_budget"
+                elif check.fired == "overflow":
+                    label = "overflow"
+            if label != check.fired:
+                return check.step
+        return NEVER
     for check in checks:
         if trigger_label(clauses, check, check.fired == "overflow") != check.fired:
             return check.step

@@ -310,6 +310,10 @@ class MemoryLayer(RequestLayer):
         return self._mirror(request, await handler(request))
 
     # -- persistence ---------------------------------------------------------------------------
+    @property
+    def pure_after_agent(self) -> bool:
+        return self.workspace is None  # without a workspace nothing is saved
+
     def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         if self.workspace is None:
             return None

@@ -31,6 +31,7 @@ class RecordedLayer(ContextLayer):
 
     def __init__(self, context: LayerContext | None = None, *, compactions: bool = True, edits: bool = True) -> None:
         super().__init__(context)
+        self.include_compactions, self.include_edits = compactions, edits
         thread = self.context.thread or Thread(thread_id="none", messages=[])
         self.history: RecordedHistory = recorded_history(thread)
         self._position = {id(m): i for i, m in enumerate(thread.messages)}
@@ -44,6 +45,24 @@ class RecordedLayer(ContextLayer):
     @classmethod
     def from_config(cls, config: EngineConfig, context: LayerContext) -> RecordedLayer:
         return cls(context, compactions=config.recorded.compactions, edits=config.recorded.edits)
+
+    def thread_grew(self, thread: Thread, old_length: int) -> bool:
+        """The new messages' positions, and the compactions and edits recorded among them (after the others)."""
+        known = {id(r) for _, r in self._events}
+        records: list[RecordedCompaction | RecordedEdit] = [
+            *(c for c in thread.compactions if self.include_compactions),
+            *(e for e in thread.edits if self.include_edits)]
+        new = [(r.index, r) for r in records if id(r) not in known]
+        if any(index < old_length for index, _ in new):
+            return False
+        self.history = recorded_history(thread)
+        for i in range(old_length, len(thread.messages)):
+            m = thread.messages[i]
+            self._position[id(m)] = i
+            if m.id:
+                self._position_by_id[m.id] = i
+        self._events.extend(sorted(new, key=lambda pair: (pair[0], isinstance(pair[1], RecordedEdit))))
+        return True
 
     def _index_of(self, message: BaseMessage) -> int | None:
         at = self._position.get(id(message))

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Literal, NotRequired, Self, cast
 
 from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT
-from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from engine.base.errors import ConfigError
 from engine.config.schema import EngineConfig
@@ -150,6 +150,12 @@ class SummarizationCore(ContextLayer):
                    summarizer=context.summarizer if context.summarizer is not None else s.summarizer,
                    overflow_fallback=s.overflow_fallback, history_dir=s.history_dir,
                    max_output_tokens=config.model.max_output_tokens, provider=config.model.provider, style=s.style)
+
+    def thread_grew(self, thread: Any, old_length: int) -> bool:
+        if self._ai_indices is not None:  # the thread's AI positions, the new messages' added
+            messages = thread.messages
+            self._ai_indices.extend(i for i in range(old_length, len(messages)) if isinstance(messages[i], AIMessage))
+        return True
 
     # settings that act only when the layer summarizes (the cutoff, the summary's text, its file)
     _ON_SUMMARY = frozenset({"keep", "trim_tokens_to_summarize", "summary_prompt", "summarizer", "model_name",

@@ -142,6 +142,8 @@ def _spread(residual: int, new: Sequence[BaseMessage], counter: TokenCounter, hi
 
 def calibrate(thread: Thread, counter: TokenCounter) -> Calibration | None:
     """The calibration of `thread` for `counter`, or None when no call recorded its input."""
+    if not thread.usage and not any(sub.usage for sub in thread.subagents.values()):
+        return None  # nothing recorded: no walk over the views (a followed session's update costs its new lines)
     prime_thread(counter, thread)
     hidden: dict[int, int] = {}
     keep: list[BaseMessage] = []

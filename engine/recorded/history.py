@@ -223,14 +223,25 @@ _histories: dict[int, tuple[weakref.ref[Thread], RecordedHistory]] = {}
 _histories_lock = threading.Lock()
 
 
-def recorded_history(thread: Thread) -> RecordedHistory:
-    """The shared RecordedHistory of `thread` (made once per thread object)."""
+def recorded_history(thread: Thread, *, like: Thread | None = None) -> RecordedHistory:
+    """The shared RecordedHistory of `thread` (made once per thread object).
+
+    `like`: an earlier state of the same session (a followed thread before its new lines, sharing its
+    message and record objects): the new history makes the same rewritten messages as that one's (the
+    same objects), so what was counted and calibrated on them holds for the grown thread too
+    (engine/run/resume.py). It only matters the first time `thread` is asked for."""
     key = id(thread)
     with _histories_lock:
         hit = _histories.get(key)
         if hit is not None and hit[0]() is thread:
             return hit[1]
         history = RecordedHistory(thread)
+        before = _histories.get(id(like)) if like is not None else None
+        if before is not None and before[0]() is like:
+            # the memos are keyed by the records' and messages' own ids, which the two threads share
+            history._replacements = before[1]._replacements
+            history._copies = before[1]._copies
+            history._stripped = before[1]._stripped
 
         def _drop(_ref: weakref.ref[Thread], key: int = key) -> None:
             # no lock here: a weakref callback may run inside a locked section (a GC pass), and a
@@ -243,3 +254,9 @@ def recorded_history(thread: Thread) -> RecordedHistory:
 
         _histories[key] = (weakref.ref(thread, _drop), history)
         return history
+
+
+def histories_shared(old: Thread, new: Thread) -> bool:
+    """Whether `new`'s history makes the same rewritten messages as `old`'s (`recorded_history(new, like=old)`
+    was its first call): what was calibrated on them holds for both."""
+    return recorded_history(new)._stripped is recorded_history(old)._stripped

@@ -85,7 +85,7 @@ class Checkpoint:
     in_invocation: bool
     end_due: bool  # the previous step was a final answer: its `after_agent` comes first in this window
     pending: dict[str, dict[str, Any]]
-    answered: frozenset[str] | None
+    answered: tuple[dict[str, None], int] | None
     events: tuple[list[Any], int]
     events_mark: int
     warnings: int  # the run's setting warnings at the start of its events
@@ -177,7 +177,9 @@ class Driver:
         self.in_invocation = False
         self.end_due = False  # a final answer's `after_agent`, run at the start of the next window
         self.pending: dict[str, dict[str, Any]] = {}
-        self.answered: frozenset[str] | None = None  # every recorded result's call id, read when first needed
+        # every recorded result's call id, read when first needed: a dict only added to (a checkpoint keeps
+        # its length; a grown thread's new results are added)
+        self.answered: dict[str, None] | None = None
         self.events_mark = 0
         self.warnings = len(recorder.events)  # the setting warnings emitted before the loop
         count = counter.count_message
@@ -189,6 +191,7 @@ class Driver:
         self.checkpoints: list[Checkpoint] | None = [] if checkpoints else None
         self._last_window = _last_window_start(thread.messages)
         self._restored_at = -1  # the message a restored replay starts at (it has a checkpoint there already)
+        self.open_record: StepRecord | None = None  # the last record before `finish` added the tail events
 
     # -- state updates --------------------------------------------------------------------
     def append(self, m: BaseMessage) -> None:
@@ -336,7 +339,7 @@ class Driver:
             self.append(result)
 
     # -- the loop -------------------------------------------------------------------------
-    def run(self) -> tuple[list[StepRecord], tuple[BaseMessage, ...]]:
+    def run(self) -> tuple[list[StepRecord], Snapshot]:
         """Every message of the thread, then the end of the run: (steps, final state)."""
         self.advance(len(self.thread.messages))
         return self.finish()
@@ -449,8 +452,8 @@ class Driver:
                 # that come later (a call that never gets one was interrupted: the run had stopped)
                 if isinstance(m, HumanMessage) and in_invocation and message_kind(m) == "original":
                     if pending and self.answered is None:
-                        self.answered = frozenset(t.tool_call_id for t in msgs if isinstance(t, ToolMessage))
-                    if not (pending and pending.keys() & self.answered):  # type: ignore[operator]
+                        self.answered = dict.fromkeys(t.tool_call_id for t in msgs if isinstance(t, ToolMessage))
+                    if not (pending and pending.keys() & self.answered.keys()):  # type: ignore[union-attr]
                         self.run_hooks(self.after_agent)
                         in_invocation = False
                 self.append(m)
@@ -459,21 +462,54 @@ class Driver:
         self.in_invocation, self.end_due, self.pending, self.events_mark, self.raw_prefix = \
             in_invocation, end_due, pending, events_mark, raw
 
-    def finish(self) -> tuple[list[StepRecord], tuple[BaseMessage, ...]]:
+    def finish(self) -> tuple[list[StepRecord], Snapshot]:
         """The end of the run: the last invocation's `after_agent`, and events after the last model call
-        attached to the last step (a new record: the one before may be shared with a checkpoint)."""
-        if self.end_due:
-            self.end_due = False
-            self.run_hooks(self.after_agent)
-            self.in_invocation = False
-        if self.in_invocation:
+        attached to the last step (a new record: the one before may be shared with a checkpoint).
+
+        The loop's own state is left as it was, so `take_over` can go on from here when every
+        `after_agent` hook is pure (changes nothing): a followed session's next lines."""
+        if self.end_due or self.in_invocation:
             self.run_hooks(self.after_agent)
         steps = self.steps
+        self.open_record = steps[-1] if steps else None
         if steps:
-            tail = [e for e in self.recorder.events if e.step >= len(steps)]
+            tail = self.recorder.events[self.events_mark:]  # emitted after the last model call (its step on)
             if tail:
                 steps[-1] = dataclasses.replace(steps[-1], events=[*steps[-1].events, *tail])
-        return steps, tuple(self.state["messages"])
+        # the state's list as it ends (it is only appended to, or replaced whole, if the run goes on)
+        return steps, Snapshot(self.state["messages"])
+
+    @property
+    def resumable_end(self) -> bool:
+        """Whether the end of the run changed nothing a continuation reads (every `after_agent` it ran is
+        pure): the driver can then take more messages of its thread (`take_over`)."""
+        return not (self.end_due or self.in_invocation) or all(
+            getattr(m, "pure_after_agent", False) for m in self.layers if _overrides(m, "after_agent"))
+
+    def take_over(self, thread: Thread, steps: list[StepRecord], files: VirtualFilesystem,
+                  provider: RecordedHistory | None) -> bool:
+        """Go on with `thread`, this run's thread grown (its first messages the same objects): the records
+        so far (a copy of the finished run's, its last one without the tail events) and a filesystem of
+        this run's own (the finished Run keeps its). False when a layer cannot follow the thread."""
+        old_length = len(self.thread.messages)
+        if self.answered is not None:  # every result's call id, read at a human turn before the end
+            new = thread.messages[old_length:]
+            results = {m.tool_call_id for m in new if isinstance(m, ToolMessage)}
+            made = {tc.get("id") for m in new if isinstance(m, AIMessage) for tc in m.tool_calls}
+            if (results - made) - self.answered.keys():
+                return False  # a result for an earlier call: a turn read before may have ended otherwise
+            self.answered.update(dict.fromkeys(results))  # what reading the grown thread gives
+        context = getattr(self.layers[0], "context", None) if self.layers else None
+        if context is not None:
+            context.thread, context.vfs = thread, files
+        if not all(m.thread_grew(thread, old_length) for m in self.layers if hasattr(m, "thread_grew")):
+            return False
+        self.thread, self.files, self.provider, self.steps = thread, files, provider, steps
+        if self.open_record is not None:
+            steps[-1] = self.open_record
+        self._last_window = _last_window_start(thread.messages)
+        self._restored_at = -1
+        return True
 
     # -- checkpoints ------------------------------------------------------------------------
     def checkpoint(self) -> Checkpoint:
@@ -487,7 +523,8 @@ class Driver:
             state={k: v for k, v in state.items() if k != "messages"}, messages=(messages, len(messages)),
             index_of=(self._index, len(self._index)), invalid_calls=self._invalid_calls,
             in_invocation=self.in_invocation, end_due=self.end_due, pending=dict(self.pending),
-            answered=self.answered, events=(events, len(events)), events_mark=self.events_mark,
+            answered=(self.answered, len(self.answered)) if self.answered is not None else None,
+            events=(events, len(events)), events_mark=self.events_mark,
             warnings=self.warnings, raw_prefix=self.raw_prefix, sums=layer_state.save(self.sums),
             views=layer_state.save(self._views), layers=tuple(layer_state.save(m) for m in self.layers),
             files=(self.files.journal_length or 0) if self.files is not None else 0, config=self.config)
@@ -505,7 +542,7 @@ class Driver:
         self._invalid_calls = cp.invalid_calls
         self.in_invocation, self.end_due = cp.in_invocation, cp.end_due
         self.pending = dict(cp.pending)
-        self.answered = cp.answered
+        self.answered = layer_state.kept_prefix(*cp.answered) if cp.answered is not None else None
         events, size = cp.events
         self.recorder.events[:] = [*warnings, *events[cp.warnings:size]]
         self.warnings = len(warnings)

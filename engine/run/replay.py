@@ -9,6 +9,7 @@ as a replay from the start, at the cost of what changed.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,16 +24,16 @@ from engine.layers import LayerContext, build_layers
 from engine.layers.checkpoint import CheckpointError
 from engine.layers.user import observe
 from engine.recorded.calibration import CalibratedCounter, Calibration, thread_calibration
-from engine.recorded.history import RecordedHistory, keeps_all_thinking, recorded_history
+from engine.recorded.history import RecordedHistory, histories_shared, keeps_all_thinking, recorded_history
 from engine.run import resume
 from engine.run.driver import Driver, ReplayModel, repair_invalid_calls, replaced_history, replay_model
-from engine.run.run import Run, StepRecord
+from engine.run.run import FrozenSteps, Run, StepRecord
 from engine.run.step_sums import Snapshot
 from engine.thread.events import emit, recording
 from engine.thread.kinds import PARTS_KEY
 from engine.thread.model import Thread
 from engine.tokens.counters import TokenCounter, counter_for_thread, prime_thread
-from engine.workspace.vfs import VirtualFilesystem
+from engine.workspace.vfs import FrozenFilesystem, VirtualFilesystem
 
 __all__ = ["PARTS_KEY", "ReplayModel", "Snapshot", "repair_invalid_calls", "replaced_history", "replay",
            "replay_model"]
@@ -72,7 +73,8 @@ def replay(
     config = config or preset(DEFAULT_PRESET)
     base_counter = token_counter or counter_for_thread(thread, config.tokens.counter)
     if previous is not None and layers is None:
-        resumed = _resumed(thread, config, previous, base_counter, summarizer, workspace, changed_from)
+        with paused_gc():  # a collection walks the whole run: it would cost more than the new steps
+            resumed = _resumed(thread, config, previous, base_counter, summarizer, workspace, changed_from)
         if resumed is not None:
             return resumed
     # count every recorded message up front in one batch (on the idle cores) instead of one by one
@@ -104,6 +106,45 @@ def replay(
     return _run(thread, config, counter, window, steps, vfs, final_state, mws, calibration, driver, None)
 
 
+_TAKE = threading.Lock()  # one replay takes a Run's ended driver over
+
+
+def _continued(thread: Thread, config: EngineConfig, previous: Run, calibration: Calibration | None) -> Run | None:
+    """`previous`'s replay going on with the new messages of `thread` (its thread grown), from where it
+    ended: no copy of the state and no scan of what was replayed (a followed session costs its new lines)."""
+    with _TAKE:
+        driver, previous.live = previous.live, None
+    if driver is None:
+        return None
+    counter = driver.counter
+    if isinstance(counter, CalibratedCounter) and calibration is not None:
+        # the same counts for the messages before (calibration_agrees), and the new messages' own
+        counter.calibration, counter._hidden = calibration, calibration.hidden
+    context = getattr(driver.layers[0], "context", None) if driver.layers else None
+    if context is not None:
+        context.calibration = calibration
+    # the files and records go on with the driver; the finished Run keeps them as they were (its files
+    # built if ever read, its records a view of the list the driver appends to)
+    vfs, steps = previous.files, previous.steps
+    if vfs.journal_length is None or isinstance(vfs, FrozenFilesystem) or not isinstance(steps, list) or not steps:
+        return None
+    previous.files = FrozenFilesystem(vfs, vfs.journal_length)
+    previous.steps = FrozenSteps(steps, len(steps), steps[-1])
+    previous.checkpoints_held = len(previous.checkpoints or [])
+    if not driver.take_over(thread, steps, vfs, _provider(thread, config)):
+        return None
+    start = len(previous.steps)  # where the new part starts
+    prime = getattr(_base(counter), "prime", None)
+    with paused_gc():
+        if prime is not None:
+            prime(thread.messages[driver.next_index:])
+        with recording(driver.recorder):
+            driver.advance(len(thread.messages))
+            steps, final_state = driver.finish()
+    return _run(thread, config, counter, driver.window, steps, vfs, final_state, driver.layers, calibration, driver,
+                start)
+
+
 def _base(counter: TokenCounter) -> TokenCounter:
     return counter.base if isinstance(counter, CalibratedCounter) else counter
 
@@ -112,16 +153,29 @@ def _resumed(thread: Thread, config: EngineConfig, previous: Run, base_counter: 
              workspace: Any, changed_from: int | None) -> Run | None:
     """The replay resumed from `previous`'s last checkpoint still true for `thread` and `config`, or None
     (then a full replay): see engine/run/resume.py."""
-    if not previous.checkpoints or previous.files.journal_length is None or workspace is not None \
+    if not previous.own_checkpoints() or previous.files.journal_length is None or workspace is not None \
             or not (summarizer is None or isinstance(summarizer, str)) or _base(previous.counter) is not base_counter:
         return None
     changed = resume.changed_message(previous.thread, thread, changed_from)
     if changed is None:
         return None
-    calibration = thread_calibration(thread, base_counter) if config.tokens.calibrate else None
-    if thread is not previous.thread and not resume.calibration_agrees(
-            previous.calibration, calibration, thread.messages[:changed]):
+    if thread is not previous.thread:  # the grown thread rewrites recorded messages into the same objects
+        recorded_history(thread, like=previous.thread)
+    if not config.tokens.calibrate or (previous.calibration is None and not thread.usage
+                                       and thread.subagents is previous.thread.subagents):
+        calibration = None  # nothing recorded, before or since (calibrate would look through every sub-agent)
+    else:
+        calibration = thread_calibration(thread, base_counter)
+    if thread is not previous.thread and (
+            not resume.calibration_agrees(previous.calibration, calibration, thread.messages, changed)
+            # calibrated counts are kept per message object: the rewritten ones must be the same objects
+            or (calibration is not None and not histories_shared(previous.thread, thread))):
         return None
+    if (previous.live is not None and thread is not previous.thread and config == previous.config
+            and changed == len(previous.thread.messages) and (previous.calibration is None) == (calibration is None)):
+        continued = _continued(thread, config, previous, calibration)
+        if continued is not None:
+            return continued
     counter: TokenCounter = CalibratedCounter(base_counter, calibration) if calibration else base_counter
     window = config.window_tokens(thread.max_input_tokens)
     context = LayerContext(counter=counter, vfs=VirtualFilesystem(journal=True), window_tokens=window, thread=thread,
@@ -153,13 +207,13 @@ def _resumed(thread: Thread, config: EngineConfig, previous: Run, base_counter: 
                 driver.restore(cp, steps, warnings, same_settings=resume.same_sections(config, cp.config, mws))
             except CheckpointError:
                 return None
-            driver.checkpoints = [c for c in previous.checkpoints if c.step <= cp.step]
+            driver.checkpoints = [c for c in previous.own_checkpoints() if c.step <= cp.step]
             steps, final_state = driver.run()
     return _run(thread, config, counter, window, steps, vfs, final_state, mws, calibration, driver, cp.step)
 
 
 def _run(thread: Thread, config: EngineConfig, counter: TokenCounter, window: int, steps: list[StepRecord],
-         vfs: VirtualFilesystem, final_state: tuple[Any, ...], mws: Sequence[AgentMiddleware],
+         vfs: VirtualFilesystem, final_state: Sequence[Any], mws: Sequence[AgentMiddleware],
          calibration: Calibration | None, driver: Driver, resumed_from: int | None) -> Run:
     summarizers = [sm for m in mws if getattr(m, "layer", None) in ("summarization", "compaction")
                    and (sm := getattr(m, "summarizer", None)) is not None]
@@ -180,4 +234,5 @@ def _run(thread: Thread, config: EngineConfig, counter: TokenCounter, window: in
                 and isinstance(checks := getattr(m, "checks", None), list)},
         checkpoints=driver.checkpoints,
         resumed_from=resumed_from,
+        live=driver if driver.checkpoints is not None and driver.resumable_end else None,
     )

@@ -21,6 +21,7 @@ warnings, which are the new config's. The result is the Run a full replay would 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -87,21 +88,48 @@ def changed_message(old: Thread, new: Thread, hint: int | None = None) -> int | 
         return None
     a, b = old.messages, new.messages
     n = min(len(a), len(b))
-    # identity at C speed; the first message that is another object is where the thread changed
-    first = n if all(map(operator.is_, a, b)) else \
-        next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x is not y)
     if hint is not None:
-        first = min(first, hint)
-    else:  # what the source recorded about the messages before it must be the same
-        for i in range(first):
-            key = a[i].id or ""
-            if old.usage.get(key) is not new.usage.get(key) or old.timestamps.get(key) != new.timestamps.get(key):
-                first = i
-                break
-    for call_id, sub in old.subagents.items():
-        if new.subagents.get(call_id) is not sub:
+        # the follower's word (it rebuilt nothing before `hint`), checked at its ends: comparing every
+        # message would touch each one (their reference counts), O(thread) per appended line
+        first = max(0, min(hint, n))
+        if first and (a[first - 1] is not b[first - 1] or a[0] is not b[0]):
             return None
+    else:
+        # the same objects, compared at C speed (identity first; an equal copy counts as the same
+        # message: the replay reads what a message holds; a calibrated count keyed by the object is
+        # checked apart)
+        same = a == b[:n] if len(a) == n else a[:n] == b
+        first = n if same else next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x is not y and x != y)
+        # what the source recorded about the messages before it must be the same
+        first = min(first, _first_recorded_change(old, new, a, first))
+    if old.subagents is not new.subagents:
+        for call_id, sub in old.subagents.items():
+            if new.subagents.get(call_id) is not sub:
+                return None
     return first if _same_records(old, new, first) else None
+
+
+def _first_recorded_change(old: Thread, new: Thread, messages: Sequence[Any], first: int) -> int:
+    """The first of `messages[:first]` whose recorded usage or time is not the same in `new` (`first` when
+    none): one pass over the recorded entries (few change: a reply's usage streamed in), not the messages."""
+    changed: set[str] = set()
+    for mine, theirs, same in ((old.usage, new.usage, operator.is_), (old.timestamps, new.timestamps, operator.eq)):
+        if mine is theirs:
+            continue
+        get = theirs.get
+        changed.update(k for k, v in mine.items() if not same(get(k), v))
+        if len(theirs) != len(mine):  # an entry added for an old message (its usage arrived later)
+            changed.update(k for k in theirs if k not in mine)
+    changed -= {m.id or "" for m in new.messages[first:]}  # the new messages' own entries
+    best = first
+    for i in range(first - 1, -1, -1):  # from the end: a changed entry is a recent reply's
+        if not changed:
+            break
+        key = messages[i].id or ""
+        if key in changed:
+            best = i
+            changed.discard(key)
+    return best
 
 
 def _same_records(old: Thread, new: Thread, first: int) -> bool:
@@ -114,8 +142,8 @@ def _same_records(old: Thread, new: Thread, first: int) -> bool:
     return True
 
 
-def calibration_agrees(old: Any, new: Any, messages: Sequence[Any]) -> bool:
-    """The calibration of the grown thread gives the messages before the change what the old one did."""
+def calibration_agrees(old: Any, new: Any, messages: Sequence[Any], end: int) -> bool:
+    """The calibration of the grown thread gives `messages[:end]` what the old one did."""
     if old is None or new is None:
         return old is new
     if old is new:
@@ -123,13 +151,13 @@ def calibration_agrees(old: Any, new: Any, messages: Sequence[Any]) -> bool:
     if old.prompt_tokens != new.prompt_tokens or old.subagent_prompt_tokens != new.subagent_prompt_tokens:
         return False
     get_old, get_new = old.hidden.get, new.hidden.get
-    return all(get_old(id(m), 0) == get_new(id(m), 0) for m in messages)
+    return all(get_old(id(m), 0) == get_new(id(m), 0) for m in itertools.islice(messages, end))
 
 
 def pick_checkpoint(previous: Run, step: int, index: int) -> Checkpoint | None:
     """The latest checkpoint of `previous` at or before `step` and message `index`."""
     best = None
-    for cp in previous.checkpoints or ():
+    for cp in previous.own_checkpoints():
         if cp.step <= step and cp.index <= index and (best is None or cp.step > best.step):
             best = cp
     return best
@@ -150,7 +178,8 @@ def answered_agrees(cp: Checkpoint, thread: Thread) -> bool:
     """A checkpoint that read every recorded result of its thread read the same ones in `thread`."""
     if cp.answered is None:
         return True
-    return cp.answered == frozenset(t.tool_call_id for t in thread.messages if isinstance(t, ToolMessage))
+    source, n = cp.answered
+    return set(itertools.islice(source, n)) == {t.tool_call_id for t in thread.messages if isinstance(t, ToolMessage)}
 
 
 def same_sections(config: EngineConfig, other: Any, layers: Sequence[AgentMiddleware]) -> list[bool]:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +52,34 @@ class StepRecord:
         return out
 
 
+class FrozenSteps(Sequence[StepRecord]):
+    """A finished run's records when a later replay took its driver over (a followed session's next
+    lines): the first `n` of the list that replay goes on appending to, the last one as this run ended
+    it (with the events after its model call). Read-only, like every Run's steps; no copy is made."""
+
+    __slots__ = ("src", "n", "last")
+
+    def __init__(self, src: list[StepRecord], n: int, last: StepRecord) -> None:
+        self.src, self.n, self.last = src, n, last
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self.n))]
+        if i < 0:
+            i += self.n
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        return self.last if i == self.n - 1 else self.src[i]
+
+    def __iter__(self) -> Iterator[StepRecord]:
+        yield from itertools.islice(self.src, self.n - 1)
+        if self.n:
+            yield self.last
+
+
 @dataclass
 class Run:
     """The result of replaying one thread with one config."""
@@ -59,9 +88,9 @@ class Run:
     config: EngineConfig
     counter: TokenCounter
     window_tokens: int
-    steps: list[StepRecord]
+    steps: Sequence[StepRecord]
     files: VirtualFilesystem
-    final_state: tuple[BaseMessage, ...] = ()
+    final_state: Sequence[BaseMessage] = ()  # a read-only sequence (the driver's state list, as it ended)
     layer_names: tuple[str, ...] = ()
     summarizer_name: str = "offline"
     summarizer_calls: int = 0
@@ -76,12 +105,26 @@ class Run:
     # (engine/run/resume.py). Not part of the report; `drop_checkpoints` frees them.
     checks: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     checkpoints: list[Any] | None = field(default=None, repr=False, compare=False)
+    # how many of `checkpoints` are this run's: a replay that took its driver over appends its own to
+    # the same list (None: all of them)
+    checkpoints_held: int | None = field(default=None, repr=False, compare=False)
     # The step this run was replayed from when it resumed an earlier run (None: replayed from the start).
     resumed_from: int | None = field(default=None, compare=False)
+    # The replay's driver as it ended (engine/run/driver.py), for a replay of the same thread grown by new
+    # messages to go on from (taken once); None when the end of the run changed what it would read.
+    live: Any = field(default=None, repr=False, compare=False)
 
     def drop_checkpoints(self) -> None:
-        """Forget the checkpoints (a cache short of memory): later re-runs of this thread replay from the start."""
+        """Forget the checkpoints and the ended driver (a cache short of memory): later re-runs of this
+        thread replay from the start."""
         self.checkpoints = None
+        self.checkpoints_held = None
+        self.live = None
+
+    def own_checkpoints(self) -> list[Any]:
+        """This run's checkpoints (engine/run/resume.py picks from them)."""
+        found = self.checkpoints or []
+        return found if self.checkpoints_held is None else found[: self.checkpoints_held]
 
     @property
     def events(self) -> list[Event]:

@@ -240,3 +240,46 @@ class VirtualFilesystem:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> VirtualFilesystem:
         return cls({p: FileEntry(**e) for p, e in d.items()})
+
+
+class FrozenFilesystem(VirtualFilesystem):
+    """What a journaled filesystem held after its first `n` changes, built on first read.
+
+    A finished replay whose driver a later replay takes over (a followed session's next lines) hands
+    its filesystem on, and keeps this instead: the files as the run left them, made from the journal
+    only if something reads them (usually nothing: the newer run is the one shown)."""
+
+    def __init__(self, source: VirtualFilesystem, n: int) -> None:
+        self._source, self._n = source, n
+        self._built: dict[str, FileEntry] | None = None
+
+    @property
+    def _files(self) -> dict[str, FileEntry]:  # type: ignore[override]
+        if self._built is None:
+            self._built = self._source.replayed(self._n)._files
+        return self._built
+
+    @property
+    def _journal(self) -> list[tuple[Any, ...]] | None:  # type: ignore[override]
+        journal = self._source._journal
+        return None if journal is None else journal[: self._n]
+
+    @property
+    def journal_length(self) -> int | None:
+        return self._n
+
+    def replayed(self, n: int | None = None) -> VirtualFilesystem:
+        return self._source.replayed(self._n if n is None else min(n, self._n))
+
+    def write(self, *args: Any, **kwargs: Any) -> FileEntry:
+        raise TypeError("a finished run's files are read-only")
+
+    def append(self, *args: Any, **kwargs: Any) -> FileEntry:
+        raise TypeError("a finished run's files are read-only")
+
+    def edit(self, *args: Any, **kwargs: Any) -> int:
+        raise TypeError("a finished run's files are read-only")
+
+    def delete(self, *args: Any, **kwargs: Any) -> bool:
+        raise TypeError("a finished run's files are read-only")
+
