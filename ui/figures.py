@@ -38,8 +38,11 @@ CATEGORY_COLORS: dict[str, str] = {
     "summary": "#ec4899",
     "reminders": "#f97316",
     "patches": "#ef4444",
-    "unrecorded_prompt": "#cbd5e1",
-    "unrecorded": "#94a3b8",
+    "thinking": "#38bdf8",
+    "agent_prompt": "#cbd5e1",
+    "first_turn_context": "#c4b5fd",
+    "restored_context": "#f9a8d4",
+    "unexplained": "#94a3b8",
 }
 CATEGORY_LABELS: dict[str, str] = {
     "system": "system prompt",
@@ -53,8 +56,11 @@ CATEGORY_LABELS: dict[str, str] = {
     "summary": "summary",
     "reminders": "reminders",
     "patches": "patches",
-    "unrecorded_prompt": "unrecorded prompt (agent's own prompt + tools)",
-    "unrecorded": "unrecorded in messages",
+    "thinking": "thinking",
+    "agent_prompt": "agent prompt (not recorded)",
+    "first_turn_context": "first-turn context (not recorded)",
+    "restored_context": "re-attached at compaction (not recorded)",
+    "unexplained": "unexplained",
 }
 LAYER_COLORS: dict[str, str] = {
     "filesystem": "#65a30d",

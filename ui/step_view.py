@@ -36,7 +36,7 @@ from engine.views.step_page import (
 )
 from engine.views.timeline import ThresholdLine
 from ui.chart_placeholder import chart_placeholder
-from ui.figures import category_label, esc
+from ui.figures import CATEGORY_LABELS, category_label, esc
 from ui.text import MAX_SHOWN_CHARS, escape_md
 from ui.widgets import BADGES, ROLE_ICONS, badge, table
 
@@ -49,7 +49,7 @@ DIFF_SCOPES = ("differences", "all rows")
 DIFF_PAGE_SIZE = 10
 CODE_HEIGHT_PX = 360  # a longer body scrolls inside its box instead of stretching the page
 CHARS_PER_LINE = 140  # about what a code line holds in the wide layout, to tell a long body
-KIND_LABELS = {**{k: v[0] for k, v in BADGES.items()}, "unrecorded": "unrecorded tokens", "original": "original"}
+KIND_LABELS = {**{k: v[0] for k, v in BADGES.items()}, "hidden": "hidden tokens", "original": "original"}
 
 # -- per-step data, computed once ------------------------------------------------------------------
 # (id(run), step) -> (weak ref to the run, detail). A Run lives in ui.session's run cache; the weak
@@ -132,8 +132,8 @@ def message_browser(run: Run, k: int, detail: StepDetail) -> None:
         st.multiselect("Kind", _options(detail.kinds, "step_kinds"), key="step_kinds", on_change=reset_page,
                        format_func=lambda c: f"{KIND_LABELS.get(c, c)} ({detail.kinds.get(c, 0)})",
                        placeholder="all kinds",
-                       help="What a layer or the source made of a message; *unrecorded tokens*: the provider "
-                            "billed it beyond our count.")
+                       help="What a layer or the source made of a message; *hidden tokens*: the provider "
+                            "billed it beyond its own text (first-turn context, re-attached, unexplained).")
     flt = current_filter()
     shown = apply_filter(detail.entries, flt, detail.haystacks)
     if st.session_state.get("step_order") == ORDERS[1]:
@@ -231,8 +231,9 @@ def step_message(entry: ViewEntry, *, in_state: bool | None, query: str, matches
             meta += f" · answers {escape_md(entry.tool_call_id, limit=60)}"
         if entry.name:
             meta += f" · name {escape_md(entry.name, limit=60)}"
-        if entry.unrecorded:
-            meta += f" · of which {entry.unrecorded:,} unrecorded (billed by the provider beyond our count)"
+        if entry.hidden:
+            parts = ", ".join(f"{n:,} {CATEGORY_LABELS.get(c, c)}" for c, n in entry.hidden_by)
+            meta += f" · {entry.tokens:,} its own, +{parts} billed with it beyond its text"
         st.caption(meta)
         if query and matches:
             lines = highlighted(entry.text, query) + [
@@ -284,7 +285,7 @@ def budget_panel(run: Run, k: int, lines: list[ThresholdLine]) -> None:
                     + (f" · recorded by the provider {step.recorded_input_tokens:,}" if step.recorded_input_tokens
                        else ""))
         st.dataframe(category_table(step, window), hide_index=True, key="step_categories", column_config={
-            # the longest label, "unrecorded prompt (agent's own prompt + tools)", was cut at "pro"
+            # the longest label, "re-attached at compaction (not recorded)", needs the room
             "category": st.column_config.TextColumn("category", width=290),
             "tokens": st.column_config.NumberColumn("tokens", format="localized", width=80),
             "% of window": st.column_config.ProgressColumn("% of window", format="%.1f%%", min_value=0,
@@ -360,8 +361,8 @@ def tool_panel(run: Run, detail: StepDetail, view_tokens: int) -> None:
         return
     total = sum(r.tokens for r in rows)
     st.caption(f"{total:,} of the view's {view_tokens:,} tokens are tool calls and results ({run.counts_label()}; "
-               "a result counts toward the tool it answers, stubs and patched results included; the provider's "
-               "unrecorded share is left out).")
+               "a result counts toward the tool it answers, stubs and patched results included; what the "
+               "provider billed beyond the text is left out).")
     fig = tool_tokens_figure(rows)
     with st.container():  # the placeholder holds the chart's place until it is drawn (ui.chart_placeholder)
         chart_placeholder(int(fig.layout.height), key="tool_tokens_drawing")

@@ -57,10 +57,11 @@ def _counts_line(run: Run) -> str:
     t = run.totals()
     if not t["calibrated"]:
         return f"estimates by {run.counter.name} (the source recorded no input usage)"
-    dev = t["recorded_max_deviation"]
-    return (f"calibrated to recorded usage: unrecorded prompt {t['unrecorded_prompt_tokens']:,} tokens, "
-            f"unrecorded in messages {t['unrecorded_tokens']:,}"
-            + (f"; max deviation from recorded input {100 * dev:.2f}%" if dev is not None else ""))
+    dev, unexplained = t["recorded_max_deviation"], t["recorded_max_unexplained"]
+    return (f"calibrated to recorded usage: {t['tokenizer']}; agent prompt {t['agent_prompt_tokens']:,} tokens"
+            + (f", first-turn context {t['first_turn_context_tokens']:,}" if t["first_turn_context_tokens"] else "")
+            + (f"; max deviation from recorded input {100 * dev:.2f}%" if dev is not None else "")
+            + (f", max unexplained {100 * unexplained:.2f}%" if unexplained is not None else ""))
 
 
 def run(args: argparse.Namespace) -> int:

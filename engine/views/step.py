@@ -11,7 +11,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from engine.run.run import StepRecord
-from engine.thread.kinds import CATEGORIES, PARTS_KEY, message_kind
+from engine.thread.kinds import CATEGORIES, PARTS_KEY, UNRECORDED_CATEGORIES, message_kind
 from engine.tokens.content import message_text, tool_call_text
 from engine.tokens.counters import TokenCounter
 
@@ -47,10 +47,17 @@ class ViewEntry:
     text: str
     tool_calls: tuple[tuple[str, str], ...] = ()  # (name, args json)
     tool_call_id: str | None = None
-    # of `tokens`, those the provider recorded beyond our count of this message (engine.recorded.calibration)
-    unrecorded: int = 0
+    # what the provider recorded for this message beyond its own text (engine.recorded.calibration: first-
+    # turn context, what a compaction re-attached, the unexplained rest), apart from `tokens`
+    hidden: int = 0
     # the tools an AI message calls, or the tool a tool result answers (for the Step page's filter)
     tools: tuple[str, ...] = ()
+    hidden_by: tuple[tuple[str, int], ...] = ()  # `hidden` by category, in CATEGORIES order
+
+    @property
+    def total(self) -> int:
+        """What the message cost in the request: its own tokens and what it carried beyond them."""
+        return self.tokens + self.hidden
 
 
 def message_entry(position: int, m: BaseMessage, counter: TokenCounter,
@@ -66,9 +73,12 @@ def message_entry(position: int, m: BaseMessage, counter: TokenCounter,
         tools: tuple[str, ...] = (tool,) if tool else ()
     else:
         tools = tuple(dict.fromkeys(name for name, _ in calls if name))
-    return ViewEntry(position, str(m.id or f"#{position}"), m.type, message_kind(m), m.name, counter.count_message(m),
-                     message_text(m), calls, m.tool_call_id if isinstance(m, ToolMessage) else None,
-                     int(counter.breakdown(m).get("unrecorded", 0)), tools)
+    breakdown = counter.breakdown(m)
+    hidden_by = tuple((c, int(breakdown[c])) for c in CATEGORIES if c in UNRECORDED_CATEGORIES and breakdown.get(c))
+    hidden = sum(n for _, n in hidden_by)
+    return ViewEntry(position, str(m.id or f"#{position}"), m.type, message_kind(m), m.name,
+                     counter.count_message(m) - hidden, message_text(m), calls,
+                     m.tool_call_id if isinstance(m, ToolMessage) else None, hidden, tools, hidden_by)
 
 
 def call_names(*histories: Sequence[BaseMessage]) -> dict[str, str]:
