@@ -292,16 +292,16 @@ class _Valuer:
         for k, call in enumerate(self.calls):
             fit_k = fits.get(self.model_of(call))
             r = fit_k.ratio if fit_k is not None and fit_k.fitted else dominant.ratio
-            for original, copy in call.stripped:
+            for stripped_from, copy in call.stripped:
                 # stripped of its thinking by the provider's rule: the rest costs what it cost before
-                self.settle(copy, {c: n for c, n in self.values.get(id(original), {}).items()
+                self.settle(copy, {c: n for c, n in self.values.get(id(stripped_from), {}).items()
                                    if c not in (THINKING, UNEXPLAINED)})
-                in_request += self.totals[id(copy)] - self.totals.get(id(original), 0)
+                in_request += self.totals[id(copy)] - self.totals.get(id(stripped_from), 0)
             new, pre = [], 0
             for m in call.new:
-                original = self.history.original_of(m)
-                if original is not None and id(original) in self.values:
-                    self.settle(m, {c: n for c, n in self.values[id(original)].items()
+                source = self.history.original_of(m)
+                if source is not None and id(source) in self.values:
+                    self.settle(m, {c: n for c, n in self.values[id(source)].items()
                                     if c not in (THINKING, UNEXPLAINED)})
                     pre += self.totals[id(m)]
                 else:
@@ -376,7 +376,9 @@ class _Valuer:
             surplus += move
             fit.growth += move
             self.source = f"the first recorded call after the compaction at step {call.view.step}"
-            self.steps[0].prompt, self.steps[0].first_turn = self.prompt, move
+            first = self.steps[0]
+            first.prompt, first.first_turn, first.expected, first.growth = (
+                self.prompt, move, first.expected - move, first.growth + move)
         if surplus < 0 and p > 0:
             lower = min(-surplus, p)  # the agent's prompt shrank: measured again from this call on
             p -= lower

@@ -17,8 +17,8 @@ from engine.thread.model import Thread
 from engine.tokens.content import render_function_calls, render_function_result
 from engine.tokens.counters import (
     FRAMINGS,
-    approximate_counter,
     TiktokenCounter,
+    approximate_counter,
     counter_for_thread,
     framing_for_thread,
     get_counter,

@@ -608,9 +608,10 @@ def test_a_claude_code_session_opens_as_recorded_and_a_what_if_says_how_it_diffe
     at = start()
     assert at.session_state["config"].preset == "as-recorded"
     assert at.selectbox(key="sb_preset").value == "as-recorded"
-    assert any("calibrated to the provider's recorded input" in c.value for c in at.caption)
+    assert any("calibrated to its recorded input" in c.value and "Claude tokenizer ≈ 1.19 × o200k_base" in c.value
+               for c in at.caption)
     names = [t.get("name") or "" for t in figure(at)["data"]]
-    assert any("unrecorded prompt" in n for n in names) and any("unrecorded in messages" in n for n in names)
+    assert "agent prompt (not recorded)" in names and "first-turn context (not recorded)" in names
     assert not any("You would have" in i.value or "With these settings" in i.value for i in at.info)
     at.selectbox(key="sb_preset").set_value("claude-code").run()
     assert not at.exception
@@ -620,7 +621,7 @@ def test_a_claude_code_session_opens_as_recorded_and_a_what_if_says_how_it_diffe
     at.switch_page("pages/step.py").run()
     at.number_input(key="step_input").set_value(125).run()
     table = at.dataframe[0].value
-    assert {"unrecorded prompt (agent's own prompt + tools)", "unrecorded in messages"} <= set(table["category"])
+    assert {"agent prompt (not recorded)", "first-turn context (not recorded)"} <= set(table["category"])
 
 
 def test_the_layers_page_says_a_recorded_summary_was_the_agents_own(start, monkeypatch) -> None:  # noqa: ANN001
