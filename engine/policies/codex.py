@@ -34,7 +34,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from engine.base.errors import ConfigError
 from engine.config.sections import CompactionConfig
-from engine.policies.base import Compaction, PolicyContext
+from engine.policies.base import Compaction, Measure, PolicyContext, default_measure
 
 # Codex's tool-output truncation is also how its as-recorded requests are rebuilt (engine.recorded.history)
 from engine.recorded.codex_rules import (
@@ -168,6 +168,13 @@ class CodexPolicy:
     def should_compact(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> bool:
         window = model_window(ctx.window_tokens, ctx.source_format, ctx.thread_extra)
         return ctx.request_tokens >= auto_compact_limit(window, ctx.config.trigger)
+
+    def measure(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Measure:
+        """The request against 90 % of the model's window (of which a rollout records the usable 95 %)."""
+        window = model_window(ctx.window_tokens, ctx.source_format, ctx.thread_extra)
+        threshold = auto_compact_limit(window, ctx.config.trigger)
+        expression = f"90% of {window:,}" if threshold == window * 9 // 10 else f"{ctx.config.trigger}, below 90% of {window:,}"
+        return default_measure(threshold, ctx, expression)
 
     def rebuild(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Compaction:
         window = model_window(ctx.window_tokens, ctx.source_format, ctx.thread_extra)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 # What a decision's measured value counts, as the legend and the Step page name it.
@@ -105,3 +105,16 @@ def record(layer: str, rule: str, *, measured: int | None, threshold: int | None
                         series, op, expression, reason, detail)
     log.decisions.append(decision)
     return decision
+
+
+def amend(decision: Decision, **changes: Any) -> Decision:
+    """`decision` with `changes` (a rule that fired but then kept the history: fired=False and why), in the
+    log it was recorded in too."""
+    new = replace(decision, **changes)
+    log = _current.get()
+    if log is not None:
+        for i in range(len(log.decisions) - 1, -1, -1):
+            if log.decisions[i] is decision:
+                log.decisions[i] = new
+                break
+    return new
