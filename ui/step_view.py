@@ -14,12 +14,15 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
 
 from engine.run.run import Run, StepRecord
+from engine.thread.decisions import Decision
+from engine.views.decisions import reserved
 from engine.views.step import DiffRow, ViewEntry, category_rows, diff_counts
 from engine.views.step_page import (
     Shown,
@@ -253,15 +256,25 @@ def step_message(entry: ViewEntry, *, in_state: bool | None, query: str, matches
 # with its own copy of plotly.js, ui/timeline_chart.py), 3-11 s to load and compile on a loaded
 # machine (docs/benchmarks.md, 2026-12-02). A progress bar and the table's bar column show the same
 # numbers: the table is drawn anyway.
-def budget_text(used: int, window: int, lines: list[ThresholdLine]) -> str:
-    """The budget line: view tokens of the window, and how far the first trigger (and keep) are."""
+def budget_text(used: int, window: int, lines: list[ThresholdLine], decisions: Sequence[Decision] = ()) -> str:
+    """The budget line: view tokens of the window, then what each policy measured against its threshold at
+    this step (its own decision: the same numbers its line is drawn on), else how far the first trigger is."""
     text = f"**{used:,}** of {window:,} tokens" + (f" ({100 * used / window:.0f}% of the window)" if window else "")
-    trigger = min((li.tokens for li in lines if li.role == "trigger" and li.tokens is not None), default=None)
+    decided = [d for d in decisions if d.threshold is not None and d.measured is not None]
+    for d in decided:
+        gap = d.threshold - d.measured  # type: ignore[operator]
+        unit = "tokens" if d.unit == "tokens" else d.unit
+        where = (f"{gap:,} {unit} below it" if gap > 0 else f":red[**{-gap:,} {unit} over it**]" if gap < 0 else "reached")
+        verdict = "fired" if d.fired else "not fired"
+        text += (f"  \n{escape_md(d.rule)}: {escape_md(d.quantity.split(' (')[0])} {d.measured:,} against "
+                 f"{d.threshold:,}: {where}, {verdict}" + (f" ({escape_md(d.reason)})" if d.reason else ""))
+    if not decided:
+        trigger = min((li.tokens for li in lines if li.role == "trigger" and li.tokens is not None), default=None)
+        if trigger is not None:
+            gap = trigger - used
+            text += f"  \ntrigger {trigger:,}: " + (f"{gap:,} tokens below it" if gap > 0 else
+                                                     f":red[**{-gap:,} tokens over it**]" if gap < 0 else "reached")
     keep = next((li.tokens for li in lines if li.role == "keep" and li.tokens is not None), None)
-    if trigger is not None:
-        gap = trigger - used
-        text += f"  \ntrigger {trigger:,}: " + (f"{gap:,} tokens below it" if gap > 0 else
-                                                 f":red[**{-gap:,} tokens over it**]" if gap < 0 else "reached")
     if keep is not None:
         text += f" · keep {keep:,}"
     if used > window:
@@ -270,21 +283,28 @@ def budget_text(used: int, window: int, lines: list[ThresholdLine]) -> str:
 
 
 def budget_panel(run: Run, k: int, lines: list[ThresholdLine]) -> None:
-    """Used vs window with the trigger and keep levels, then tokens per category like Claude Code's /context."""
+    """Used vs window, each policy's decision at this step, then tokens per category like Claude Code's /context."""
     step = run.steps[k]
     window = run.window_tokens
+    decisions = run.decisions_at(k)
     left, right = st.columns([2, 3])
     with left:
         st.progress(min(1.0, step.view_tokens / window) if window else 0.0,
-                    text=budget_text(step.view_tokens, window, lines))
+                    text=budget_text(step.view_tokens, window, lines, decisions))
         st.caption(" · ".join(li.label for li in lines if li.tokens is not None)
                    + "".join(f"  \n{li.note}" for li in lines if li.note))
+        if decisions:
+            st.markdown("**Decisions at this step**")
+            for d in decisions:
+                st.text(d.text())
+        if run.calibration is not None:
+            st.caption(escape_md(f"{run.calibration.fit.statement()}."))
     with right:
         st.markdown(f"**Context at this step** ({run.counts_label()}): {step.view_tokens:,} of "
                     f"{window:,} tokens · raw (no layers) {step.raw_tokens:,} · state {step.state_tokens:,}"
                     + (f" · recorded by the provider {step.recorded_input_tokens:,}" if step.recorded_input_tokens
                        else ""))
-        st.dataframe(category_table(step, window), hide_index=True, key="step_categories", column_config={
+        st.dataframe(category_table(step, window, run), hide_index=True, key="step_categories", column_config={
             # the longest label, "re-attached at compaction (not recorded)", needs the room
             "category": st.column_config.TextColumn("category", width=290),
             "tokens": st.column_config.NumberColumn("tokens", format="localized", width=80),
@@ -292,10 +312,13 @@ def budget_panel(run: Run, k: int, lines: list[ThresholdLine]) -> None:
                                                            max_value=100)})
 
 
-def category_table(step: StepRecord, window: int) -> list[dict[str, Any]]:
-    """The category rows as the page shows them, under the words the page uses."""
+def category_table(step: StepRecord, window: int, run: Run | None = None) -> list[dict[str, Any]]:
+    """The category rows as the page shows them, under the words the page uses, with what the run's policy
+    reserves above its threshold (Claude Code's "Autocompact buffer")."""
+    room = reserved(run) if run is not None else None
+    rows = category_rows(step, window, (room.label, room.tokens) if room is not None else None)
     return [{"category": category_label(r["category"]), "tokens": r["tokens"], "% of window": r["percent_of_window"]}
-            for r in category_rows(step, window)]
+            for r in rows]
 
 
 # -- state vs view ---------------------------------------------------------------------------------

@@ -17,20 +17,25 @@ from engine.tokens.counters import TokenCounter
 
 
 # -- step ------------------------------------------------------------------------------------
-def category_rows(step: StepRecord, window_tokens: int) -> list[dict[str, Any]]:
-    """Like Claude Code's /context: tokens and % of the window per category, then free space."""
+def category_rows(step: StepRecord, window_tokens: int, reserved: tuple[str, int] | None = None) -> list[dict[str, Any]]:
+    """Like Claude Code's /context: tokens and % of the window per category, then free space, then what the
+    run's policy reserves above its threshold (`reserved`: Claude Code's "Autocompact buffer",
+    engine.views.decisions.reserved), which free space does not count."""
     def pct(n: int) -> float:
         return round(100 * n / window_tokens, 1) if window_tokens else 0.0
 
     rows = [{"category": c, "tokens": step.view_by_category.get(c, 0), "percent_of_window": pct(step.view_by_category.get(c, 0))}
             for c in CATEGORIES if step.view_by_category.get(c, 0)]
+    room = reserved[1] if reserved is not None else 0
     free = window_tokens - step.view_tokens
     # A view over the window says by how much, as a positive amount: negative "free space" would
     # read as a bar running backwards in every table that shows it.
     if free >= 0:
-        rows.append({"category": "free space", "tokens": free, "percent_of_window": pct(free)})
+        rows.append({"category": "free space", "tokens": max(0, free - room), "percent_of_window": pct(max(0, free - room))})
     else:
         rows.append({"category": "over the window", "tokens": -free, "percent_of_window": pct(-free)})
+    if reserved is not None:
+        rows.append({"category": reserved[0], "tokens": room, "percent_of_window": pct(room)})
     return rows
 
 
