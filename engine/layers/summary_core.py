@@ -201,7 +201,9 @@ class SummarizationCore(ContextLayer):
                     counts.append(int(value))
         measured = max(total, reported) if reported is not None else total
         keep = self.keep_tokens(window)
-        detail = {"keep_tokens": keep} if keep is not None else {}
+        detail: dict[str, Any] = {"keep_tokens": keep} if keep is not None else {}
+        if tokens and counts:  # the message clauses fire too, but draw no token level
+            detail["message_clauses"] = [f"messages:{n}" for n in counts]
         if tokens:
             threshold, expression = min(tokens)
             reason = "" if fired is None or measured >= threshold else f"the clause {fired} fired"

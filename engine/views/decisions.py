@@ -169,6 +169,10 @@ def run_lines(run: Run) -> list[ThresholdLine]:
             continue
         note = "the threshold changes from step to step: the last one is drawn" if s.varies else ""
         lines.append(ThresholdLine("trigger", s.line_label, s.threshold, note, series=s.series))
+        last = next((d for d in reversed(s.decisions) if d is not None), None)
+        for clause in (last.detail.get("message_clauses", ()) if last is not None else ()):
+            text = f"trigger {clause} counts messages, so it cannot be drawn as a token level"
+            lines.append(ThresholdLine("trigger", text, None, text))
         if s.keep is not None:
             lines.append(ThresholdLine("keep", f"{s.rule}: keeps {s.keep:,} ({s.series_label})", s.keep,
                                        series=s.series))
