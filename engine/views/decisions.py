@@ -16,8 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.config.sections import CompactionConfig
+from engine.policies import get_policy
 from engine.run.run import Run
 from engine.thread.decisions import VIEW, Decision
+from engine.tokens.windows import max_output_tokens
 from engine.views.timeline import ThresholdLine, threshold_lines
 
 # What a series of each kind is called in the legend.
@@ -146,7 +149,22 @@ def reserved(run: Run) -> Reserved | None:
                 return Reserved("autocompact buffer (Claude Code)", room)
             units = "" if s.series == VIEW else f", in {s.series_label}"
             return Reserved(f"reserved above {s.rule}{units}", room)
-    return None
+    # a recorded run (nothing of ours decides): what the source agent's own policy keeps free
+    name = SOURCE_POLICIES.get(run.thread.source_format or "")
+    if name is None or not run.window_tokens or "recorded" not in run.config.order:
+        return None
+    policy = get_policy(name)
+    threshold = policy.threshold_tokens(run.window_tokens, max_output_tokens(run.config, run.thread.model),
+                                        CompactionConfig(policy=name), thread=run.thread)  # type: ignore[arg-type]
+    if threshold is None:
+        return None
+    room = max(0, run.window_tokens - threshold)
+    return Reserved("autocompact buffer (Claude Code)" if name == "claude-code"
+                    else f"reserved above {name}'s compaction threshold", room)
+
+
+# The policy each source agent runs (engine/policies), for its recorded sessions.
+SOURCE_POLICIES = {"claude_code": "claude-code", "codex": "codex", "gemini_cli": "gemini-cli", "cline": "cline"}
 
 
 def run_lines(run: Run) -> list[ThresholdLine]:
