@@ -47,9 +47,30 @@ def summary_lines(run: Run) -> list[str]:
         f"{plural(t['summarizer_input_tokens'], 'input token')}",
         f"files        {plural(t['files'], 'file')} written to the virtual filesystem",
         "events       " + (", ".join(f"{k} {v}" for k, v in t["events_by_kind"].items()) or "none"),
+        *_decision_lines(run),
     ]
     if t["warnings"]:
         lines.append(f"warnings     {plural(t['warnings'], 'warning')} (see events with severity=warning)")
+    return lines
+
+
+def _decision_lines(run: Run) -> list[str]:
+    """One line per rule that decided: where it first fired, on what, at which threshold (docs/replay-json.md)."""
+    first: dict[str, object] = {}
+    fired: dict[str, int] = {}
+    for d in run.decisions:
+        first.setdefault(d.rule, d)
+        if d.fired:
+            fired[d.rule] = fired.get(d.rule, 0) + 1
+            if not getattr(first[d.rule], "fired", False):
+                first[d.rule] = d
+    lines = []
+    for rule, d in first.items():
+        if fired.get(rule):
+            lines.append(f"decisions    {d.text()} (step {d.step}; fired {plural(fired[rule], 'time')})")  # type: ignore[attr-defined]
+        else:
+            lines.append(f"decisions    {rule}: never fired ({len([x for x in run.decisions if x.rule == rule])} calls "
+                         "decided; steps[].decisions in --json)")
     return lines
 
 
@@ -58,6 +79,8 @@ def _counts_line(run: Run) -> str:
     if not t["calibrated"]:
         return f"estimates by {run.counter.name} (the source recorded no input usage)"
     dev, unexplained = t["recorded_max_deviation"], t["recorded_max_unexplained"]
+    if "recorded" not in run.config.order:  # a what-if is not meant to send what the agent recorded
+        dev = None
     return (f"calibrated to recorded usage: {t['tokenizer']}; agent prompt {t['agent_prompt_tokens']:,} tokens"
             + (f", first-turn context {t['first_turn_context_tokens']:,}" if t["first_turn_context_tokens"] else "")
             + (f"; max deviation from recorded input {100 * dev:.2f}%" if dev is not None else "")
