@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.base.wording import plural
 from engine.cli.arguments import (
@@ -56,21 +56,19 @@ def summary_lines(run: Run) -> list[str]:
 
 def _decision_lines(run: Run) -> list[str]:
     """One line per rule that decided: where it first fired, on what, at which threshold (docs/replay-json.md)."""
-    first: dict[str, object] = {}
-    fired: dict[str, int] = {}
+    calls: dict[str, int] = {}
+    fired: dict[str, list[Any]] = {}
     for d in run.decisions:
-        first.setdefault(d.rule, d)
+        calls[d.rule] = calls.get(d.rule, 0) + 1
         if d.fired:
-            fired[d.rule] = fired.get(d.rule, 0) + 1
-            if not getattr(first[d.rule], "fired", False):
-                first[d.rule] = d
+            fired.setdefault(d.rule, []).append(d)
     lines = []
-    for rule, d in first.items():
-        if fired.get(rule):
-            lines.append(f"decisions    {d.text()} (step {d.step}; fired {plural(fired[rule], 'time')})")  # type: ignore[attr-defined]
+    for rule, n in calls.items():
+        hits = fired.get(rule)
+        if hits:
+            lines.append(f"decisions    {hits[0].text()} (step {hits[0].step}; fired {plural(len(hits), 'time')})")
         else:
-            lines.append(f"decisions    {rule}: never fired ({len([x for x in run.decisions if x.rule == rule])} calls "
-                         "decided; steps[].decisions in --json)")
+            lines.append(f"decisions    {rule}: never fired ({plural(n, 'call')} decided; steps[].decisions in --json)")
     return lines
 
 
