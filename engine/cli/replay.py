@@ -42,6 +42,7 @@ def summary_lines(run: Run) -> list[str]:
         f"peak view    {t['peak_view_tokens']:,} tokens = {100 * t['peak_view_tokens'] / window:.1f}% of the {window:,} window",
         f"peak raw     {t['peak_raw_tokens']:,} tokens (unmanaged) = {100 * t['peak_raw_tokens'] / window:.1f}%",
         f"counts       {_counts_line(run)}",
+        *([f"note         {note}"] if run.calibration is not None and (note := run.calibration.note()) else []),
         f"tokens saved {t['tokens_saved']:,} input tokens over the run",
         f"summarizer   {t['summarizer']}: {plural(t['summarizer_calls'], 'call')}, "
         f"{plural(t['summarizer_input_tokens'], 'input token')}",
