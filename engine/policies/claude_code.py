@@ -147,8 +147,13 @@ class ClaudeCodePolicy:
         threshold = self.threshold_tokens(ctx.window_tokens, ctx.max_output_tokens, ctx.config)
         reserve = min(ctx.max_output_tokens or SUMMARY_OUTPUT_RESERVE_TOKENS, SUMMARY_OUTPUT_RESERVE_TOKENS)
         default = ctx.window_tokens - reserve - AUTOCOMPACT_BUFFER_TOKENS
-        expression = (f"{ctx.window_tokens:,} − {reserve:,} − {AUTOCOMPACT_BUFFER_TOKENS:,}" if threshold == default
-                      else f"{ctx.config.trigger} of {ctx.window_tokens - reserve:,}, below {default:,}")
+        trigger = ctx.config.trigger
+        if threshold == default:
+            expression = f"{ctx.window_tokens:,} − {reserve:,} − {AUTOCOMPACT_BUFFER_TOKENS:,}"
+        elif trigger is not None and trigger.type == "fraction":
+            expression = f"{trigger.value} × ({ctx.window_tokens:,} − {reserve:,})"
+        else:
+            expression = f"{trigger}, below the default {default:,}"
         return default_measure(threshold, ctx, expression)
 
     def rebuild(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> list[BaseMessage]:

@@ -173,7 +173,10 @@ class CodexPolicy:
         """The request against 90 % of the model's window (of which a rollout records the usable 95 %)."""
         window = model_window(ctx.window_tokens, ctx.source_format, ctx.thread_extra)
         threshold = auto_compact_limit(window, ctx.config.trigger)
-        expression = f"90% of {window:,}" if threshold == window * 9 // 10 else f"{ctx.config.trigger}, below 90% of {window:,}"
+        trigger = ctx.config.trigger
+        expression = (f"90% of {window:,}" if threshold == window * 9 // 10
+                      else f"{trigger.value} × {window:,}" if trigger is not None and trigger.type == "fraction"
+                      else f"{trigger}, below 90% of {window:,}")
         return default_measure(threshold, ctx, expression)
 
     def rebuild(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Compaction:

@@ -328,7 +328,7 @@ def test_a_policy_records_what_it_measured_against_what_and_why() -> None:
     before = run.decisions_at(first.step - 1)[0]
     assert (before.measured is not None and before.measured < 23_000 <= (first.measured or 0))
     assert first.text() == (f"claude-code compaction: the request (provider tokens, its prompt included) "
-                            f"{first.measured:,} ≥ tokens:23000 of 180,000, below 167,000 = 23,000? yes → fired")
+                            f"{first.measured:,} ≥ tokens:23000, below the default 167,000 = 23,000? yes → fired")
     report = run.to_report(include_views=False)
     [decision] = report["steps"][first.step]["decisions"]
     assert (decision["measured"], decision["threshold"], decision["reached"], decision["fired"]) == (
