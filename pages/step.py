@@ -6,8 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.base.wording import plural
+from engine.views.decisions import run_lines
 from engine.views.step_page import event_step
-from engine.views.timeline import threshold_lines
 from ui import session
 from ui.cost_panel import step_bill
 from ui.frame import require_frame
@@ -64,7 +64,7 @@ if not run.steps:
     st.stop()
 
 step = run.steps[k]
-lines = threshold_lines(run.config, run.window_tokens, run.thread.model, run.thread)
+lines = run_lines(run)
 budget_panel(run, k, lines)
 
 if step.events:

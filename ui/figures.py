@@ -16,13 +16,13 @@ from plotly.subplots import make_subplots
 from engine.run.run import Run
 from engine.run.whatif import COMPACTION_EVENTS
 from engine.thread.kinds import CATEGORIES
+from engine.views.decisions import DecisionSeries, decision_series, run_lines
 from engine.views.timeline import (
     ThresholdLine,
     TimelineSeries,
     event_markers,
     layer_order,
     recorded_compactions,
-    threshold_lines,
     timeline_series,
 )
 
@@ -38,8 +38,11 @@ CATEGORY_COLORS: dict[str, str] = {
     "summary": "#ec4899",
     "reminders": "#f97316",
     "patches": "#ef4444",
-    "unrecorded_prompt": "#cbd5e1",
-    "unrecorded": "#94a3b8",
+    "thinking": "#38bdf8",
+    "agent_prompt": "#cbd5e1",
+    "first_turn_context": "#c4b5fd",
+    "restored_context": "#f9a8d4",
+    "unexplained": "#94a3b8",
 }
 CATEGORY_LABELS: dict[str, str] = {
     "system": "system prompt",
@@ -53,8 +56,11 @@ CATEGORY_LABELS: dict[str, str] = {
     "summary": "summary",
     "reminders": "reminders",
     "patches": "patches",
-    "unrecorded_prompt": "unrecorded prompt (agent's own prompt + tools)",
-    "unrecorded": "unrecorded in messages",
+    "thinking": "thinking",
+    "agent_prompt": "agent prompt (not recorded)",
+    "first_turn_context": "first-turn context (not recorded)",
+    "restored_context": "re-attached at compaction (not recorded)",
+    "unexplained": "unexplained",
 }
 LAYER_COLORS: dict[str, str] = {
     "filesystem": "#65a30d",
@@ -118,7 +124,8 @@ def _vline(x: float, color: str, dash: str, width: float = 1.0) -> dict[str, obj
             "line": {"color": color, "dash": dash, "width": width}, "layer": "below"}
 
 
-def _step_hover(series: TimelineSeries, window_tokens: int) -> tuple[str, np.ndarray, list[str], list[str]]:
+def _step_hover(series: TimelineSeries, window_tokens: int,
+                decided: Sequence[DecisionSeries] = ()) -> tuple[str, np.ndarray, list[str], list[str]]:
     """The click layer's hover: a template, per-step numbers (customdata) and the per-step extras.
 
     The label lists view vs window, raw, recorded input and each category of the run in the legend's
@@ -132,17 +139,30 @@ def _step_hover(series: TimelineSeries, window_tokens: int) -> tuple[str, np.nda
     n = len(series.steps)
     pct = (np.rint(100 * series.view_tokens / window_tokens).astype(np.int64) if window_tokens
            else np.zeros(n, dtype=np.int64))
-    columns = np.column_stack([series.steps, pct, series.raw_tokens,
-                               *[series.by_category[c] for c in present]]) if n else np.zeros((0, 3 + len(present)))
+    # each rule's measured quantity at the step (0 where it measured nothing), against its threshold
+    shown = [d for d in decided if d.threshold is not None]
+    measured = [np.nan_to_num(d.measured, nan=0.0).astype(np.int64) for d in shown]
+    columns = (np.column_stack([series.steps, pct, series.raw_tokens, *[series.by_category[c] for c in present],
+                                *measured]) if n else np.zeros((0, 3 + len(present) + len(shown))))
     recorded = (series.recorded_input_tokens.tolist() if series.recorded_input_tokens is not None
                 else [float("nan")] * n)
     rec_text = [f" · recorded input {int(rec):,}" if rec == rec else "" for rec in recorded]  # NaN: not recorded
     events_text = [f"<br>{events} event(s)" if events else "" for events in series.event_counts.tolist()]
+    # a step where a rule fired, or did something its numbers do not say, names it (the Step page has the rest)
+    for d in shown:
+        for i, dec in enumerate(d.decisions):
+            if dec is not None and (dec.fired or dec.reason):
+                events_text[i] += "<br>" + esc(f"{d.rule}: " + ("fired" if dec.fired else "not fired")
+                                               + (f" ({dec.reason})" if dec.reason else ""))
+    first = 3 + len(present)
+    decisions = "".join(
+        f"<br>{esc(d.rule)}: {esc(d.series_label)} %{{customdata[{first + j}]:,}} "
+        f"{'≥' if d.op == '>=' else '>'} {d.threshold:,}?" for j, d in enumerate(shown))
     template = ("<b>step %{customdata[0]}</b>: view %{y:,}"
                 + (" (%{customdata[1]}% of window)" if window_tokens else "")
                 + " · raw %{customdata[2]:,}%{text}<br>"
                 + "<br>".join(f"{esc(category_label(c))} %{{customdata[{3 + i}]:,}}" for i, c in enumerate(present))
-                + "%{hovertext}<extra>click to open</extra>")
+                + decisions + "%{hovertext}<extra>click to open</extra>")
     # customdata: a 2-D array, sent as a typed array and copied cheaply
     # int64 on purpose: plotly's JSON encoder sends an int64 array as the narrowest integer type
     # that holds it (int16 for steps and most token counts, plotly 7.1 `to_typed_array_spec`)
@@ -258,7 +278,16 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
                      "line": {"color": "#0f766e", "width": 1, "dash": "dashdot"}, "connectgaps": False,
                      "hoverinfo": "skip", **top_row})
 
-    lines = threshold_lines(run.config, run.window_tokens, run.thread.model, run.thread)
+    # each rule's decided quantity, drawn where it reaches its line (engine.views.decisions)
+    decided = decision_series(run)
+    for d in decided:
+        if not d.drawable:
+            continue
+        data.append({"type": "scatter", "x": steps, "y": d.measured, "name": esc(d.name), "mode": "lines",
+                     "legendgroup": "decided", "legendgrouptitle": {"text": "what the policy decides on"},
+                     "line": {"color": LAYER_COLORS.get(d.layer, "#334155"), "width": 1.5, "dash": "dash"},
+                     "connectgaps": False, "hoverinfo": "skip", **top_row})
+    lines = run_lines(run)
     shapes = [_hline(li) for li in lines if li.tokens is not None]
     for li in lines:
         if li.tokens is None:  # a message count: listed in the legend, not drawn as a level
@@ -304,12 +333,14 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
     # step (never decimated) and hovers the step's whole breakdown; a click on it opens the step
     # (plotly_click reports a line's points: ui/timeline_chart.py). One SVG path: invisible markers
     # cost a styled node per step, ~0.3 s of a 1,000-step newPlot in Chromium (docs/benchmarks.md).
-    template, customdata, rec_text, events_text = _step_hover(series, run.window_tokens)
+    template, customdata, rec_text, events_text = _step_hover(series, run.window_tokens, decided)
     data.append({"type": "scatter", "x": steps, "y": series.view_tokens, "mode": "lines",
                  "name": "steps (click to open)", "showlegend": False,
                  "line": {"width": 0, "color": "rgba(0,0,0,0)"}, "customdata": customdata,
                  "text": rec_text, "hovertext": events_text, "hoverlabel": {"align": "left"}, "hovertemplate": template, **top_row})
-    top, annotations = _y_top(series, lines, run.window_tokens, whole_window)
+    decided_peak = max((int(np.nanmax(d.measured)) for d in decided if d.drawable and not np.isnan(d.measured).all()),
+                       default=0)
+    top, annotations = _y_top(series, lines, run.window_tokens, whole_window, decided_peak)
     last = max(0, len(steps) - 1)
     pad = max(0.6, 0.01 * last)  # room for the step-0 and last-step markers: never half clipped
     layout = copy.deepcopy(_subplots_layout((0.8, 0.2) if len(lanes) > 2 else (0.86, 0.14)))
@@ -371,15 +402,15 @@ NOTE_LINE_HEADROOM = 0.045  # of the y range, a line of the notes above the curv
 
 
 def _y_top(series: TimelineSeries, lines: Sequence[ThresholdLine], window_tokens: int,
-           whole_window: bool) -> tuple[int, list[dict[str, object]]]:
+           whole_window: bool, decided_peak: int = 0) -> tuple[int, list[dict[str, object]]]:
     """The y-axis top and the notes on what lies above it.
 
     By default the axis fits the data, so a small run is not a flat line under a 200k window; a raw
     curve far above what the model saw is clipped (and labelled) rather than squashing the view.
     """
     view_peak = int(series.view_tokens.max(initial=0))
-    recorded_peak = (int(np.nanmax(series.recorded_input_tokens))
-                     if series.recorded_input_tokens is not None else 0)
+    recorded_peak = max(decided_peak, int(np.nanmax(series.recorded_input_tokens))
+                        if series.recorded_input_tokens is not None else 0)
     raw_peak = int(series.raw_tokens.max(initial=0))
     levels = [li for li in lines if li.tokens is not None]
     if whole_window:
@@ -436,7 +467,7 @@ def compare_figure(a: Run, b: Run, *, height: int = 420) -> go.Figure:
                 hovertemplate="step %{x}<br>%{hovertext}<extra></extra>"))
     shapes = []
     for label, run, dash in (("A", a, "solid"), ("B", b, "dash")):
-        for li in threshold_lines(run.config, run.window_tokens, run.thread.model, run.thread):
+        for li in run_lines(run):
             if li.tokens is not None:
                 line = {**_hline(li), "name": esc(f"{label}: {li.label}")}
                 line["line"] = {**LINE_STYLES.get(li.role, {}), "dash": dash, "width": 1}

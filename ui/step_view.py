@@ -14,12 +14,15 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
 
 from engine.run.run import Run, StepRecord
+from engine.thread.decisions import Decision
+from engine.views.decisions import reserved
 from engine.views.step import DiffRow, ViewEntry, category_rows, diff_counts
 from engine.views.step_page import (
     Shown,
@@ -36,7 +39,7 @@ from engine.views.step_page import (
 )
 from engine.views.timeline import ThresholdLine
 from ui.chart_placeholder import chart_placeholder
-from ui.figures import category_label, esc
+from ui.figures import CATEGORY_LABELS, category_label, esc
 from ui.text import MAX_SHOWN_CHARS, escape_md
 from ui.widgets import BADGES, ROLE_ICONS, badge, table
 
@@ -49,7 +52,7 @@ DIFF_SCOPES = ("differences", "all rows")
 DIFF_PAGE_SIZE = 10
 CODE_HEIGHT_PX = 360  # a longer body scrolls inside its box instead of stretching the page
 CHARS_PER_LINE = 140  # about what a code line holds in the wide layout, to tell a long body
-KIND_LABELS = {**{k: v[0] for k, v in BADGES.items()}, "unrecorded": "unrecorded tokens", "original": "original"}
+KIND_LABELS = {**{k: v[0] for k, v in BADGES.items()}, "hidden": "hidden tokens", "original": "original"}
 
 # -- per-step data, computed once ------------------------------------------------------------------
 # (id(run), step) -> (weak ref to the run, detail). A Run lives in ui.session's run cache; the weak
@@ -132,8 +135,8 @@ def message_browser(run: Run, k: int, detail: StepDetail) -> None:
         st.multiselect("Kind", _options(detail.kinds, "step_kinds"), key="step_kinds", on_change=reset_page,
                        format_func=lambda c: f"{KIND_LABELS.get(c, c)} ({detail.kinds.get(c, 0)})",
                        placeholder="all kinds",
-                       help="What a layer or the source made of a message; *unrecorded tokens*: the provider "
-                            "billed it beyond our count.")
+                       help="What a layer or the source made of a message; *hidden tokens*: the provider "
+                            "billed it beyond its own text (first-turn context, re-attached, unexplained).")
     flt = current_filter()
     shown = apply_filter(detail.entries, flt, detail.haystacks)
     if st.session_state.get("step_order") == ORDERS[1]:
@@ -231,8 +234,9 @@ def step_message(entry: ViewEntry, *, in_state: bool | None, query: str, matches
             meta += f" · answers {escape_md(entry.tool_call_id, limit=60)}"
         if entry.name:
             meta += f" · name {escape_md(entry.name, limit=60)}"
-        if entry.unrecorded:
-            meta += f" · of which {entry.unrecorded:,} unrecorded (billed by the provider beyond our count)"
+        if entry.hidden:
+            parts = ", ".join(f"{n:,} {CATEGORY_LABELS.get(c, c)}" for c, n in entry.hidden_by)
+            meta += f" · {entry.tokens:,} its own, +{parts} billed with it beyond its text"
         st.caption(meta)
         if query and matches:
             lines = highlighted(entry.text, query) + [
@@ -252,15 +256,25 @@ def step_message(entry: ViewEntry, *, in_state: bool | None, query: str, matches
 # with its own copy of plotly.js, ui/timeline_chart.py), 3-11 s to load and compile on a loaded
 # machine (docs/benchmarks.md, 2026-12-02). A progress bar and the table's bar column show the same
 # numbers: the table is drawn anyway.
-def budget_text(used: int, window: int, lines: list[ThresholdLine]) -> str:
-    """The budget line: view tokens of the window, and how far the first trigger (and keep) are."""
+def budget_text(used: int, window: int, lines: list[ThresholdLine], decisions: Sequence[Decision] = ()) -> str:
+    """The budget line: view tokens of the window, then what each policy measured against its threshold at
+    this step (its own decision: the same numbers its line is drawn on), else how far the first trigger is."""
     text = f"**{used:,}** of {window:,} tokens" + (f" ({100 * used / window:.0f}% of the window)" if window else "")
-    trigger = min((li.tokens for li in lines if li.role == "trigger" and li.tokens is not None), default=None)
+    decided = [d for d in decisions if d.threshold is not None and d.measured is not None]
+    for d in decided:
+        gap = d.threshold - d.measured  # type: ignore[operator]
+        unit = "tokens" if d.unit == "tokens" else d.unit
+        where = (f"{gap:,} {unit} below it" if gap > 0 else f":red[**{-gap:,} {unit} over it**]" if gap < 0 else "reached")
+        verdict = "fired" if d.fired else "not fired"
+        text += (f"  \n{escape_md(d.rule)}: {escape_md(d.quantity.split(' (')[0])} {d.measured:,} against "
+                 f"{d.threshold:,}: {where}, {verdict}" + (f" ({escape_md(d.reason)})" if d.reason else ""))
+    if not decided:
+        trigger = min((li.tokens for li in lines if li.role == "trigger" and li.tokens is not None), default=None)
+        if trigger is not None:
+            gap = trigger - used
+            text += f"  \ntrigger {trigger:,}: " + (f"{gap:,} tokens below it" if gap > 0 else
+                                                     f":red[**{-gap:,} tokens over it**]" if gap < 0 else "reached")
     keep = next((li.tokens for li in lines if li.role == "keep" and li.tokens is not None), None)
-    if trigger is not None:
-        gap = trigger - used
-        text += f"  \ntrigger {trigger:,}: " + (f"{gap:,} tokens below it" if gap > 0 else
-                                                 f":red[**{-gap:,} tokens over it**]" if gap < 0 else "reached")
     if keep is not None:
         text += f" · keep {keep:,}"
     if used > window:
@@ -269,32 +283,42 @@ def budget_text(used: int, window: int, lines: list[ThresholdLine]) -> str:
 
 
 def budget_panel(run: Run, k: int, lines: list[ThresholdLine]) -> None:
-    """Used vs window with the trigger and keep levels, then tokens per category like Claude Code's /context."""
+    """Used vs window, each policy's decision at this step, then tokens per category like Claude Code's /context."""
     step = run.steps[k]
     window = run.window_tokens
+    decisions = run.decisions_at(k)
     left, right = st.columns([2, 3])
     with left:
         st.progress(min(1.0, step.view_tokens / window) if window else 0.0,
-                    text=budget_text(step.view_tokens, window, lines))
+                    text=budget_text(step.view_tokens, window, lines, decisions))
         st.caption(" · ".join(li.label for li in lines if li.tokens is not None)
                    + "".join(f"  \n{li.note}" for li in lines if li.note))
+        if decisions:
+            st.markdown("**Decisions at this step**")
+            for d in decisions:
+                st.text(d.text())
+        if run.calibration is not None:
+            st.caption(escape_md(f"{run.calibration.fit.statement()}."))
     with right:
         st.markdown(f"**Context at this step** ({run.counts_label()}): {step.view_tokens:,} of "
                     f"{window:,} tokens · raw (no layers) {step.raw_tokens:,} · state {step.state_tokens:,}"
                     + (f" · recorded by the provider {step.recorded_input_tokens:,}" if step.recorded_input_tokens
                        else ""))
-        st.dataframe(category_table(step, window), hide_index=True, key="step_categories", column_config={
-            # the longest label, "unrecorded prompt (agent's own prompt + tools)", was cut at "pro"
+        st.dataframe(category_table(step, window, run), hide_index=True, key="step_categories", column_config={
+            # the longest label, "re-attached at compaction (not recorded)", needs the room
             "category": st.column_config.TextColumn("category", width=290),
             "tokens": st.column_config.NumberColumn("tokens", format="localized", width=80),
             "% of window": st.column_config.ProgressColumn("% of window", format="%.1f%%", min_value=0,
                                                            max_value=100)})
 
 
-def category_table(step: StepRecord, window: int) -> list[dict[str, Any]]:
-    """The category rows as the page shows them, under the words the page uses."""
+def category_table(step: StepRecord, window: int, run: Run | None = None) -> list[dict[str, Any]]:
+    """The category rows as the page shows them, under the words the page uses, with what the run's policy
+    reserves above its threshold (Claude Code's "Autocompact buffer")."""
+    room = reserved(run) if run is not None else None
+    rows = category_rows(step, window, (room.label, room.tokens) if room is not None else None)
     return [{"category": category_label(r["category"]), "tokens": r["tokens"], "% of window": r["percent_of_window"]}
-            for r in category_rows(step, window)]
+            for r in rows]
 
 
 # -- state vs view ---------------------------------------------------------------------------------
@@ -360,8 +384,8 @@ def tool_panel(run: Run, detail: StepDetail, view_tokens: int) -> None:
         return
     total = sum(r.tokens for r in rows)
     st.caption(f"{total:,} of the view's {view_tokens:,} tokens are tool calls and results ({run.counts_label()}; "
-               "a result counts toward the tool it answers, stubs and patched results included; the provider's "
-               "unrecorded share is left out).")
+               "a result counts toward the tool it answers, stubs and patched results included; what the "
+               "provider billed beyond the text is left out).")
     fig = tool_tokens_figure(rows)
     with st.container():  # the placeholder holds the chart's place until it is drawn (ui.chart_placeholder)
         chart_placeholder(int(fig.layout.height), key="tool_tokens_drawing")

@@ -11,6 +11,7 @@ from engine.run.run import Run
 from engine.run.whatif import WhatIf, against_baseline
 from engine.views.step import ViewEntry
 from ui import session
+from ui.figures import CATEGORY_LABELS
 from ui.text import escape_md, show_text
 
 # kind -> (badge text, colour); fixed strings, so safe inside Markdown directives
@@ -110,24 +111,26 @@ def counts_note(run: Run) -> str:
     t = run_totals(run)
     if not t["calibrated"]:
         return f"Token counts are estimates ({run.counter.name}): the source recorded no input usage."
-    name, prompt, hidden = run.counter.name, t["unrecorded_prompt_tokens"], t["unrecorded_tokens"]
+    name, prompt, first = run.counter.name, t["agent_prompt_tokens"], t["first_turn_context_tokens"]
+    agent = run.calibration.agent
     if prompt > 0:
-        prompt_part = (f"{plural(prompt, 'token')} of the agent's own prompt and tools, which the transcript "
-                       "does not hold (unrecorded prompt)")
+        what = agent.describe() if agent is not None else f"{plural(prompt, 'token')}"
+        prompt_part = f"the agent's own prompt, which the transcript does not hold: {what}"
     elif prompt < 0:  # engine.run.step_sums: taken off the tool schemas, then the system prompt
         prompt_part = (f"the provider counted {plural(-prompt, 'token')} fewer than our {name} count for the "
                        "prompt and tools, so the tool schemas and system prompt show that much less")
     else:
         prompt_part = "no unrecorded prompt"
-    if hidden >= 0:
-        hidden_part = (f"{plural(hidden, 'token')} the messages carried beyond our {name} count "
-                       "(unrecorded in messages)")
-    else:
-        hidden_part = (f"the messages carried {plural(-hidden, 'token')} fewer than our {name} count "
-                       "(unrecorded in messages, negative)")
+    if first:
+        prompt_part += (f"; {plural(first, 'token')} more of the first call's input belong to the first turn "
+                        "(first-turn context: gone once a compaction removes that turn)")
     calls = plural(t["recorded_steps"], "recorded call")
-    return (f"Token counts are calibrated to the provider's recorded input ({calls}): {prompt_part}; {hidden_part}. "
-            "What is unrecorded is drawn as its own category; text the layers write is estimated.")
+    note = run.calibration.note()
+    return (f"Token counts are in the provider's tokens, calibrated to its recorded input ({calls}). "
+            f"{t['tokenizer']}. Of every request: {prompt_part}. What a message carried beyond its text is "
+            f"drawn as its own category; the unexplained rest is at most "
+            f"{100 * (t['recorded_max_unexplained'] or 0):.1f}% of a recorded input."
+            + (f" {note}" if note else ""))
 
 
 def against_recorded(run: Run) -> WhatIf | None:
@@ -158,8 +161,9 @@ def badge(kind: str) -> str:
 def view_message(entry: ViewEntry, *, in_state: bool | None = None) -> None:
     """One message of a view: role, tokens, badges, then its text shown literally."""
     head = f"{ROLE_ICONS.get(entry.role, '•')} **{escape_md(entry.role)}** · {entry.tokens:,} tokens"
-    if entry.unrecorded:
-        head += f" :gray[(of which {entry.unrecorded:,} unrecorded: billed by the provider beyond our count)]"
+    if entry.hidden:
+        parts = ", ".join(f"{n:,} {CATEGORY_LABELS.get(c, c)}" for c, n in entry.hidden_by)
+        head += f" :gray[(+{parts}: billed with it, not in its text)]"
     if entry.name:
         head += f" · name {escape_md(entry.name, limit=60)}"
     if entry.kind != "original":

@@ -107,10 +107,11 @@ def render_text(report: dict[str, Any], *, file: str) -> str:
     lines.append(f"steps:       {plural(len(steps), 'model call')}, {len(recorded):,} with recorded usage")
     if recorded:
         top = max(recorded, key=lambda s: s["recorded_input_tokens"])
-        lines.append(f"  largest recorded input: {top['recorded_input_tokens']:,} tokens at step {top['step']} = "
-                     f"{top['context_tokens']:,} counted in the file + {top['unrecorded_prompt_tokens']:,} unrecorded "
-                     f"prompt (the agent's own prompt and tools) + {top['unrecorded_tokens']:,} unrecorded in "
-                     "messages (reminders, full thinking, the provider's tokenizer)")
+        lines.append(f"  largest recorded input: {top['recorded_input_tokens']:,} tokens at step {top['step']}: "
+                     f"{top['context_tokens']:,} counted in the file by {report['tokens']['counter']}, "
+                     f"{top['calibrated_tokens']:,} in the provider's tokens, of which {top['agent_prompt_tokens']:,} "
+                     f"the agent's own prompt and tools and {top['hidden_tokens']:,} carried by messages beyond "
+                     "their text (first-turn context, compaction re-attachments, unexplained)")
     lines.append("largest messages:")
     for m in report["largest_messages"]:
         lines.append(f"  #{m['index']:<5} {m['role']:<6} {m['tokens']:>8,}  {m['id'] or ''}")

@@ -30,8 +30,9 @@ class ModelConfig(FrozenModel):
     max_input_tokens: int | None = Field(default=None, gt=0)
     max_output_tokens: int = Field(default=0, ge=0)
     # Which earlier thinking the provider sends the model: "auto" (by model, engine/data/models.yaml),
-    # "all" turns, or only the current assistant turn's ("last_turn": Claude before Opus 4.5 / Sonnet 4.6).
-    thinking: Literal["auto", "all", "last_turn"] = "auto"
+    # "all" turns, only the current assistant turn's ("last_turn": Claude before Opus 4.5 / Sonnet 4.6,
+    # OpenAI's reasoning models), or "none" (Gemini: thoughts are never sent back).
+    thinking: Literal["auto", "all", "last_turn", "none"] = "auto"
     # The agent model's LangChain `ls_provider`: reported usage on an AI message counts toward a
     # token trigger only when its `model_provider` is this one (LangChain's rule); None = any.
     provider: str | None = None

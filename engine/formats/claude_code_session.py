@@ -324,11 +324,18 @@ def _rewind(s: Session, prompt: Record) -> None:
     s.rewound.append({"index": at, "messages": len(dropped), "prompt": str(prompt.get("uuid"))})
 
 
-# Attachments whose text Claude Code sends to the model (as a system reminder on a user turn).
+# Attachments whose text Claude Code sends to the model (as a system reminder on a user turn). Since
+# 2.1.x the skill listing, the deferred (ToolSearch) tools, MCP servers' instructions and the sub-agent
+# listing arrive this way too, instead of in the system prompt: their payload's text is counted where it
+# was sent (a lower bound of the rendered reminder; the calibration measures the rest). Their category:
+# engine.thread.kinds (memory files and skills: memory; the rest: reminders).
 CONTEXT_ATTACHMENTS = frozenset({
     "hook_additional_context", "nested_memory", "file", "directory", "edited_text_file",
-    "selected_lines_in_ide", "critical_system_reminder",
+    "selected_lines_in_ide", "critical_system_reminder", "skill_listing", "invoked_skills",
+    "deferred_tools_delta", "mcp_instructions_delta", "agent_listing_delta", "todo_reminder", "task_reminder",
 })
+# Payload keys of the listing attachments (names or text blocks added since the last listing).
+_LISTING_KEYS = ("addedBlocks", "addedLines", "addedNames", "skills")
 
 
 def _attachment_text(value: Any) -> str:
@@ -338,7 +345,7 @@ def _attachment_text(value: Any) -> str:
     if isinstance(value, list):
         return "\n".join(t for t in (_attachment_text(v) for v in value) if t)
     if isinstance(value, dict):
-        for key in ("text", "content", "file", "snippet"):
+        for key in ("text", "content", "file", "snippet", "body", *_LISTING_KEYS):
             text = _attachment_text(value.get(key))
             if text:
                 return text
@@ -354,7 +361,7 @@ def _add_attachment(s: Session, record: Record, line: int) -> None:
         # A prompt the user typed while the model worked: delivered with the next request.
         s.pending.append(HumanMessage(content=_human_content(attachment["prompt"]), id=uuid, additional_kwargs=meta))
         return
-    text = _attachment_text(attachment.get("content")) if kind in CONTEXT_ATTACHMENTS and attachment else ""
+    text = _attachment_text(attachment) if kind in CONTEXT_ATTACHMENTS and attachment else ""
     if not text.strip():
         s.skipped[f"attachment:{kind}" if isinstance(kind, str) else "attachment"] += 1
         return

@@ -1,15 +1,18 @@
 """The `compaction` layer: whole-history compaction the way a coding agent does it (state mode).
 
-Before each model call it measures the request (the prompt — recorded, or measured as the
-unrecorded prompt — the tool schemas and the history, with calibrated counts) and, when the
-policy says so (`engine.policies`: `should_compact`, by default "the request reaches
-`threshold_tokens`"), replaces the history by what the policy rebuilds from it (`rebuild`: a summary
+Before each model call it measures the request the agent is about to send, as the model receives it:
+the prompt (recorded, or the agent prompt measured from the recorded usage, at this step), the tool
+schemas and the history as the provider's thinking rule leaves it, developer messages included, in the
+provider's tokens (engine.recorded.calibration) — a policy applied to a recorded session decides on the
+request that session's agent sent. When the policy says so (`engine.policies`: `should_compact`, by
+default "the request reaches `threshold_tokens`"), it replaces the history by what the policy rebuilds from it (`rebuild`: a summary
 in the agent's own shape plus what the agent keeps or re-attaches, or a trim without a summary).
 A policy may also rewrite each tool result as its agent records it (`tool_result`: Codex's output
 truncation). Events: `compact` (a summary, or a provider's server-side compaction), `trim` (old
 messages dropped, no summary) and `compact_rejected` (the policy kept the history, e.g. Gemini CLI's
 summary would have grown the context), each with the threshold, the request size and the tokens
-before and after.
+before and after. Every call also records a decision (engine.thread.decisions): what the policy compared
+(`measure`: the request, the previous request, events), with what, and what it did.
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from engine.config.schema import EngineConfig
 from engine.layers.base import ContextLayer, LayerContext
 from engine.policies import CompactionPolicy, PolicyContext, get_policy
-from engine.policies.base import Compaction
+from engine.policies.base import Compaction, Measure, default_measure
 from engine.summarizers.choice import make_summarizer
 from engine.summarizers.protocol import Summarizer
+from engine.thread import decisions
 from engine.tokens.content import message_text
 from engine.tokens.windows import max_output_tokens
 
@@ -48,15 +52,17 @@ class CompactionLayer(ContextLayer):
         self._prompt_tokens = self._fixed_tokens()
         self._memory: dict[str, Any] = {}
         self._previous_request: int | None = None
+        self._decision: decisions.Decision | None = None
 
     @classmethod
     def from_config(cls, config: EngineConfig, context: LayerContext) -> CompactionLayer:
         return cls(context, config=config)
 
     def _fixed_tokens(self) -> int:
-        """What every request carries besides the history: prompt and tool schemas (as recorded or measured)."""
+        """What every request carries besides the history and the measured agent prompt: the recorded
+        prompt and tool schemas."""
         thread = self.context.thread
-        total = getattr(self.context.calibration, "prompt_tokens", 0) or 0
+        total = 0
         if thread is not None:
             prompt = thread.system_prompt
             leading = [m for m in thread.messages[:8] if isinstance(m, SystemMessage)]
@@ -74,7 +80,8 @@ class CompactionLayer(ContextLayer):
                              counter=self.counter, config=self.config, step=self.current_step() or 0,
                              summarize=self._summarize, request_tokens=request_tokens,
                              previous_request_tokens=self._previous_request, previous_output_tokens=previous_output,
-                             prompt_tokens=self._prompt_tokens, offline=getattr(self.summarizer, "name", "") == "offline",
+                             prompt_tokens=self._prompt_tokens + self.context.agent_prompt(self.current_step()),
+                             offline=getattr(self.summarizer, "name", "") == "offline",
                              memory=self._memory, source_format=thread.source_format if thread else None,
                              thread_extra=thread.extra if thread else {})
 
@@ -95,17 +102,43 @@ class CompactionLayer(ContextLayer):
             return usage.output_tokens
         return self.counter.count_message(last)
 
+    def _decide(self, messages: Sequence[BaseMessage], ctx: PolicyContext, threshold: int | None) -> bool:
+        """The policy's verdict, recorded with what it compared (see the module docstring)."""
+        measure = getattr(self.policy, "measure", None)
+        m: Measure = measure(messages, ctx) if measure is not None else default_measure(threshold, ctx)
+        decide = getattr(self.policy, "should_compact", None)
+        fires = bool(decide(messages, ctx)) if decide is not None else threshold is not None and ctx.request_tokens >= threshold
+        reached = (None if m.measured is None or m.threshold is None
+                   else m.measured > m.threshold if m.op == ">" else m.measured >= m.threshold)
+        reason = ""
+        if fires and not reached:
+            reason = "another of the policy's conditions fired" if m.measured is not None else "fired before any measure"
+        elif reached and not fires:
+            reason = "the policy's own condition was not met"
+        self._decision = decisions.record(
+            self.layer, f"{self.policy.name} compaction", measured=m.measured, threshold=m.threshold, fired=fires,
+            quantity=m.quantity, unit=m.unit, series=m.series, op=m.op, expression=m.expression, reason=reason,
+            policy=self.policy.name)
+        return fires
+
+    def _not_done(self, reason: str) -> None:
+        """The policy fired but kept the history: the decision says so."""
+        if self._decision is not None:
+            self._decision = decisions.amend(self._decision, fired=False, reason=reason)
+
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        messages: list[BaseMessage] = [m for m in state["messages"] if not isinstance(m, SystemMessage)]
+        everything: list[BaseMessage] = list(state["messages"])
+        messages: list[BaseMessage] = [m for m in everything if not isinstance(m, SystemMessage)]
         if not messages:
             return None
-        history_tokens = self.counter(messages)
-        request = self._prompt_tokens + history_tokens
+        # the request as sent: developer messages in the history too, earlier thinking as the provider drops it
+        history_tokens = self.counter(self.context.sent(everything))
+        request = self._prompt_tokens + self.context.agent_prompt(self.current_step()) + history_tokens
         ctx = self.policy_context(request, self._previous_output(messages))
         threshold = self.policy.threshold_tokens(ctx.window_tokens, ctx.max_output_tokens, self.config,
                                                  thread=self.context.thread)
-        decide = getattr(self.policy, "should_compact", None)
-        fires = decide(messages, ctx) if decide is not None else threshold is not None and request >= threshold
+        self._decision = None
+        fires = self._decide(messages, ctx, threshold)
         self._previous_request = request
         if not fires:
             return None
@@ -114,6 +147,7 @@ class CompactionLayer(ContextLayer):
         common = {"policy": self.policy.name, "threshold_tokens": threshold, "request_tokens": request,
                   "previous_request_tokens": ctx.previous_request_tokens, **done.detail}
         if done.messages is None:
+            self._not_done(done.rejected or "nothing to compact")
             if done.rejected is None:
                 return None  # the policy's no-op (nothing to compact), not a decision worth an event
             self.emit("compact_rejected", tokens_before=history_tokens, tokens_after=history_tokens,
@@ -121,7 +155,7 @@ class CompactionLayer(ContextLayer):
             return None
         rebuilt = done.messages
         after = self.counter(rebuilt)
-        self._previous_request = self._prompt_tokens + after
+        self._previous_request = self._prompt_tokens + self.context.agent_prompt(self.current_step()) + after
         summary = done.summary or next((message_text(m) for m in rebuilt
                                         if m.additional_kwargs.get("ctxi_kind") == "summary"), "")
         kept = {id(m) for m in messages}

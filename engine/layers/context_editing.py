@@ -38,6 +38,7 @@ from engine.config.sections import ContextEditingConfig
 from engine.layers import context_editing_rules as rules
 from engine.layers.base import ContextLayer, LayerContext
 from engine.recorded.history import starts_turn
+from engine.thread import decisions
 
 VIEW_STYLES = frozenset({"langchain", "anthropic"})
 
@@ -105,8 +106,8 @@ class ContextEditingLayer(ContextLayer):
         return max(1, int(window * float(value)))
 
     def _prompt_tokens(self, system: SystemMessage | None, tools: Sequence[Any]) -> int:
-        """What the request carries besides its messages: system prompt, tool schemas, unrecorded prompt."""
-        total = getattr(self.context.calibration, "prompt_tokens", 0) or 0
+        """What the request carries besides its messages: system prompt, tool schemas, the agent prompt."""
+        total = self.context.agent_prompt(self.current_step())
         if system is not None:
             total += self.counter.count_message(system)
         if tools:
@@ -153,10 +154,22 @@ class ContextEditingLayer(ContextLayer):
                 edit.cleared_thinking_ids = thinking.cleared_thinking_ids
         if in_replay:
             edit.messages = self._stable(original, edit.messages)
+        quantity = ("the request's messages" if cfg.style == "langchain"
+                    else "the whole prompt (system, tools, messages, agent prompt)")
+        self._decide(request_tokens, threshold, edit.changed, quantity)
         self._report_view(original, edit, request_tokens, threshold)
         if in_replay and not edit.changed:
             return request
         return request.override(messages=edit.messages)  # type: ignore[arg-type]
+
+    def _decide(self, measured: int, threshold: int | None, changed: bool, quantity: str) -> None:
+        """The trigger's decision (engine.thread.decisions): reached at `>` (ClearToolUsesEdit acts only above it)."""
+        reached = threshold is not None and measured > threshold
+        decisions.record(self.layer, f"{self.settings.style} context editing", measured=measured, threshold=threshold,
+                         fired=changed, quantity=quantity, op=">",
+                         series="view" if "prompt" in quantity or quantity == "the request" else "context editing",
+                         reason="nothing left to clear" if reached and not changed else
+                         ("no trigger: never clears" if threshold is None else ""))
 
     def _stable(self, original: list[BaseMessage], edited: list[BaseMessage]) -> list[BaseMessage]:
         """The same copy for the same cleared message at every step (counts and prefix sums re-used)."""
@@ -211,6 +224,8 @@ class ContextEditingLayer(ContextLayer):
                                              else []) + self.counter(messages)
         trigger: dict[str, Any] = {}
         if cfg.style == "inspect":
+            self._decide(request_tokens, threshold, threshold is not None and request_tokens > threshold,
+                         "the prompt, tools and messages")
             if threshold is None or request_tokens <= threshold:
                 return None
             edit = rules.Edit(messages)
@@ -231,10 +246,16 @@ class ContextEditingLayer(ContextLayer):
             edit.messages.append(messages[-1])
         else:  # claude-code
             if cfg.idle_minutes is None:
+                self._decide(request_tokens, threshold, threshold is not None and request_tokens > threshold,
+                             "the request")
                 if threshold is None or request_tokens <= threshold:
                     return None
             else:
                 gap = idle_minutes(messages, self.context.thread.timestamps if self.context.thread else {})
+                decisions.record(self.layer, "claude-code microcompact", measured=None if gap is None else round(gap),
+                                 threshold=round(cfg.idle_minutes), fired=gap is not None and gap > cfg.idle_minutes,
+                                 quantity="minutes since the last assistant message", unit="minutes", op=">",
+                                 series="idle minutes")
                 if gap is None or gap <= cfg.idle_minutes:
                     return None
                 trigger["idle_minutes"] = round(gap, 2)

@@ -34,7 +34,15 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from engine.base.errors import ConfigError
 from engine.config.sections import CompactionConfig
-from engine.policies.base import Compaction, PolicyContext
+from engine.policies.base import Compaction, Measure, PolicyContext, default_measure
+
+# Codex's tool-output truncation is also how its as-recorded requests are rebuilt (engine.recorded.history)
+from engine.recorded.codex_rules import (
+    SERIALIZATION_BUDGET,
+    TOOL_OUTPUT_TOKENS,
+    approx_token_count,
+    truncate_text,
+)
 from engine.thread.kinds import mark
 from engine.thread.model import stable_id
 from engine.tokens.content import message_text
@@ -48,9 +56,6 @@ SUMMARY_PREFIX = (
 NO_SUMMARY = "(no summary available)"
 COMPACT_USER_MESSAGE_MAX_TOKENS = 20_000
 USABLE_WINDOW_PERCENT = 95  # default_effective_context_window_percent
-TOOL_OUTPUT_TOKENS = 10_000  # truncation_policy {mode: tokens, limit: 10000}
-SERIALIZATION_BUDGET = 1.2  # process_item: policy * 1.2
-APPROX_BYTES_PER_TOKEN = 4
 # User messages Codex injects as context, not typed by the user (contextual_user_message.rs).
 CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# agents.md instructions for", "<instructions>",
                     "<skill>", "<skills_instructions>", "<user_shell_command>", "<turn_aborted>",
@@ -65,37 +70,6 @@ SUMMARY_PROMPT = (
 
 
 # -- pure rules ---------------------------------------------------------------------------------------
-def approx_token_count(text: str) -> int:
-    """`approx_token_count`: UTF-8 bytes / 4, rounded up."""
-    return -(-len(text.encode("utf-8")) // APPROX_BYTES_PER_TOKEN)
-
-
-def truncate_text(text: str, max_tokens: int) -> str:
-    """`truncate_text(text, TruncationPolicy::Tokens(max_tokens))`, byte for byte (truncate.rs)."""
-    if not text:
-        return text
-    data = text.encode("utf-8")
-    max_bytes = max_tokens * APPROX_BYTES_PER_TOKEN
-    if max_tokens > 0 and len(data) <= max_bytes:
-        return text
-    if max_bytes == 0:
-        return f"…{-(-len(data) // APPROX_BYTES_PER_TOKEN)} tokens truncated…"
-    left = max_bytes // 2
-    right = max_bytes - left
-    tail_start = len(data) - right
-    prefix_end, suffix_start, started, offset = 0, len(data), False, 0
-    for ch in text:
-        size = len(ch.encode("utf-8"))
-        if offset + size <= left:
-            prefix_end = offset + size
-        elif offset >= tail_start and not started:
-            suffix_start, started = offset, True
-        offset += size
-    suffix_start = max(suffix_start, prefix_end)
-    removed = -(-(len(data) - max_bytes) // APPROX_BYTES_PER_TOKEN)
-    return (data[:prefix_end].decode("utf-8") + f"…{removed} tokens truncated…" + data[suffix_start:].decode("utf-8"))
-
-
 def model_window(window_tokens: int, source_format: str | None, extra: dict[str, Any]) -> int:
     """The model's own window: a Codex rollout records the usable 95 % of it (see the module docstring)."""
     if source_format == "codex" and "window_source" not in extra:
@@ -194,6 +168,16 @@ class CodexPolicy:
     def should_compact(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> bool:
         window = model_window(ctx.window_tokens, ctx.source_format, ctx.thread_extra)
         return ctx.request_tokens >= auto_compact_limit(window, ctx.config.trigger)
+
+    def measure(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Measure:
+        """The request against 90 % of the model's window (of which a rollout records the usable 95 %)."""
+        window = model_window(ctx.window_tokens, ctx.source_format, ctx.thread_extra)
+        threshold = auto_compact_limit(window, ctx.config.trigger)
+        trigger = ctx.config.trigger
+        expression = (f"90% of {window:,}" if threshold == window * 9 // 10
+                      else f"{trigger.value} × {window:,}" if trigger is not None and trigger.type == "fraction"
+                      else f"{trigger}, below 90% of {window:,}")
+        return default_measure(threshold, ctx, expression)
 
     def rebuild(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Compaction:
         window = model_window(ctx.window_tokens, ctx.source_format, ctx.thread_extra)

@@ -26,7 +26,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from engine.base.errors import ConfigError
 from engine.config.sections import CompactionConfig
-from engine.policies.base import Compaction, PolicyContext
+from engine.policies.base import Compaction, Measure, PolicyContext
 from engine.summarizers.reading import prior_sections
 from engine.thread.kinds import mark, message_kind
 from engine.thread.model import stable_id
@@ -157,6 +157,14 @@ class OpenHandsPolicy:
         if max_tokens is not None and ctx.request_tokens > max_tokens:
             return True
         return view_size(history) > max_size
+
+    def measure(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Measure:
+        """The events in the view against `max_size` (a token limit, when set, is its own condition)."""
+        max_size, max_tokens, _ = limits(ctx.config)
+        if max_tokens is not None:
+            return Measure(ctx.request_tokens, max_tokens, op=">", expression=f"max_tokens {max_tokens:,}")
+        return Measure(view_size(history), max_size, quantity="events in the view", unit="events", op=">",
+                       series="events", expression=f"max_size {max_size}")
 
     def rebuild(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Compaction:
         max_size, _, keep_first = limits(ctx.config)

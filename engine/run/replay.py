@@ -38,10 +38,11 @@ from engine.config.setting_warnings import setting_warnings
 from engine.layers import LayerContext, build_layers
 from engine.layers.user import observe
 from engine.recorded.calibration import CalibratedCounter, thread_calibration
-from engine.recorded.history import RecordedHistory, keeps_all_thinking, recorded_history
+from engine.recorded.history import RecordedHistory, recorded_history
 from engine.run.chain import model_chain, new_request, new_tool_request, tool_chain
 from engine.run.run import Run, StepRecord
 from engine.run.step_sums import Snapshot, StepSums, ViewLog
+from engine.thread.decisions import DecisionLog, deciding
 from engine.thread.events import EventRecorder, emit, recording
 from engine.thread.kinds import PARTS_KEY, message_kind
 from engine.thread.model import Thread
@@ -76,13 +77,17 @@ def _overrides(mw: AgentMiddleware, hook: str) -> bool:
 
 class _Driver:
     def __init__(self, thread: Thread, layers: Sequence[AgentMiddleware], counter: TokenCounter,
-                 window_tokens: int, recorder: EventRecorder, *, unrecorded_prompt_tokens: int = 0,
-                 provider: RecordedHistory | None = None) -> None:
+                 window_tokens: int, recorder: EventRecorder, *, prompt_at: Callable[[int], int] | None = None,
+                 provider: RecordedHistory | None = None, rule: str = "all",
+                 decisions: DecisionLog | None = None) -> None:
         self.thread = thread
-        # The agent's own prompt and tools the transcript lacks (engine.recorded.calibration), sent every call.
-        self.unrecorded_prompt = unrecorded_prompt_tokens
-        # The provider's rewrite of each request (earlier turns' thinking), when the model has one.
+        # The agent's own prompt and tools the transcript lacks (engine.recorded.calibration), sent every
+        # call; measured again after a recorded compaction, so it is the prompt at each step.
+        self.prompt_at = prompt_at or (lambda step: 0)
+        # The provider's rewrite of each request (earlier turns' thinking, by `rule`), when the model has one.
         self.provider = provider
+        self.rule = rule
+        self.decisions = decisions
         self.layers = list(layers)
         self.counter = counter
         self.window = window_tokens
@@ -104,7 +109,7 @@ class _Driver:
         self._fresh: int | None = None
         self.after_agent = [m.after_agent for m in reversed(self.layers) if _overrides(m, "after_agent")]
         self.wrap_tool = [m for m in self.layers if _overrides(m, "wrap_tool_call")]
-        self.sums = StepSums(counter, unrecorded_prompt_tokens)
+        self.sums = StepSums(counter, self.prompt_at(0))
         self._views = ViewLog()
         self._seen: list[ModelRequest[Any]] = []
         self._recorded: AIMessage | None = None
@@ -282,8 +287,7 @@ class _Driver:
         msgs = thread.messages
         count = self.counter.count_message
         sums = self.sums
-        base_raw = (sums.tools_entry(thread.tools)[1] + (count(self.system) if self.system else 0)
-                    + self.unrecorded_prompt)
+        base_raw = sums.tools_entry(thread.tools)[1] + (count(self.system) if self.system else 0)
         # raw tokens of the thread body before each message, summed once (the recorded messages:
         # layers never change them in place)
         prefixes = list(itertools.accumulate(map(count, msgs[self.body_start:]), initial=0))
@@ -308,6 +312,9 @@ class _Driver:
                 if m.invalid_tool_calls:
                     self._invalid_calls = True
                 recorder.step = step
+                prompt = sums.agent_prompt = self.prompt_at(step)
+                if self.decisions is not None:
+                    self.decisions.step = step
                 if self.before_model:
                     self.run_hooks(self.before_model)
                 state_msgs = Snapshot(self.state["messages"])
@@ -316,7 +323,7 @@ class _Driver:
                 sent: list[BaseMessage] = request.messages  # type: ignore[assignment]
                 view = Snapshot(sent, state_msgs.n) if sent is state_msgs.src else self._views.add(sent)
                 if self.provider is not None:
-                    rewritten = self.provider.provider_view(view, keep_all=False)
+                    rewritten = self.provider.provider_view(view, rule=self.rule)
                     view = view if rewritten is view else self._views.add(rewritten)
                 ai = m
                 for r in result:
@@ -353,7 +360,7 @@ class _Driver:
                     entry[2],  # tool_names
                     state_tokens,  # state_tokens
                     view_tokens,  # view_tokens
-                    base_raw + prefixes[i - self.body_start],  # raw_tokens
+                    base_raw + prompt + prefixes[i - self.body_start],  # raw_tokens
                     view_by,  # view_by_category
                     state_by,  # state_by_category
                     ai,  # response
@@ -466,25 +473,26 @@ def replay(
     counter: TokenCounter = CalibratedCounter(base_counter, calibration) if calibration else base_counter
     window = config.window_tokens(thread.max_input_tokens)
     vfs = VirtualFilesystem()
+    thinking = config.model.thinking
+    rule = recorded_history(thread).rule if thinking == "auto" else thinking
+    provider = recorded_history(thread) if rule != "all" else None
     context = LayerContext(counter=counter, vfs=vfs, window_tokens=window, thread=thread,
-                           summarizer=summarizer, workspace=workspace, calibration=calibration)
+                           summarizer=summarizer, workspace=workspace, calibration=calibration,
+                           provider=provider, thinking_rule=rule)
     # middleware that is not one of our layers (the user's own) is observed: its effect becomes events
     mws = [observe(m, context) for m in layers] if layers is not None else build_layers(config, context)
-    thinking = config.model.thinking
-    strips = (not keeps_all_thinking(thread.model)) if thinking == "auto" else thinking == "last_turn"
-    provider = recorded_history(thread) if strips else None
     # The cyclic GC would re-scan the whole thread (every message, every count) on each full
     # collection, which makes long replays superlinear; nothing here needs it (no cycles are
     # built), so it is paused for the replay and restored after.
     with paused_gc():  # and what the replay kept goes to the oldest generation unwalked (engine.base.gcpause)
-        with recording() as recorder:
+        with recording() as recorder, deciding() as decisions:
             if layers is None:  # settings that defeat themselves are part of the run's record (step 0)
                 for warning in setting_warnings(config, window):
                     emit(warning.layer, SETTINGS_WARNING, severity="warning", message=warning.message,
                          key=warning.key)
             driver = _Driver(thread, mws, counter, window, recorder,
-                             unrecorded_prompt_tokens=calibration.prompt_tokens if calibration else 0,
-                             provider=provider)
+                             prompt_at=calibration.prompt_at if calibration else None,
+                             provider=provider, rule=rule, decisions=decisions)
             steps, final_state = driver.run()
     summarizers = [sm for m in mws if getattr(m, "layer", None) in ("summarization", "compaction")
                    and (sm := getattr(m, "summarizer", None)) is not None]
@@ -501,4 +509,5 @@ def replay(
         summarizer_calls=sum(getattr(sm, "calls", 0) for sm in summarizers),
         summarizer_input_tokens=sum(getattr(sm, "input_tokens", 0) for sm in summarizers),
         calibration=calibration,
+        decisions=decisions.decisions,
     )

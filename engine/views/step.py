@@ -11,26 +11,31 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from engine.run.run import StepRecord
-from engine.thread.kinds import CATEGORIES, PARTS_KEY, message_kind
+from engine.thread.kinds import CATEGORIES, PARTS_KEY, UNRECORDED_CATEGORIES, message_kind
 from engine.tokens.content import message_text, tool_call_text
 from engine.tokens.counters import TokenCounter
 
 
 # -- step ------------------------------------------------------------------------------------
-def category_rows(step: StepRecord, window_tokens: int) -> list[dict[str, Any]]:
-    """Like Claude Code's /context: tokens and % of the window per category, then free space."""
+def category_rows(step: StepRecord, window_tokens: int, reserved: tuple[str, int] | None = None) -> list[dict[str, Any]]:
+    """Like Claude Code's /context: tokens and % of the window per category, then free space, then what the
+    run's policy reserves above its threshold (`reserved`: Claude Code's "Autocompact buffer",
+    engine.views.decisions.reserved), which free space does not count."""
     def pct(n: int) -> float:
         return round(100 * n / window_tokens, 1) if window_tokens else 0.0
 
     rows = [{"category": c, "tokens": step.view_by_category.get(c, 0), "percent_of_window": pct(step.view_by_category.get(c, 0))}
             for c in CATEGORIES if step.view_by_category.get(c, 0)]
+    room = reserved[1] if reserved is not None else 0
     free = window_tokens - step.view_tokens
     # A view over the window says by how much, as a positive amount: negative "free space" would
     # read as a bar running backwards in every table that shows it.
     if free >= 0:
-        rows.append({"category": "free space", "tokens": free, "percent_of_window": pct(free)})
+        rows.append({"category": "free space", "tokens": max(0, free - room), "percent_of_window": pct(max(0, free - room))})
     else:
         rows.append({"category": "over the window", "tokens": -free, "percent_of_window": pct(-free)})
+    if reserved is not None:
+        rows.append({"category": reserved[0], "tokens": room, "percent_of_window": pct(room)})
     return rows
 
 
@@ -47,10 +52,17 @@ class ViewEntry:
     text: str
     tool_calls: tuple[tuple[str, str], ...] = ()  # (name, args json)
     tool_call_id: str | None = None
-    # of `tokens`, those the provider recorded beyond our count of this message (engine.recorded.calibration)
-    unrecorded: int = 0
+    # what the provider recorded for this message beyond its own text (engine.recorded.calibration: first-
+    # turn context, what a compaction re-attached, the unexplained rest), apart from `tokens`
+    hidden: int = 0
     # the tools an AI message calls, or the tool a tool result answers (for the Step page's filter)
     tools: tuple[str, ...] = ()
+    hidden_by: tuple[tuple[str, int], ...] = ()  # `hidden` by category, in CATEGORIES order
+
+    @property
+    def total(self) -> int:
+        """What the message cost in the request: its own tokens and what it carried beyond them."""
+        return self.tokens + self.hidden
 
 
 def message_entry(position: int, m: BaseMessage, counter: TokenCounter,
@@ -66,9 +78,12 @@ def message_entry(position: int, m: BaseMessage, counter: TokenCounter,
         tools: tuple[str, ...] = (tool,) if tool else ()
     else:
         tools = tuple(dict.fromkeys(name for name, _ in calls if name))
-    return ViewEntry(position, str(m.id or f"#{position}"), m.type, message_kind(m), m.name, counter.count_message(m),
-                     message_text(m), calls, m.tool_call_id if isinstance(m, ToolMessage) else None,
-                     int(counter.breakdown(m).get("unrecorded", 0)), tools)
+    breakdown = counter.breakdown(m)
+    hidden_by = tuple((c, int(breakdown[c])) for c in CATEGORIES if c in UNRECORDED_CATEGORIES and breakdown.get(c))
+    hidden = sum(n for _, n in hidden_by)
+    return ViewEntry(position, str(m.id or f"#{position}"), m.type, message_kind(m), m.name,
+                     counter.count_message(m) - hidden, message_text(m), calls,
+                     m.tool_call_id if isinstance(m, ToolMessage) else None, hidden, tools, hidden_by)
 
 
 def call_names(*histories: Sequence[BaseMessage]) -> dict[str, str]:

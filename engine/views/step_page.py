@@ -16,22 +16,23 @@ from functools import cached_property
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from engine.run.run import StepRecord
+from engine.thread.kinds import UNRECORDED_CATEGORIES
 from engine.tokens.content import message_text, tool_call_text
 from engine.tokens.counters import TokenCounter
 from engine.views.step import DiffRow, ViewEntry, call_names, state_view_diff, view_entries
 
 # What the kind filter offers, in this order. The first six are what a layer or the source made of
-# a message (engine.thread.kinds.KINDS); "unrecorded" is a message the provider billed beyond our count of
-# it (engine.recorded.calibration: `ViewEntry.unrecorded`), which is not a kind of its own but what a user
+# a message (engine.thread.kinds.KINDS); "hidden" is a message the provider billed beyond its own text
+# (engine.recorded.calibration: `ViewEntry.hidden`), which is not a kind of its own but what a user
 # hunting for hidden tokens filters by.
-FILTER_KINDS: tuple[str, ...] = ("stub", "summary", "reminder", "patch", "truncated", "memory", "unrecorded",
+FILTER_KINDS: tuple[str, ...] = ("stub", "summary", "reminder", "patch", "truncated", "memory", "hidden",
                                  "original")
 UNKNOWN_TOOL = "(unknown tool)"
 
 
 def entry_kinds(entry: ViewEntry) -> tuple[str, ...]:
-    """The kinds a message can be filtered by: its own kind, plus "unrecorded" when it carries such tokens."""
-    return (entry.kind, "unrecorded") if entry.unrecorded else (entry.kind,)
+    """The kinds a message can be filtered by: its own kind, plus "hidden" when it carries such tokens."""
+    return (entry.kind, "hidden") if entry.hidden else (entry.kind,)
 
 
 def entry_tools(entry: ViewEntry) -> tuple[str, ...]:
@@ -204,8 +205,8 @@ def tool_tokens(step: StepRecord, counter: TokenCounter) -> list[ToolTokens]:
     """Tokens of the view per tool name, like Claude Code's /context but by tool: Read vs Bash vs Edit.
 
     A result counts toward the tool it answers, whatever a layer made of it (an offloaded stub, a
-    patched call), with the tokens the view charges for it (`counter.breakdown`, the provider's
-    unrecorded share left out: it is its own category). An AI message's tool-call tokens (the
+    patched call), with the tokens the view charges for it (`counter.breakdown`, what the provider billed
+    beyond its text left out: those are their own categories). An AI message's tool-call tokens (the
     `tool_calls` category) are shared among its calls in proportion to each call's own name and
     arguments, so the rows add up to the view's `tool_calls` category exactly.
     """
@@ -225,7 +226,7 @@ def tool_tokens(step: StepRecord, counter: TokenCounter) -> list[ToolTokens]:
         elif isinstance(m, ToolMessage):
             tool = m.name or names.get(m.tool_call_id) or UNKNOWN_TOOL
             results[tool] += 1
-            result_tokens[tool] += sum(v for c, v in counter.breakdown(m).items() if c != "unrecorded")
+            result_tokens[tool] += sum(v for c, v in counter.breakdown(m).items() if c not in UNRECORDED_CATEGORIES)
     rows = [ToolTokens(t, calls[t], call_tokens[t], results[t], result_tokens[t]) for t in {*calls, *results}]
     return sorted(rows, key=lambda r: (-r.tokens, r.tool))
 

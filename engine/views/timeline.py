@@ -67,6 +67,8 @@ class ThresholdLine:
     label: str
     tokens: int | None
     note: str = ""
+    # the quantity the level is on: "view" (the request) or a rule's own decided quantity (engine.views.decisions)
+    series: str = "view"
 
 
 def resolve_tokens(size: ContextSize, window_tokens: int) -> int | None:

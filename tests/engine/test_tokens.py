@@ -18,6 +18,7 @@ from engine.tokens.content import render_function_calls, render_function_result
 from engine.tokens.counters import (
     FRAMINGS,
     TiktokenCounter,
+    approximate_counter,
     counter_for_thread,
     framing_for_thread,
     get_counter,
@@ -275,4 +276,10 @@ def test_standard_content_tool_call_blocks_are_counted_once() -> None:
     plain = AIMessage([{"type": "text", "text": "reading"}], tool_calls=[call])
     assert dict(c.breakdown(with_block)) == dict(c.breakdown(plain))
     reasoning = AIMessage([{"type": "reasoning", "reasoning": "think first"}, {"type": "text", "text": "ok"}])
-    assert dict(c.breakdown(reasoning)) == {"ai": 3 + o200k("think first") + o200k("ok")}
+    # reasoning is its own category (issue 31): the provider keeps or drops it by its own rule
+    assert dict(c.breakdown(reasoning)) == {"ai": 3 + o200k("ok"), "thinking": o200k("think first")}
+    thinking = AIMessage([{"type": "thinking", "thinking": "hmm, so", "signature": "x"}, {"type": "text", "text": "ok"}])
+    assert dict(c.breakdown(thinking)) == {"ai": 3 + o200k("ok"), "thinking": o200k("hmm, so")}
+    # LangChain's approximation counts the message whole (21); its thinking share is the thinking's characters'
+    total = count_tokens_approximately([thinking])
+    assert dict(approximate_counter().breakdown(thinking)) == {"ai": total - round(total * 7 / 11), "thinking": round(total * 7 / 11)}

@@ -215,8 +215,10 @@ def test_reasoning_summary_is_counted_and_encrypted_reasoning_is_not(tmp_path: P
     counter = get_counter("o200k_base")
     ai = thread.messages[3]
     assert "gAAA" not in json.dumps(ai.content)
-    # The summary counts as the message's text (next to its reply); the encrypted part adds nothing.
-    assert counter.breakdown(ai)["ai"] == 3 + counter.count_text("Look first.\nReading.")
+    # The summary counts as thinking (issue 31: its own category), the reply as text; the encrypted part adds
+    # nothing to our count (the calibration lays the call's recorded reasoning tokens on it instead)
+    assert counter.breakdown(ai)["ai"] == 3 + counter.count_text("Reading.")
+    assert counter.breakdown(ai)["thinking"] == counter.count_text("Look first.")
 
 
 def test_0_39_order_token_count_before_items_and_interleaved_outputs(tmp_path: Path) -> None:

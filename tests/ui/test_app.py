@@ -231,11 +231,15 @@ def test_step_page_budget_breakdown_view_and_diff(start) -> None:  # noqa: ANN00
     assert not at.get("plotly_chart")  # no chart until the Tokens per tool tab is opened
     bar = at.get("progress")[0].proto
     used = int(bar.text.split("**")[1].replace(",", ""))
-    assert bar.text.startswith(f"**{used:,}** of 100,000 tokens") and "trigger 25,000: " in bar.text
+    assert bar.text.startswith(f"**{used:,}** of 100,000 tokens")
+    # the rule's own decision at this step: what it measured against its threshold, and its verdict
+    assert "view summarization trigger: Deep Agents" in bar.text and " against 25,000: " in bar.text
     assert bar.value == min(100, int(100 * used / 100_000))
     categories = at.dataframe[0].value
     assert list(categories.columns) == ["category", "tokens", "% of window"]
-    assert categories["tokens"].sum() == 100_000  # the categories and the free space fill the window
+    # the categories, the free space and what the trigger reserves above it fill the window
+    assert categories["tokens"].sum() == 100_000
+    assert "reserved above view summarization trigger, in Deep Agents' count of the request" in set(categories["category"])
     # state vs view (a lazy tab: drawn once opened): in view mode the summarized messages stay in
     # state but are hidden from the model
     at.session_state["step_tab"] = "State vs view"
@@ -608,9 +612,10 @@ def test_a_claude_code_session_opens_as_recorded_and_a_what_if_says_how_it_diffe
     at = start()
     assert at.session_state["config"].preset == "as-recorded"
     assert at.selectbox(key="sb_preset").value == "as-recorded"
-    assert any("calibrated to the provider's recorded input" in c.value for c in at.caption)
+    assert any("calibrated to its recorded input" in c.value and "Claude tokenizer ≈ 1.19 × o200k_base" in c.value
+               for c in at.caption)
     names = [t.get("name") or "" for t in figure(at)["data"]]
-    assert any("unrecorded prompt" in n for n in names) and any("unrecorded in messages" in n for n in names)
+    assert "agent prompt (not recorded)" in names and "first-turn context (not recorded)" in names
     assert not any("You would have" in i.value or "With these settings" in i.value for i in at.info)
     at.selectbox(key="sb_preset").set_value("claude-code").run()
     assert not at.exception
@@ -620,7 +625,27 @@ def test_a_claude_code_session_opens_as_recorded_and_a_what_if_says_how_it_diffe
     at.switch_page("pages/step.py").run()
     at.number_input(key="step_input").set_value(125).run()
     table = at.dataframe[0].value
-    assert {"unrecorded prompt (agent's own prompt + tools)", "unrecorded in messages"} <= set(table["category"])
+    assert {"agent prompt (not recorded)", "first-turn context (not recorded)"} <= set(table["category"])
+
+
+def test_a_preset_picked_in_the_sidebar_is_the_run_and_url_a_link_gives(start, monkeypatch) -> None:  # noqa: ANN001
+    """Issue 31: `deepagents` picked in the sidebar on a recorded session gave `tokens.layer_counter=null` in
+    the URL and another run (compacting at 205) than `?preset=deepagents` (never compacting)."""
+    path = trace_path("claude-code", "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+    monkeypatch.setenv("CTXI_OPEN", str(path))
+    at = start()
+    assert at.session_state["config"].preset == "as-recorded"
+    at.selectbox(key="sb_preset").set_value("deepagents").run()
+    assert not at.exception
+    assert at.session_state["config"] == preset("deepagents")
+    params = dict(at.query_params)
+    assert params["preset"] == "deepagents" and not any(k.startswith("tokens.") for k in params)
+    picked = figure(at)
+    # the same run as a link naming the preset: the same figure, event for event
+    linked = start(thread=params["thread"], preset="deepagents")
+    assert linked.session_state["config"] == at.session_state["config"]
+    assert [t.get("name") for t in figure(linked)["data"]] == [t.get("name") for t in picked["data"]]
+    assert layer_event_counts(linked) == layer_event_counts(at)
 
 
 def test_the_layers_page_says_a_recorded_summary_was_the_agents_own(start, monkeypatch) -> None:  # noqa: ANN001

@@ -10,6 +10,7 @@ import pytest
 from engine.base.errors import ConfigError
 from engine.config.presets import PRESETS
 from engine.config.schema import preset
+from engine.config.settings import config_from_params, url_params
 from engine.config.sizes import ContextSize
 from engine.run.replay import replay
 from engine.thread.events import Event
@@ -175,7 +176,11 @@ def test_a_raw_curve_far_above_the_view_is_clipped_and_said() -> None:
     text = layout["annotations"][0]["text"]
     assert text.startswith(f"raw curve clipped: it peaks at {raw_peak:,} tokens")
     lines = text.count("<br>") + 1
-    assert layout["yaxis"]["range"] == [0, int(int(int(1.5 * view_peak) * 1.06) * (1 + lines * NOTE_LINE_HEADROOM))]
+    # the axis fits what the policy decided on too (the request before it summarized: above the view there)
+    decided = max(d.measured for d in r.decisions if d.measured is not None)
+    assert decided > view_peak
+    data = max(view_peak, decided)
+    assert layout["yaxis"]["range"] == [0, int(int(int(1.5 * data) * 1.06) * (1 + lines * NOTE_LINE_HEADROOM))]
 
 
 def test_timeline_hover_text_is_escaped(run) -> None:  # noqa: ANN001
@@ -224,6 +229,18 @@ def test_preset_switch_and_other_edits() -> None:
     assert controls.set_keep(mine, ContextSize(type="messages", value=3)).summarization.keep.value == 3
     with pytest.raises(ConfigError):
         controls.set_mode(mine, "sideways")
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_a_preset_picked_in_the_sidebar_is_the_preset_a_link_names(name: str) -> None:
+    """Issue 31: `deepagents` picked after as-recorded kept `tokens.layer_counter: null` (another run than
+    `?preset=deepagents`, and a URL with tokens.layer_counter=null); from every preset to every preset, the
+    pick is the preset itself and the URL says nothing but its name."""
+    for start in PRESETS:
+        switched = controls.switch_preset(preset(start), name)
+        assert switched == preset(name), (start, name)
+        assert url_params(switched) == {"preset": name}, (start, name)
+        assert config_from_params(url_params(switched)) == (switched, [])
 
 
 # -- config form -------------------------------------------------------------------------------
