@@ -26,7 +26,8 @@ from engine.base.errors import ContextInspectorError
 from engine.base.redaction import describe_error, one_line, redact
 
 DEBUG_ENV = "CTXI_DEBUG"
-COMMANDS: tuple[str, ...] = ("inspect", "replay", "scenario", "run", "eval", "sweep", "ui")
+COMMANDS: tuple[str, ...] = ("inspect", "replay", "scenario", "run", "eval", "sweep", "ui", "sessions", "watch",
+                             "export-config")
 
 
 def _commands() -> dict[str, ModuleType]:
