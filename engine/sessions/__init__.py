@@ -4,5 +4,5 @@ live budget gauge (`gauge`), figures across sessions (`across`), and carrying a 
 an agent's own configuration (`export`). What a root is and how a listed file is read safely is
 `engine.workspace.disk_sessions`.
 
-May import: base, thread, tokens, config, formats, recorded, workspace, policies, run, cost.
+May import: base, thread, tokens, config, formats, recorded, workspace, policies, run, views, cost.
 """

@@ -249,11 +249,11 @@ class Follower:
             from engine.formats.claude_code_subagents import find_subagent_files
             from engine.formats.source import Source
 
-            known = self._cc.subagent_files if self._cc is not None else {}
-            if not rows and known:
-                return known
-            probe = rows or [(0, {"sessionId": self._cc.thread_id})] if self._cc is not None else rows
-            return find_subagent_files(Source(label=str(self.path), data=b"", path=self.path), probe)
+            sid = self._cc.session.session_id if self._cc is not None and self._cc.session is not None else None
+            sid = sid or next((r["sessionId"] for _, r in rows if isinstance(r.get("sessionId"), str)), None)
+            if sid is None:
+                return {}
+            return find_subagent_files(Source(label=str(self.path), data=b"", path=self.path), [(0, {"sessionId": sid})])
         from engine.workspace.disk_sessions import relisted_companions
 
         companions = relisted_companions(self.session)
@@ -326,4 +326,22 @@ class Follower:
             pass
 
 
-__all__ = ["Follower", "Update"]
+
+
+def replay_grown(thread: Thread, config: Any, *, previous: Any = None, changed_from: int | None = None,
+                 **kwargs: Any) -> Any:
+    """`engine.run.replay.replay` of a grown thread, handing it the Run of the thread before it grew
+    (speed's resume: only the steps from the first changed message are replayed) when `replay` takes it."""
+    import inspect
+
+    from engine.run.replay import replay
+
+    params = inspect.signature(replay).parameters
+    if previous is not None and "previous" in params:
+        kwargs["previous"] = previous
+        if changed_from is not None and "changed_from" in params:
+            kwargs["changed_from"] = changed_from
+    return replay(thread, config, **kwargs)
+
+
+__all__ = ["Follower", "Update", "replay_grown"]

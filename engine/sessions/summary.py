@@ -461,19 +461,14 @@ def summarize(sf: SessionFile, *, previous: tuple[Summary, dict[str, Any] | None
                 row, scan = summarize_claude_code(sf, data, ClaudeCodeScan.from_state(prior_state))
                 row.offset += prior_summary.offset
             else:
-                row, scan = summarize_claude_code(sf, read_session_bytes(sf))
+                try:
+                    row, scan = summarize_claude_code(sf, read_session_bytes(sf))
+                except NotASession:
+                    # Claude Code writes compact JSON (JSON.stringify); a file written with spaces after
+                    # the colons has none of the markers: it is read by the importer instead
+                    return _from_importer(sf, s, thread_names), None
             return row, scan.to_state()
-        from engine.formats import load_thread
-        from engine.workspace.disk_sessions import staged
-
-        data = read_session_bytes(sf)
-        with staged(sf) as main_path:
-            thread = load_thread(main_path, data=data, name=str(sf.path), format=sf.format)
-        summary_from_thread(s, thread)
-        if sf.agent == "codex":
-            s.title = _codex_thread_name(data) or (thread_names or {}).get(thread.thread_id) or s.title
-        s.offset = len(data)
-        return s, None
+        return _from_importer(sf, s, thread_names), None
     except NotASession:
         raise
     except RefusedFile as exc:
@@ -483,6 +478,27 @@ def summarize(sf: SessionFile, *, previous: tuple[Summary, dict[str, Any] | None
     except OSError as exc:
         s.error = f"cannot read ({exc.strerror or exc})"
     return s, None
+
+
+def _from_importer(sf: SessionFile, s: Summary, thread_names: dict[str, str] | None) -> Summary:
+    """The row from the agent's importer (Codex, Gemini CLI, Cline; a Claude Code file the fast path cannot read)."""
+    from engine.formats import load_thread
+    from engine.workspace.disk_sessions import staged
+
+    data = read_session_bytes(sf)
+    if sf.agent == "claude-code":
+        from engine.formats.claude_code import IMPORTER
+        from engine.formats.source import Source
+
+        if not IMPORTER.sniff(Source(label=str(sf.path), data=data)):
+            raise NotASession(f"{sf.path}: no Claude Code session records")  # some other .jsonl: left out
+    with staged(sf) as main_path:
+        thread = load_thread(main_path, data=data, name=str(sf.path), format=sf.format)
+    summary_from_thread(s, thread)
+    if sf.agent == "codex":
+        s.title = _codex_thread_name(data) or (thread_names or {}).get(thread.thread_id) or s.title
+    s.offset = len(data)
+    return s
 
 
 def file_age_s(sf: SessionFile) -> float:

@@ -518,6 +518,22 @@ def relisted_companions(session: SessionFile) -> list[tuple[str, int, int]]:
     return sorted(out)
 
 
+def load_listed(session: SessionFile, max_bytes: int = 512 * 1024 * 1024) -> Any:
+    """The Thread of a listed session, read by its agent's importer from vetted bytes only (`staged`);
+    a Codex `.jsonl.zst` is decompressed first. Nothing is written under the root."""
+    from engine.formats import load_thread
+
+    data = read_under(session.root, session.rel, max_bytes)
+    if session.compressed:
+        import zstandard
+
+        data = zstandard.ZstdDecompressor().stream_reader(data).read(max_bytes + 1)
+        if len(data) > max_bytes:
+            raise RefusedFile("too large once decompressed", limit_bytes=max_bytes)
+    with staged(session, max_bytes) as main:
+        return load_thread(main, data=data, name=str(session.path), format=session.format)
+
+
 def describe(session: SessionFile) -> dict[str, Any]:
     return {"id": session.id, "key": session.key, "agent": session.agent, "format": session.format,
             "root": str(session.root), "path": str(session.path), "size_bytes": session.size,
@@ -525,6 +541,6 @@ def describe(session: SessionFile) -> dict[str, Any]:
 
 
 __all__ = ["AGENTS", "ENV_VAR", "FORMAT_OF", "ID_LENGTH", "Listing", "SESSION_PREFIX", "SessionFile", "SessionRootError",
-           "configured_roots", "describe", "relisted_companions", "discover", "discover_configured", "open_under", "read_under", "relisted",
+           "configured_roots", "describe", "load_listed", "relisted_companions", "discover", "discover_configured", "open_under", "read_under", "relisted",
            "resolve_roots", "session_id", "session_key_id", "settings_roots", "stage_companions", "staged",
            "valid_session_id"]
