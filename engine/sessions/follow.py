@@ -202,6 +202,13 @@ class Follower:
         before = (self.cursor.dev, self.cursor.ino, self.cursor.offset)
         data, info = self._read()
         reread = self.cursor.offset == 0
+        if self.session is not None and self.session.compressed:
+            # a Codex rollout compressed once finished (.jsonl.zst): read whole when it changes
+            if not reread and before == (info.st_dev, info.st_ino, info.st_size) and self.thread is not None:
+                return None
+            from engine.sessions.summary import _decompress
+
+            return self._poll_whole(_decompress(data, self.max_bytes), info)
         if self.format == "claude_code":
             return self._poll_claude_code(data, reread)
         if self.format == "codex":

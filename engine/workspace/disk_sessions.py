@@ -31,6 +31,7 @@ after the listing cannot lead out. Nothing under a root is ever written.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -395,7 +396,12 @@ def open_under(root: Path, rel: str) -> int:
     fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         for part in parts[:-1]:
-            nxt = os.open(part, flags_dir, dir_fd=fd)
+            try:
+                nxt = os.open(part, flags_dir, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise RefusedFile(f"{part} is a symlink or no folder, not the listed path") from None
+                raise
             os.close(fd)
             fd = nxt
         flags = (os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -403,7 +409,7 @@ def open_under(root: Path, rel: str) -> int:
         try:
             file_fd = os.open(parts[-1], flags, dir_fd=fd)
         except OSError as exc:
-            if exc.errno == getattr(os, "ELOOP", -1):
+            if exc.errno == errno.ELOOP:
                 raise RefusedFile("is a symlink, not a listed file") from None
             raise
     finally:
