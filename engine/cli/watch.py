@@ -27,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-replay", action="store_true",
                    help="gauge only: no replay through the layers (no categories, no events)")
     add_config_arguments(p)
-    add_json_argument(p, "one JSON object per update, one per line")
+    add_json_argument(p, "each update (one object per line)")
     p.add_argument("--max-bytes", type=int, metavar="N", help=MAX_BYTES_HELP)
 
 
