@@ -117,16 +117,15 @@ class ClaudeCodeFollow:
         first = self.first_change()
         self.recovered -= sum(1 for m in self.messages[first:] if _recovered(m))
         messages = self.messages[:first]
+        # One usage and one timestamps dict serve every Thread of the session, extended in place: a copy per
+        # poll would make each new line cost the session's length. An earlier Thread may thus see entries of
+        # messages it does not hold (never a different entry for a message it holds, unless that reply took
+        # more streamed records since: then its usage is the reply's latest, as the file now says).
         usage, timestamps = self.usage, self.timestamps
-        rebuilt = [m.id for m in self.messages[first:] if m.id is not None]
-        if rebuilt:
-            usage = dict(usage)
-            timestamps = dict(timestamps)
-            for mid in rebuilt:
-                usage.pop(mid, None)
-                timestamps.pop(mid, None)
-        else:
-            usage, timestamps = dict(usage), dict(timestamps)
+        for m in self.messages[first:]:
+            if m.id is not None:
+                usage.pop(m.id, None)
+                timestamps.pop(m.id, None)
         for item in s.items[first:]:
             if isinstance(item, _Reply):
                 message = _ai_message(item)
@@ -144,7 +143,6 @@ class ClaudeCodeFollow:
                 timestamps[message.id] = s.timestamps[message.id]
         self.items_built = len(s.items)
         self.messages = messages
-        self.usage, self.timestamps = usage, timestamps
         s.touched.clear()
         s.cut_to = None
         # what the end of the file would flush (importer's `finish`), without changing the scan

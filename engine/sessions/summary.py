@@ -47,6 +47,18 @@ _ASSISTANT = b'"type":"assistant"'
 _USER = b'"type":"user"'
 _BOUNDARY = b'compact_boundary"'
 _TITLE_MARKERS = (b'"type":"custom-title"', b'"type":"ai-title"', b'"type":"summary"')
+_TYPE = b'"type":"'
+_ROLE = b'"role":"'
+# The record types Claude Code writes at the top level of a line (a first "type" of any other value is
+# the message's or a content block's).
+_RECORD_KINDS = frozenset({b"assistant", b"user", b"system", b"progress", b"attachment", b"file-history-snapshot",
+                           b"queue-operation", b"summary", b"custom-title", b"ai-title", b"agent-name", b"last-prompt",
+                           b"mode", b"permission-mode"})
+_WANTED = frozenset({b"assistant", b"system", b"user", b"custom-title", b"ai-title", b"summary"})
+_KIND_MARKERS = ((b"assistant", _ASSISTANT), (b"system", _BOUNDARY), (b"custom-title", _TITLE_MARKERS[0]),
+                 (b"ai-title", _TITLE_MARKERS[1]), (b"summary", _TITLE_MARKERS[2]), (b"user", _USER))
+# How far into a line its own "type" is looked for (the scalar fields before it are well under this).
+HEAD_BYTES = 4096
 TASK_TOOLS = ("Task", "Agent")  # engine.formats.claude_code_subagents.TASK_TOOLS
 
 
@@ -191,21 +203,59 @@ class ClaudeCodeScan:
     replies: dict[str, list[Any]] = field(default_factory=dict)
 
     def feed(self, lines: list[bytes]) -> None:
+        """Go on over these complete lines (one line per item)."""
         for raw in lines:
-            if _ASSISTANT in raw:
-                self._assistant(raw)
-            elif _BOUNDARY in raw:
-                record = _loads(raw)
-                if isinstance(record, dict) and record.get("type") == "system":
-                    self._note(record)
-                    if record.get("subtype") == "compact_boundary":
-                        self.compactions += 1
-                    elif record.get("subtype") == "microcompact_boundary":
-                        self.edits += 1
-            elif any(m in raw for m in _TITLE_MARKERS):
-                self._title_record(_loads(raw))
-            elif self.prompt_title is None and _USER in raw:
-                self._user(_loads(raw))
+            self.feed_buffer(raw, 0, len(raw))
+
+    def feed_buffer(self, data: bytes, start: int, end: int) -> None:
+        """Go on over the complete lines of `data[start:end]`, parsing only the ones the list needs.
+
+        A record's kind is read from its line's head without parsing it: Claude Code writes the record's
+        scalar fields first, then `type` and `message` in either order (a first "type" of "message" is the
+        message's: the message's `role` then says user or assistant); only
+        assistant records, compaction boundaries, title records and the user records up to the first prompt
+        are parsed. A line whose head holds no type is looked at whole."""
+        pos = start
+        find = data.find
+        while pos < end:
+            nl = find(b"\n", pos, end)
+            line_end = end if nl < 0 else nl
+            head_end = min(line_end, pos + HEAD_BYTES)
+            at = find(_TYPE, pos, head_end)
+            if at >= 0:
+                value = at + len(_TYPE)
+                kind = data[value:find(b'"', value, value + 40)]
+                if kind not in _RECORD_KINDS:
+                    # the message object came first (its "type" is "message", or a content block's): the
+                    # record is a user or assistant one, as the message's role says
+                    role = find(_ROLE, pos, head_end)
+                    kind = data[role + len(_ROLE):find(b'"', role + len(_ROLE), role + 40)] if role >= 0 else b""
+                if kind in _WANTED and (kind != b"user" or self.prompt_title is None):
+                    self._line(kind, data[pos:line_end])
+            elif line_end > pos:
+                raw = data[pos:line_end]
+                kind = next((k for k, m in _KIND_MARKERS if m in raw), b"")
+                if kind:
+                    self._line(kind, raw)
+            pos = line_end + 1
+
+    def _line(self, kind: bytes, raw: bytes) -> None:
+        if kind == b"assistant":
+            self._assistant(raw)
+        elif kind == b"system":
+            if _BOUNDARY not in raw:
+                return
+            record = _loads(raw)
+            if isinstance(record, dict) and record.get("type") == "system":
+                self._note(record)
+                if record.get("subtype") == "compact_boundary":
+                    self.compactions += 1
+                elif record.get("subtype") == "microcompact_boundary":
+                    self.edits += 1
+        elif kind == b"user":
+            self._user(_loads(raw))
+        else:
+            self._title_record(_loads(raw))
 
     def _note(self, record: dict[str, Any]) -> None:
         self.records += 1
@@ -367,8 +417,12 @@ def complete_lines(data: bytes, start: int = 0) -> tuple[list[bytes], int, bool]
 def summarize_claude_code(sf: SessionFile, data: bytes, scan: ClaudeCodeScan | None = None,
                           start: int = 0) -> tuple[Summary, ClaudeCodeScan]:
     scan = scan or ClaudeCodeScan()
-    lines, offset, unfinished = complete_lines(data, start)
-    scan.feed(lines)
+    last = data.rfind(b"\n", start)
+    offset = last + 1 if last >= 0 else start
+    begin = start + 3 if start == 0 and data.startswith(b"\xef\xbb\xbf") else start
+    if last >= 0:
+        scan.feed_buffer(data, begin, last)
+    unfinished = bool(data[offset:].strip())
     if unfinished:
         # the last line may be complete JSON without its newline yet: read it, but not past it
         tail = data[offset:].strip()

@@ -184,3 +184,38 @@ def test_the_shared_traces_laid_out_as_claude_code_and_codex(tmp_path: Path) -> 
     big = rows[".claude/projects/-home-marco-projects-spotter/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"]
     assert (big.steps, big.peak_tokens, big.compactions, big.subagents) == (157, 166874, 1, 2)
     assert big.project == "/home/USER/projects/spotter-worktrees/spotter-a0y"
+
+
+def test_ctxi_ui_hands_its_sessions_roots_to_the_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    from engine.cli.main import main
+
+    seen: dict = {}
+    monkeypatch.setattr(subprocess, "call", lambda cmd, env: seen.update(cmd=cmd, env=env) or 0)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert main(["ui", "--headless", "--port", "8999", "--sessions", str(tmp_path / "a"),
+                 "--sessions", str(tmp_path / "b")]) == 0
+    assert seen["env"]["CTXI_SESSIONS"] == f"{(tmp_path / 'a').resolve()}:{(tmp_path / 'b').resolve()}"
+    assert main(["ui", "--sessions", str(tmp_path / "missing")]) == 2  # one line, before the server starts
+
+
+def test_ctxi_sessions_lists_and_prints_json(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from engine.cli.main import main
+
+    trees.make_all(tmp_path / "root")
+    monkeypatch.setenv("CTXI_WORKSPACE", str(tmp_path / "ws"))
+    assert main(["sessions", str(tmp_path / "root"), "--json", "--agent", "claude-code"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert sorted(r["title"] for r in doc["sessions"]) == ["Flaky IO test, fixed", "Old summary title"]
+    assert (doc["read_files"], doc["cached"]) == (6, 0)
+    assert main(["sessions", str(tmp_path / "root"), "--search", "flaky"]) == 0
+    out = capsys.readouterr()
+    assert "Flaky IO test, fixed" in out.out and "1 of 6 sessions" in out.err and "6 unchanged" in out.err
+    monkeypatch.delenv("CTXI_SESSIONS", raising=False)
+    assert main(["sessions"]) == 2
+    assert "no sessions root" in capsys.readouterr().err
