@@ -74,7 +74,14 @@ def bench_listing(runs: int, n: int, workers: int) -> bool:
         sides = interleaved({
             "orjson, every line (floor)": lambda: floor_parse(files),
             "sessions list": lambda: summarize_listing(discover(roots), index=SummaryIndex(), workers=workers),
+            "sessions list, 1 process": lambda: summarize_listing(discover(roots), index=SummaryIndex(), workers=1),
         }, runs)
+        # the pool's workers are other processes (their CPU is not this process's): the one-process side
+        # gives the CPU comparison, the pool's side the wall time a user waits
+        serial = sides["sessions list, 1 process"]
+        print(f"   one process: {serial.describe()} CPU; / floor "
+              f"{serial.median() / sides['orjson, every line (floor)'].median():.2f}x CPU, "
+              f"{serial.median('wall') / sides['orjson, every line (floor)'].median('wall'):.2f}x wall")
         rows = sides["sessions list"].result.rows
         assert len(rows) == n and all(r.error is None for r in rows), "every session listed"
         ok1 = report(f"   {len(rows):,} rows; floor parsed {sides['orjson, every line (floor)'].result:,} lines",

@@ -121,13 +121,21 @@ class SessionsServer:
 
 
 @st.cache_resource(show_spinner=False)
-def server() -> SessionsServer:
-    """This server's roots, from its start (never from a browser)."""
+def _server(sessions_env: str | None, workspace: str) -> SessionsServer:
     try:
-        roots = resolve_roots(configured_roots([], workspace_root=default_root()))
+        roots = resolve_roots(configured_roots([], workspace_root=Path(workspace)))
     except ContextInspectorError as exc:
         return SessionsServer(roots=(), error=str(exc))
     return SessionsServer(roots=roots)
+
+
+def server() -> SessionsServer:
+    """This server's roots, from its start (its environment, the workspace's settings.yaml; never a browser)."""
+    import os
+
+    from engine.workspace.disk_sessions import ENV_VAR
+
+    return _server(os.environ.get(ENV_VAR), str(default_root()))
 
 
 def lookup(session_id: str) -> SessionFile | None:

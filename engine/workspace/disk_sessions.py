@@ -296,6 +296,13 @@ def _classify(walk: _Walk) -> list[SessionFile]:
     root, files = walk.root, walk.files
     out: list[SessionFile] = []
     taken: set[str] = set()
+    by_parent: dict[str, list[str]] = {}  # folder -> the files directly in it (one pass, no n² search)
+    for rel in sorted(files):
+        by_parent.setdefault(_parent(rel), []).append(rel)
+    subfolders: dict[str, list[str]] = {}  # folder -> the folders directly in it
+    for folder in sorted(walk.dirs):
+        if folder:
+            subfolders.setdefault(_parent(folder), []).append(folder)
 
     def add(agent: Agent, rel: str, companions: Iterable[str] = (), project: str | None = None,
             compressed: bool = False) -> None:
@@ -347,8 +354,8 @@ def _classify(walk: _Walk) -> list[SessionFile]:
                                          else None) or (parts[-3] if len(parts) >= 3 else None)
             chats = "/".join(parts[:-1])
             short = name.rsplit("-", 1)[-1].split(".", 1)[0]  # session-<time>-<first 8 chars of the id>
-            subs = [r for r in files if r.startswith(chats + "/") and r.count("/") == rel.count("/") + 1
-                    and _name(_parent(r)).startswith(short) and r.endswith(".jsonl")]
+            subs = [r for folder in subfolders.get(chats, ()) if _name(folder).startswith(short)
+                    for r in by_parent.get(folder, ()) if r.endswith(".jsonl")] if short else []
             add("gemini-cli", rel, subs, project=projects[project_dir])
     # Claude Code: any other *.jsonl that is not a sub-agent file (the importer attaches those).
     for rel in sorted(files):
@@ -363,9 +370,8 @@ def _classify(walk: _Walk) -> list[SessionFile]:
         stem = name.removesuffix(".jsonl")
         folder = _parent(rel)
         sub_dir = f"{folder}/{stem}/subagents" if folder else f"{stem}/subagents"
-        subs = [r for r in files if r.startswith(sub_dir + "/") and _name(r).startswith("agent-")
-                and r.endswith(".jsonl")]
-        beside = [r for r in files if _parent(r) == folder and _name(r).startswith("agent-") and r.endswith(".jsonl")]
+        subs = [r for r in by_parent.get(sub_dir, ()) if _name(r).startswith("agent-") and r.endswith(".jsonl")]
+        beside = [r for r in by_parent.get(folder, ()) if _name(r).startswith("agent-") and r.endswith(".jsonl")]
         add("claude-code", rel, subs + beside, project=_name(folder) or None)
     return out
 
