@@ -66,7 +66,7 @@ def policy_table(result: Any) -> list[PolicyRow]:
     rows = []
     for p in result.points:
         m = p.metrics
-        label = p.point.values.get("preset") or p.point.label
+        label = dict(p.point.values).get("preset") or p.point.label
         compactions = int(m["compactions"])
         saved = int(m["tokens_saved"])
         rows.append(PolicyRow(policy=str(label), peak_tokens=int(m["peak_view_tokens"]), compactions=compactions,
