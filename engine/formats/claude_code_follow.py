@@ -127,6 +127,7 @@ class ClaudeCodeFollow:
                 usage.pop(m.id, None)
                 timestamps.pop(m.id, None)
         for item in s.items[first:]:
+            message: BaseMessage
             if isinstance(item, _Reply):
                 message = _ai_message(item)
                 if item.usage is not None:

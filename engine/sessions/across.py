@@ -20,12 +20,12 @@ def session_figures(rows: Sequence[Summary]) -> list[dict[str, Any]]:
     """One row per session: what it recorded (the agent's own run), nothing replayed."""
     out = []
     for r in rows:
-        out.append({"id": r.id, "agent": r.agent, "title": r.title, "project": r.project, "model": r.model,
-                    "steps": r.steps, "peak_tokens": r.peak_tokens, "window_tokens": r.window_tokens,
+        out.append({"agent": r.agent, "title": r.title, "steps": r.steps, "peak_tokens": r.peak_tokens,
+                    "window_tokens": r.window_tokens,
                     "peak_fraction": (round(r.peak_tokens / r.window_tokens, 4)
                                       if r.peak_tokens and r.window_tokens else None),
                     "overflows": r.overflows, "compactions": r.compactions, "dollars": r.dollars,
-                    "hit_rate": r.hit_rate})
+                    "hit_rate": r.hit_rate, "model": r.model, "project": r.project, "id": r.id})
     return out
 
 

@@ -352,7 +352,8 @@ def _deerflow(config: EngineConfig, window: int, model: str | None) -> AgentExpo
     section: dict[str, Any] = {
         "enabled": _summarization_active(config),
         "model_name": s.model_name,
-        "trigger": None if not s.trigger else [{"type": c.type, "value": c.value} for c in s.trigger],
+        "trigger": None if not s.trigger else [{"type": c.type, "value": c.value} for c in s.trigger
+                                               if isinstance(c, ContextSize)],
         "keep": {"type": s.keep.type, "value": s.keep.value},
         "trim_tokens_to_summarize": s.trim_tokens_to_summarize,
         "summary_prompt": s.summary_prompt,

@@ -324,7 +324,8 @@ class ClaudeCodeScan:
         usage = msg.get("usage")
         if isinstance(usage, dict) and model != SYNTHETIC_MODEL:
             if not reply[7]:
-                split = usage.get("cache_creation") if isinstance(usage.get("cache_creation"), dict) else {}
+                split_raw = usage.get("cache_creation")
+                split: dict[str, Any] = split_raw if isinstance(split_raw, dict) else {}
                 reply[0:3] = [_int(usage.get("input_tokens")), _int(usage.get("cache_creation_input_tokens")),
                               _int(usage.get("cache_read_input_tokens"))]
                 reply[4:6] = [_int(split.get("ephemeral_5m_input_tokens")), _int(split.get("ephemeral_1h_input_tokens"))]
