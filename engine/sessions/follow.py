@@ -7,10 +7,10 @@ lines bring, not the length of the session:
 
 - Claude Code (append-only JSONL): `engine.formats.claude_code_follow` — the importer's scan, fed line
   by line; the new Thread shares every unchanged message with the previous one.
-- Codex (append-only JSONL): new lines are parsed as they come; the importer's scan runs over the
-  parsed records kept in memory (no line is parsed twice).
-- Gemini CLI and Cline write their JSON files whole (Gemini CLI's JSONL re-appends a message each time it
-  changes and patches earlier ones): a changed file is read again with the importer.
+- Codex and Gemini CLI JSONL (append-only): new lines are parsed as they come; the importer's own pass
+  runs over the parsed records kept in memory (no line is parsed twice; Gemini CLI re-appends a message
+  each time it changes, so an earlier message can change).
+- Gemini CLI's legacy `.json` and Cline's files are rewritten whole: a changed file is read again.
 
 A file replaced (another inode) or cut shorter than what was read is read again from the start; so is a
 Claude Code session when a compaction call's file appears beside it (its hook messages belong earlier).
@@ -211,8 +211,8 @@ class Follower:
             return self._poll_whole(_decompress(data, self.max_bytes), info)
         if self.format == "claude_code":
             return self._poll_claude_code(data, reread)
-        if self.format == "codex":
-            return self._poll_codex(data, reread)
+        if self.format == "codex" or (self.format == "gemini_cli" and self.path.suffix == ".jsonl"):
+            return self._poll_rows(data, reread)
         if not reread and before == (info.st_dev, info.st_ino, info.st_size) and self.thread is not None:
             return None
         return self._poll_whole(data, info)
@@ -281,8 +281,10 @@ class Follower:
         files.update((p.stem.removeprefix("agent-"), p) for p in sorted((folder / stem / "subagents").glob("agent-*.jsonl")))
         return files
 
-    def _poll_codex(self, data: bytes, reread: bool) -> Update | None:
-        from engine.formats import codex
+    def _poll_rows(self, data: bytes, reread: bool) -> Update | None:
+        """Codex and Gemini CLI JSONL: the new lines parsed once and kept; the importer's own pass over the
+        kept records (Gemini CLI re-appends a message when it changes, so an old message can change)."""
+        from engine.formats import apply_model_window, codex, gemini_cli
         from engine.formats.source import Source
 
         lines, consumed, waiting = self._lines(data)
@@ -290,8 +292,11 @@ class Follower:
             return None
         self._rows.extend(self._parse(lines, skip_progress=False))
         self._advance(lines, consumed)
-        source = Source(label=str(self.path), data=b"", path=self.path)
-        thread = codex.thread_from_rows(self._rows, source)
+        if self.format == "codex":
+            thread = codex.thread_from_rows(self._rows, Source(label=str(self.path), data=b"", path=self.path))
+        else:
+            thread = gemini_cli.build_rows(self._rows, str(self.path))
+        apply_model_window(thread)
         if waiting:
             thread.extra["unfinished_last_line"] = self.cursor.line + 1
         first = 0 if self.thread is None else _first_difference(self.thread.messages, thread.messages)

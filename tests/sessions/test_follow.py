@@ -90,6 +90,19 @@ def test_a_followed_codex_rollout_equals_a_full_load(tmp_path: Path) -> None:
         assert comparable(update.thread) == comparable(load_thread(dst))
 
 
+def test_a_followed_gemini_cli_jsonl_session_equals_a_full_load(tmp_path: Path) -> None:
+    src = trace_path("gemini", "vibecodingtracker-session.jsonl")
+    dst = tmp_path / "session-2026-04-23T12-52-0ab84937.jsonl"
+    dst.write_bytes(b"")
+    follower = Follower(path=dst, format="gemini_cli")
+    for head, tail in grow(src, dst, 3):
+        with dst.open("ab") as fh:
+            fh.write(head + tail)
+        update = follower.poll()
+        assert update is not None and update.new_bytes == len(head + tail)  # only the appended bytes are read
+        assert comparable(update.thread) == comparable(load_thread(dst))
+
+
 def test_a_half_written_last_line_is_waited_for_not_an_error(tmp_path: Path) -> None:
     rows = trees.claude_code_session()
     path = tmp_path / f"{trees.CC_SESSION}.jsonl"
