@@ -6,10 +6,10 @@ was over the window), compactions (the agent's own), cost and cache hit rate (th
 from engine/data/prices.yaml), sub-agents.
 
 Claude Code sessions are read by a fast path: most of a session's bytes are tool results and progress
-records the list does not need, so only the lines that can matter are parsed, found by a byte search
-for markers that can only match JSON syntax (a quote inside a JSON string is always escaped): assistant
-records (usage, model, message id), compaction boundaries, title records, and the user records up to
-the first prompt. The counts follow the importer (`engine.formats.claude_code_session`): streamed
+records the list does not need, so only the lines that can matter are parsed — assistant records
+(usage, model, message id), compaction boundaries, title records, and the user records up to the first
+prompt — each line's kind read from its head (its `"type":"…"`, or the message's `"role":"…"` when the
+message comes first: JSON syntax, which string content cannot fake, every quote in it being escaped). The counts follow the importer (`engine.formats.claude_code_session`): streamed
 records of one response share a `message.id` and count once; records repeating a uuid, sidechain
 records and `isApiErrorMessage` replies are not model calls; input fields repeat on every streamed
 record and the last record's `output_tokens` is final. One difference, stated: a rewound branch (the
@@ -403,18 +403,6 @@ def _first_session_id(sf: SessionFile, rel: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def complete_lines(data: bytes, start: int = 0) -> tuple[list[bytes], int, bool]:
-    """The complete lines of `data` from `start`, where the next read should start, and whether a
-    half-written last line was left for later (a live session may end mid-line)."""
-    end = data.rfind(b"\n", start)
-    if end < 0:
-        return [], start, start < len(data) and bool(data[start:].strip())
-    body = data[start:end]
-    if start == 0 and body.startswith(b"\xef\xbb\xbf"):
-        body = body[3:]
-    return body.split(b"\n"), end + 1, bool(data[end + 1:].strip())
-
-
 def summarize_claude_code(sf: SessionFile, data: bytes, scan: ClaudeCodeScan | None = None,
                           start: int = 0) -> tuple[Summary, ClaudeCodeScan]:
     scan = scan or ClaudeCodeScan()
@@ -556,10 +544,6 @@ def _from_importer(sf: SessionFile, s: Summary, thread_names: dict[str, str] | N
     return s
 
 
-def file_age_s(sf: SessionFile) -> float:
-    return max(0.0, time.time() - sf.mtime_ns / 1e9)
-
-
 __all__ = ["Calls", "ClaudeCodeScan", "LIVE_SECONDS", "MAX_SESSION_BYTES", "NotASession", "Summary", "blank",
-           "complete_lines", "file_age_s", "read_session_bytes", "summarize", "summarize_claude_code",
+           "read_session_bytes", "summarize", "summarize_claude_code",
            "summary_from_thread"]
