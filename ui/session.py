@@ -163,6 +163,11 @@ def known_threads() -> dict[str, str]:
         out.setdefault(key, f"upload · {upload.name}")
     for key, thread in st.session_state.get("database_threads", {}).items():
         out.setdefault(key, f"PostgreSQL · {thread.title or thread.thread_id}")
+    from ui import sessions_state
+
+    for sid, entry in list(sessions_state.server().followed.items()):  # sessions opened from the Sessions page
+        if entry.thread is not None:
+            out.setdefault(f"session:{sid}", f"session · {(entry.thread.title or entry.thread.thread_id)[:70]}")
     return out
 
 
