@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import session, sidebar
+from ui import follow_widget, session, sidebar
 from ui.frame import frame
 
 st.set_page_config(page_title="Context Inspector", page_icon=":material/explore:", layout="wide")
@@ -28,6 +28,7 @@ TIMELINE_PATHS = ("", "timeline")  # the default page's url_path reads "" (strea
 PAGES = {
     "Inspect": [
         st.Page("pages/threads.py", title="Threads", icon=":material/folder_open:", url_path="threads"),
+        st.Page("pages/sessions.py", title="Sessions", icon=":material/history:", url_path="sessions"),
         TIMELINE,
         st.Page("pages/timeline.py", title="Timeline", url_path="timeline", visibility="hidden"),
         st.Page("pages/step.py", title="Step", icon=":material/search:", url_path="step"),
@@ -49,6 +50,7 @@ page = st.navigation(PAGES)
 if (target := session.pending_page()) is not None:  # a callback asked for another page (ui.session.go_to)
     session.switch_page(target)  # before the sidebar: a run that only switches pages draws nothing
 session.sync_url()
+follow_widget.live_poller()  # a followed session: polls its file, reruns the page when lines arrive
 try:
     if page.url_path in TIMELINE_PATHS:
         # the Timeline draws the sidebar itself, inside its body's fragment (pages/timeline.py): a

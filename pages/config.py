@@ -167,6 +167,12 @@ with yaml_tab:
         st.markdown("**File**")
         st.download_button("Download YAML", data=config.to_yaml(), file_name="context-inspector.yaml",
                            mime="application/yaml", on_click="ignore", key="yaml_download")
+        if st.button("Export for an agent…", key="cfg_export", icon=":material/ios_share:",
+                     help="these settings as Claude Code, Codex, Gemini CLI, OpenHands, DeerFlow, LangChain or Deep "
+                          "Agents configuration (ctxi export-config)"):
+            from ui.export_dialog import export_dialog
+
+            export_dialog(config, session.current_thread())
         uploaded = st.file_uploader("Upload YAML", type=["yaml", "yml"], key="yaml_upload", max_upload_size=5)
         if uploaded is not None and st.session_state.get("yaml_upload_seen") != uploaded.file_id:
             st.session_state["yaml_upload_seen"] = uploaded.file_id

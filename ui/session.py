@@ -66,8 +66,14 @@ def sample_file(key: str) -> Path | None:
 
 
 def _roots() -> keys.ThreadRoots:
-    """Where this server's keys may lead (engine.workspace.keys.ThreadRoots)."""
-    return keys.roots_from_environment(samples_dir(), opened_env=OPEN_ENV, library=library())
+    """Where this server's keys may lead (engine.workspace.keys.ThreadRoots): also the sessions its roots
+    list (ui/sessions_state.py), by id only."""
+    from dataclasses import replace
+
+    from ui import sessions_state
+
+    roots = keys.roots_from_environment(samples_dir(), opened_env=OPEN_ENV, library=library())
+    return replace(roots, sessions=sessions_state.lookup)
 
 
 @dataclass(frozen=True)
@@ -157,6 +163,11 @@ def known_threads() -> dict[str, str]:
         out.setdefault(key, f"upload · {upload.name}")
     for key, thread in st.session_state.get("database_threads", {}).items():
         out.setdefault(key, f"PostgreSQL · {thread.title or thread.thread_id}")
+    from ui import sessions_state
+
+    for sid, entry in list(sessions_state.server().followed.items()):  # sessions opened from the Sessions page
+        if entry.thread is not None:
+            out.setdefault(f"session:{sid}", f"session · {(entry.thread.title or entry.thread.thread_id)[:70]}")
     return out
 
 
@@ -236,6 +247,12 @@ def _thread_for(key: str) -> Thread | None:
     if source.kind == "subagent":
         parent = thread_for(source.parent_key)
         return parent.subagents.get(source.call_id or "") if parent is not None else None
+    if source.kind == "session":
+        # a session found under the server's roots, read by its follower (only new bytes since the last read)
+        from ui import sessions_state
+
+        assert source.session is not None
+        return sessions_state.server().thread(source.session)
     upload = st.session_state.get("uploads", {}).get(key)
     return _load_upload(key, upload) if upload is not None else None
 
@@ -244,6 +261,10 @@ def _thread_version(key: str) -> str:
     source = keys.resolve_thread_key(key, _roots())
     if source is not None and source.kind == "subagent":  # a sub-agent changes when its parent's file does
         return f"{_thread_version(source.parent_key or '')}>{source.call_id}"
+    if source is not None and source.kind == "session" and source.session is not None:
+        from ui import sessions_state
+
+        return sessions_state.server().version(source.session)  # bumped when the follower read new lines
     return source.version() if source is not None else key
 
 
@@ -286,7 +307,12 @@ def _replay_cached(thread_version: str, config: EngineConfig, offline_summaries:
     if hit is not None:
         return hit
     with st.spinner("Replaying the thread through the layers…"):
-        run = replay(thread, config, summarizer="offline" if offline_summaries else None)
+        if thread_version.startswith("session:"):  # a followed session resumes from its previous Run
+            from ui import sessions_state
+
+            run = sessions_state.server().replay(thread_version.split("#", 1)[0], config, offline_summaries, thread)
+        else:
+            run = replay(thread, config, summarizer="offline" if offline_summaries else None)
     # sized once the page is sent (settle_runs, app.py): the chart does not wait for the walk
     return _RUNS.put(key, run, defer_size=True)
 

@@ -91,14 +91,17 @@ def _on_preset() -> None:
 
 def _on_trigger_type(i: int) -> None:
     new_type = st.session_state[f"sb_trig_type_{i}"]
-    clause = controls.trigger_clauses(_config())[i]
+    clauses = controls.trigger_clauses(_config())
+    # a timer rerun (a followed session's poll) can carry the value of a clause row the config no longer has
+    clause = clauses[i] if i < len(clauses) else None
     if isinstance(clause, ContextSize):
         _edit(lambda c: controls.set_trigger_clause(c, i, controls.convert_size(clause, new_type, _window())))
 
 
 def _on_trigger_value(i: int, kind: str) -> None:
     value = st.session_state[f"sb_trig_val_{i}_{kind}"]
-    _edit(lambda c: controls.set_trigger_clause(c, i, ContextSize(type=kind, value=value)))
+    if i < len(controls.trigger_clauses(_config())):  # see _on_trigger_type
+        _edit(lambda c: controls.set_trigger_clause(c, i, ContextSize(type=kind, value=value)))
 
 
 def _on_keep_type() -> None:

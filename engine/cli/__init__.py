@@ -2,7 +2,7 @@
 
 Each command imports the engine inside its `run`, so `ctxi --help` reads the command modules alone.
 May import: base, thread, tokens, config, formats, recorded, summarizers, workspace, policies, layers, run,
-views, cost, evals, scenarios, lessons.
+views, cost, evals, scenarios, lessons, sessions.
 """
 
 from __future__ import annotations

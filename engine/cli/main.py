@@ -26,14 +26,17 @@ from engine.base.errors import ContextInspectorError
 from engine.base.redaction import describe_error, one_line, redact
 
 DEBUG_ENV = "CTXI_DEBUG"
-COMMANDS: tuple[str, ...] = ("inspect", "replay", "scenario", "run", "eval", "sweep", "ui")
+# the command modules (engine/cli/<module>.py); each one's NAME is the word typed (export_config: export-config)
+COMMANDS: tuple[str, ...] = ("inspect", "replay", "scenario", "run", "eval", "sweep", "ui", "sessions", "watch",
+                             "export_config")
 
 
 def _commands() -> dict[str, ModuleType]:
     found: dict[str, ModuleType] = {}
     for name in COMMANDS:
         try:
-            found[name] = importlib.import_module(f"engine.cli.{name}")
+            module = importlib.import_module(f"engine.cli.{name}")
+            found[getattr(module, "NAME", name)] = module
         except ModuleNotFoundError as exc:
             if exc.name == f"engine.cli.{name}":
                 continue

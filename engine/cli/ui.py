@@ -23,6 +23,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="address to listen on (default %(default)s: this machine only). Another address lets "
                         "anyone who can reach it use the dashboard and its API keys: see SECURITY.md")
     p.add_argument("--headless", action="store_true", help="do not open a browser window")
+    p.add_argument("--sessions", action="append", default=[], metavar="DIR",
+                   help="list the agents' sessions under DIR on the Sessions page (repeatable), e.g. "
+                        "~/.claude/projects, ~/.codex/sessions; default: CTXI_SESSIONS, else sessions.roots in the "
+                        "workspace's settings.yaml. Only these folders are listed (SECURITY.md)")
 
 
 def app_path() -> Path:
@@ -42,6 +46,11 @@ def run(args: argparse.Namespace) -> int:
                                     "(LangGraph on PostgreSQL), or read it with ctxi inspect / replay")
     if args.file:
         env["CTXI_OPEN"] = str(Path(args.file).resolve())
+    if args.sessions:
+        from engine.workspace.disk_sessions import ENV_VAR, resolve_roots
+
+        # checked here (a missing folder is one line, before the server starts), handed over in the environment
+        env[ENV_VAR] = os.pathsep.join(str(r) for r in resolve_roots(args.sessions))
     if args.host not in LOOPBACK:
         print(f"ctxi ui: warning: listening on {args.host}: anyone who can reach this address can open the threads "
               "it shows, upload files, and start runs with the API keys in this environment (see SECURITY.md)",

@@ -84,7 +84,7 @@ def _human_content(content: Any) -> str | list[Any]:
     return "" if content is None else str(content)
 
 
-def _title(text: str) -> str | None:
+def prompt_title(text: str) -> str | None:
     """A picker title from a human turn: the prompt's first line, or `/command args`; None for noise."""
     text = text.strip()
     if text.startswith("<command-name>") or text.startswith("<command-message>"):
@@ -139,6 +139,7 @@ class _Reply:
 
     message_id: str
     model: str | None
+    index: int = 0  # its place in Session.items (rewinds only cut the tail, so it stays right)
     blocks: list[Record] = field(default_factory=list)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     usage: RecordedUsage | None = None
@@ -158,7 +159,12 @@ class Session:
     sidechain: list[Record] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     session_id: str | None = None
-    title: str | None = None
+    title: str | None = None  # the first prompt's
+    # Claude Code's own title records (reverse-engineered, docs/sessions.md): `/rename` (the last one
+    # wins), the generated title (the last one wins), and old `summary` records (the first one).
+    custom_title: str | None = None
+    ai_title: str | None = None
+    summary_title: str | None = None
     todos: list[dict[str, Any]] = field(default_factory=list)
     seen_uuids: set[str] = field(default_factory=set)
     # Messages the model saw that only the compaction call recorded, keyed by their parent record.
@@ -173,6 +179,11 @@ class Session:
     rewound: list[dict[str, Any]] = field(default_factory=list)
     # message id -> the ISO time of the record that brought it (the first streamed record of a reply)
     timestamps: dict[str, str] = field(default_factory=dict)
+    # For a followed session (engine.sessions.follow): what changed since the last Thread was built:
+    # replies that took more streamed records, and the shortest the item list was cut to (a rewind).
+    touched: set[str] = field(default_factory=set)
+    cut_to: int | None = None
+    inline_sidechains: bool = True
 
 
 def _flush_recovered(s: Session) -> None:
@@ -223,10 +234,13 @@ def _add_assistant(s: Session, record: Record, line: int) -> None:
     reply = s.replies.get(message_id)
     if reply is None:
         _flush_boundary(s)
-        reply = _Reply(message_id=message_id, model=msg.get("model") if isinstance(msg.get("model"), str) else None)
+        reply = _Reply(message_id=message_id, model=msg.get("model") if isinstance(msg.get("model"), str) else None,
+                       index=len(s.items))
         s.replies[message_id] = reply
         s.items.append(reply)
         _stamp(s, message_id, record)
+    else:
+        s.touched.add(message_id)
     content = msg.get("content")
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
     for block in blocks if isinstance(blocks, list) else []:
@@ -299,7 +313,7 @@ def _add_user(s: Session, record: Record, line: int) -> None:
     ))
     _stamp(s, human_id, record)
     if s.title is None and not record.get("isMeta"):
-        s.title = _title(text_of(content))
+        s.title = prompt_title(text_of(content))
     if isinstance(record.get("todos"), list) and record["todos"]:
         s.todos = list(record["todos"])
 
@@ -318,6 +332,7 @@ def _rewind(s: Session, prompt: Record) -> None:
         return
     dropped = s.items[at:]
     del s.items[at:]
+    s.cut_to = at if s.cut_to is None else min(s.cut_to, at)
     for item in dropped:
         if isinstance(item, _Reply):
             s.replies.pop(item.message_id, None)
@@ -404,21 +419,18 @@ def _add_progress(s: Session, record: Record) -> None:
         s.progress_records.setdefault(call_id, []).append(inner)
 
 
-def scan(
-    rows: list[tuple[int, Record]],
-    *,
-    inline_sidechains: bool = True,
-    recovered: dict[str, list[Record]] | None = None,
-    ignored_progress: int = 0,
-) -> Session:
-    """One pass over the records.
-
-    `inline_sidechains` sets apart `isSidechain` records (older Claude Code wrote sub-agents inline);
-    `recovered` maps a record uuid to messages that followed it but were kept elsewhere.
-    """
-    s = Session(recovered=dict(recovered or {}))
+def new_session(*, inline_sidechains: bool = True, recovered: dict[str, list[Record]] | None = None,
+                ignored_progress: int = 0) -> Session:
+    """An empty scan state (see `scan`)."""
+    s = Session(recovered=dict(recovered or {}), inline_sidechains=inline_sidechains)
     if ignored_progress:
         s.skipped["progress"] += ignored_progress
+    return s
+
+
+def feed(s: Session, rows: list[tuple[int, Record]]) -> None:
+    """Go on with the scan over more records (a followed session's new lines)."""
+    inline_sidechains = s.inline_sidechains
     for line, record in rows:
         rtype = record.get("type")
         if s.session_id is None and isinstance(record.get("sessionId"), str):
@@ -431,7 +443,11 @@ def scan(
             s.seen_uuids.add(uuid)
         has_message = isinstance(record.get("message"), dict)
         if rtype == "summary" and isinstance(record.get("summary"), str):
-            s.title = s.title or title_line(record["summary"]) or None
+            s.summary_title = s.summary_title or title_line(record["summary"]) or None
+        elif rtype == "custom-title" and isinstance(record.get("customTitle"), str):
+            s.custom_title = title_line(record["customTitle"]) or s.custom_title
+        elif rtype == "ai-title" and isinstance(record.get("aiTitle"), str):
+            s.ai_title = title_line(record["aiTitle"]) or s.ai_title
         elif rtype == "progress":
             _add_progress(s, record)
             s.skipped[rtype] += 1
@@ -456,10 +472,31 @@ def scan(
             s.pending.extend(_recovered_message(r) for r in s.recovered.pop(uuid) if r.get("uuid") not in s.seen_uuids)
         if isinstance(uuid, str):
             s.positions[uuid] = len(s.items) + len(s.pending)
+
+
+def finish(s: Session) -> Session:
+    """The end of the file: a boundary with no summary still cuts, held-back messages take their place."""
     _flush_boundary(s)
     s.recovered_count = sum(1 for m in s.items if isinstance(m, HumanMessage)
                             and m.additional_kwargs.get("claude_code_recovered_from") == "compaction_call")
     return s
+
+
+def scan(
+    rows: list[tuple[int, Record]],
+    *,
+    inline_sidechains: bool = True,
+    recovered: dict[str, list[Record]] | None = None,
+    ignored_progress: int = 0,
+) -> Session:
+    """One pass over the records.
+
+    `inline_sidechains` sets apart `isSidechain` records (older Claude Code wrote sub-agents inline);
+    `recovered` maps a record uuid to messages that followed it but were kept elsewhere.
+    """
+    s = new_session(inline_sidechains=inline_sidechains, recovered=recovered, ignored_progress=ignored_progress)
+    feed(s, rows)
+    return finish(s)
 
 
 def _ai_message(reply: _Reply) -> AIMessage:
@@ -518,7 +555,7 @@ def to_thread(s: Session, thread_id: str) -> Thread:
         compactions=s.compactions,
         edits=s.microcompactions,
         timestamps={m.id: s.timestamps[m.id] for m in messages if m.id in s.timestamps},
-        title=s.title,
+        title=s.custom_title or s.ai_title or s.summary_title or s.title,
         extra=extra,
     )
 

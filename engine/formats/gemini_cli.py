@@ -166,6 +166,13 @@ def _rows(source: Source, where: Where) -> tuple[list[tuple[int, Record]], bool,
 def build(source: Source) -> Thread:
     where = Where(source.label, FORMAT)
     rows, document, unfinished = _rows(source, where)
+    return build_rows(rows, source.label, document=document, unfinished=unfinished)
+
+
+def build_rows(rows: list[tuple[int, Record]], label: str, *, document: bool = False,
+               unfinished: int | None = None) -> Thread:
+    """The thread of parsed records (a followed JSONL session keeps its parsed lines and replays them again)."""
+    where = Where(label, FORMAT)
     r = replay(rows, where, document=document)
     messages: list[BaseMessage] = []
     usage_of: dict[str, RecordedUsage] = {}
@@ -203,7 +210,7 @@ def build(source: Source) -> Thread:
     model = next((m.response_metadata["model"] for m in messages
                   if isinstance(m, AIMessage) and m.response_metadata.get("model")), None)
     return Thread(
-        thread_id=tid if isinstance(tid, str) and tid else Path(source.label).stem,
+        thread_id=tid if isinstance(tid, str) and tid else Path(label).stem,
         messages=messages,
         source_format=FORMAT,
         model=model,
