@@ -9,7 +9,12 @@ from typing import TYPE_CHECKING, TextIO
 
 from engine.base.errors import ContextInspectorError
 from engine.base.wording import plural
-from engine.cli.arguments import check_output_path, write_output
+from engine.cli.arguments import (
+    add_middleware_argument,
+    check_middleware_allowed,
+    check_output_path,
+    write_output,
+)
 
 if TYPE_CHECKING:
     from engine.scenarios.live import CancelToken, LiveResult, StepProgress
@@ -31,6 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", metavar="FILE|-", help="write the thread (native JSON) here; - for stdout")
     p.add_argument("--save", action="store_true", help="also save the thread in the workspace (CTXI_WORKSPACE)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_middleware_argument(p)
 
 
 class ProgressBar:
@@ -111,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
         scenario = get_scenario(args.target)
         default = scenario.preset
     config = resolve_config(args.config, args.preset, default)
+    check_middleware_allowed(args, config)
     total = args.steps or (30 if model_target else scenario.default_steps)
     bar = None if args.quiet else ProgressBar(sys.stderr, total)
     cancel = CancelToken()
