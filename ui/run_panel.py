@@ -136,7 +136,12 @@ def _start(kind: str, target: str, choice: str, kwargs: dict[str, Any]) -> None:
         st.session_state["run_error"] = ("A real model is called with the API key in the server's environment: "
                                          "turn on \"Allow real models\" in the sidebar first.")
         return
-    st.session_state[HANDLE_KEY] = start_live(target, config=_config(choice), **kwargs)
+    try:
+        config = _config(choice)
+    except ContextInspectorError as exc:  # middleware this session did not confirm (ui/session.py)
+        st.session_state["run_error"] = f"Not started: {exc}"
+        return
+    st.session_state[HANDLE_KEY] = start_live(target, config=config, **kwargs)
 
 
 def _cancel() -> None:
