@@ -31,7 +31,7 @@ from engine.run.run import Run
 from engine.summarizers.choice import model_summarizers, with_offline_summaries
 from engine.thread.model import Thread
 from engine.workspace import keys
-from engine.workspace.library import Library, LibraryEntry
+from engine.workspace.library import Library, LibraryEntry, as_uploaded
 from ui.text import error_text, escape_md
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,7 +109,11 @@ def _load_upload(key: str, _upload: Upload) -> Thread:
         main.write_bytes(_upload.data)
         for name, data in _upload.companions:
             (Path(folder) / Path(name).name).write_bytes(data)
-        return load_thread(main, thread_id=_upload.thread_id)
+        try:
+            return load_thread(main, thread_id=_upload.thread_id)
+        except ThreadLoadError as exc:  # name the uploaded files, not the scratch folder
+            raise as_uploaded(exc, Path(folder), {Path(n).name: n for n, _ in ((_upload.name, b""),
+                                                                               *_upload.companions)}) from None
 
 
 # -- the library: uploads saved in the workspace (engine/workspace/library.py) ------------------------------
