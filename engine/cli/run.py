@@ -60,8 +60,9 @@ class ProgressBar:
 
     def __call__(self, p: StepProgress) -> None:
         with self._lock:
-            if self.tty:
-                self.stream.write("\r\x1b[2K" + self.line(p)[:200])
+            if self.tty:  # our own control sequence goes to the terminal as is; the line (a model's words) escaped
+                getattr(self.stream, "raw_stream", self.stream).write("\r\x1b[2K")
+                self.stream.write(self.line(p)[:200])
             else:
                 self.stream.write(self.line(p) + "\n")
             self.stream.flush()
