@@ -21,7 +21,7 @@ from engine.scenarios import get_scenario, scenario_names
 from engine.scenarios.live import save_run
 from engine.scenarios.live_run import LiveRunHandle, start_live
 from engine.workspace.workspace import Workspace
-from ui.text import escape_md
+from ui.text import escape_md, isolate_bidi
 
 HANDLE_KEY = "run_handle"
 POLL_S = 0.25
@@ -107,7 +107,7 @@ def _saved_runs() -> None:
     if not refs:
         return
     with st.expander(f"Saved runs in {escape_md(str(ws.root))} ({len(refs)})"):
-        labels = {r.thread_id: f"{r.title or r.thread_id} ({r.messages} messages)" for r in refs}
+        labels = {r.thread_id: f"{isolate_bidi(r.title or r.thread_id)} ({r.messages} messages)" for r in refs}
         pick = st.selectbox("Saved run", list(labels), format_func=lambda t: labels[t], key="run_saved_pick")
         st.button("Open saved run", key="run_saved_open", on_click=_open_saved, args=(ws, pick))
 

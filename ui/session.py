@@ -32,7 +32,7 @@ from engine.summarizers.choice import model_summarizers, with_offline_summaries
 from engine.thread.model import Thread
 from engine.workspace import keys
 from engine.workspace.library import Library, LibraryEntry, as_uploaded
-from ui.text import error_text, escape_md
+from ui.text import error_text, escape_md, isolate_bidi
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES_ENV = "CTXI_SAMPLES_DIR"
@@ -157,11 +157,12 @@ def known_threads() -> dict[str, str]:
     except ContextInspectorError:
         entries = []
     for entry in entries:
-        out[LIBRARY_PREFIX + entry.id] = f"library · {entry.title[:70]} ({entry.source_format}, {entry.steps} steps)"
+        out[LIBRARY_PREFIX + entry.id] = (f"library · {isolate_bidi(entry.title[:70])} ({entry.source_format}, "
+                                          f"{entry.steps} steps)")
     for key, upload in st.session_state.get("uploads", {}).items():
-        out.setdefault(key, f"upload · {upload.name}")
+        out.setdefault(key, f"upload · {isolate_bidi(upload.name)}")
     for key, thread in st.session_state.get("database_threads", {}).items():
-        out.setdefault(key, f"PostgreSQL · {thread.title or thread.thread_id}")
+        out.setdefault(key, f"PostgreSQL · {isolate_bidi(thread.title or thread.thread_id)}")
     return out
 
 
