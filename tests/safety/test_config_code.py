@@ -19,7 +19,7 @@ import pytest
 from engine.base.errors import ConfigError
 from engine.config.schema import EngineConfig
 from engine.layers.user import check_middleware, plan_middleware
-from engine.layers.user_code import VALUE_BASES, check_use
+from engine.layers.user_code import check_use
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_threads" / "needle.json"
@@ -124,16 +124,23 @@ def test_a_sweep_grid_naming_middleware_is_checked_too(tmp_path: Path) -> None:
 
 
 # -- the static check, in this process ------------------------------------------------------------
-def test_the_static_check_follows_re_exports_without_importing() -> None:
+def test_the_static_check_follows_re_exports_without_importing(tmp_path: Path) -> None:
     """LangChain re-exports its middleware from `langchain.agents.middleware`; Deep Agents' classes live in
-    submodules of a package whose __init__ imports much more: none of it is imported to decide."""
-    before = set(sys.modules)
-    plan = check_use("deepagents.middleware.patch_tool_calls:PatchToolCallsMiddleware", key="middleware.0")
-    assert (plan.module, plan.imported) == ("deepagents.middleware.patch_tool_calls", False)
-    assert plan.file is not None and plan.file.endswith("deepagents/middleware/patch_tool_calls.py")
-    check_use("langchain.agents.middleware:ClearToolUsesEdit", key="x", bases=VALUE_BASES)
-    check_use("engine.summarizers:OfflineSummarizer", key="x", bases=VALUE_BASES)  # a lazy export (PEP 562)
-    assert set(sys.modules) - before == set()
+    submodules of a package whose __init__ imports much more: none of it is imported to decide. (In a fresh
+    process: this one may have imported Deep Agents for other tests.)"""
+    script = (
+        "import sys\n"
+        "from engine.layers.user_code import VALUE_BASES, check_use\n"
+        "before = set(sys.modules)\n"
+        "plan = check_use('deepagents.middleware.patch_tool_calls:PatchToolCallsMiddleware', key='middleware.0')\n"
+        "check_use('langchain.agents.middleware:ClearToolUsesEdit', key='x', bases=VALUE_BASES)\n"
+        "check_use('engine.summarizers:OfflineSummarizer', key='x', bases=VALUE_BASES)\n"
+        "print(plan.module, plan.imported, plan.file.endswith('deepagents/middleware/patch_tool_calls.py'))\n"
+        "print(sorted(m for m in set(sys.modules) - before if m.startswith(('deepagents', 'tests'))))\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["deepagents.middleware.patch_tool_calls False True", "[]"]
 
 
 @pytest.mark.parametrize("use,bases,message", [
@@ -151,7 +158,8 @@ def test_static_refusals(use: str, bases: tuple[type, ...] | None, message: str)
     assert str(err.value) == message
 
 
-def test_the_dashboards_list_is_every_use_of_the_config_nothing_imported() -> None:
+def test_the_dashboards_list_is_every_use_of_the_config_nothing_imported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(sys.modules, FX, raising=False)  # another test of this process may have imported it
     config = EngineConfig.from_yaml(
         "preset: langchain\nmiddleware:\n"
         "  - use: langchain.agents.middleware:ContextEditingMiddleware\n"
