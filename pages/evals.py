@@ -178,6 +178,10 @@ def _sweep_section() -> None:
             threads = [run.thread] + [t for k in st.session_state.get("ev_sweep_samples", [])
                                       if (t := session.thread_for(k)) is not None]
             bar = st.progress(0.0, text="Starting workers…")
+            if any(k.partition(".")[0] == "middleware" for k in grid):  # code: confirmed on the Config page only
+                raise ConfigError("a sweep on the dashboard does not vary middleware (Python code): apply each "
+                                  "list on the Config page, which asks first, or sweep it with ctxi sweep "
+                                  "--allow-middleware", key="grid")
             if not session.models_allowed() and any(k.endswith(("summarizer", "model_name")) for k in grid):
                 raise ConfigError("a sweep over summarizer models calls them: turn on \"Allow real models\" in the sidebar first",
                                   key="grid")

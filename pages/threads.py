@@ -15,7 +15,7 @@ from engine.workspace.workspace import WorkspaceError
 from ui import session
 from ui.frame import require_frame
 from ui.library import render_library
-from ui.text import error_text, escape_md
+from ui.text import error_text, escape_md, isolate_bidi
 
 require_frame()
 
@@ -137,7 +137,7 @@ with upload_col:
         if len(refs) == 1:
             chosen = refs[0].thread_id
         elif len(refs) > 1:
-            labels = {r.thread_id: (f"{r.thread_id}: {r.title}" if r.title and r.title != r.thread_id else r.thread_id)
+            labels = {r.thread_id: isolate_bidi(f"{r.thread_id}: {r.title}" if r.title and r.title != r.thread_id else r.thread_id)
                       + f" ({r.messages if r.messages is not None else '?'} messages)" for r in refs}
             pick = st.selectbox(f"{len(refs)} threads in this file; pick one", list(labels),
                                 format_func=lambda t: labels[t], key="upload_pick")
@@ -186,7 +186,7 @@ with upload_col:
         if len(refs) == 1:
             pg_chosen = refs[0].thread_id if listed else None  # one thread opens at once, as an upload does
         elif refs:
-            pg_labels = {r.thread_id: (f"{r.thread_id}: {r.title}" if r.title and r.title != r.thread_id else r.thread_id)
+            pg_labels = {r.thread_id: isolate_bidi(f"{r.thread_id}: {r.title}" if r.title and r.title != r.thread_id else r.thread_id)
                          + f" ({r.messages if r.messages is not None else '?'} messages)" for r in refs}
             pg_pick = st.selectbox("Pick a thread", list(pg_labels), format_func=lambda t: pg_labels[t], key="pg_pick")
             if st.button("Open this thread", key="pg_open"):

@@ -21,7 +21,7 @@ from engine.scenarios import get_scenario, scenario_names
 from engine.scenarios.live import save_run
 from engine.scenarios.live_run import LiveRunHandle, start_live
 from engine.workspace.workspace import Workspace
-from ui.text import escape_md
+from ui.text import escape_md, isolate_bidi
 
 HANDLE_KEY = "run_handle"
 POLL_S = 0.25
@@ -107,7 +107,7 @@ def _saved_runs() -> None:
     if not refs:
         return
     with st.expander(f"Saved runs in {escape_md(str(ws.root))} ({len(refs)})"):
-        labels = {r.thread_id: f"{r.title or r.thread_id} ({r.messages} messages)" for r in refs}
+        labels = {r.thread_id: f"{isolate_bidi(r.title or r.thread_id)} ({r.messages} messages)" for r in refs}
         pick = st.selectbox("Saved run", list(labels), format_func=lambda t: labels[t], key="run_saved_pick")
         st.button("Open saved run", key="run_saved_open", on_click=_open_saved, args=(ws, pick))
 
@@ -136,7 +136,12 @@ def _start(kind: str, target: str, choice: str, kwargs: dict[str, Any]) -> None:
         st.session_state["run_error"] = ("A real model is called with the API key in the server's environment: "
                                          "turn on \"Allow real models\" in the sidebar first.")
         return
-    st.session_state[HANDLE_KEY] = start_live(target, config=_config(choice), **kwargs)
+    try:
+        config = _config(choice)
+    except ContextInspectorError as exc:  # middleware this session did not confirm (ui/session.py)
+        st.session_state["run_error"] = f"Not started: {exc}"
+        return
+    st.session_state[HANDLE_KEY] = start_live(target, config=config, **kwargs)
 
 
 def _cancel() -> None:

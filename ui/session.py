@@ -17,8 +17,9 @@ from typing import Any, NoReturn
 
 import streamlit as st
 
-from engine.base.errors import ContextInspectorError, ThreadLoadError
+from engine.base.errors import ConfigError, ContextInspectorError, ThreadLoadError
 from engine.base.redaction import describe_error, one_line
+from engine.cli.ui import LOOPBACK, NETWORK_CODE_ENV
 from engine.config.links import LIBRARY_PREFIX
 from engine.config.presets import RECORDED_PRESET, default_preset_name
 from engine.config.schema import EngineConfig, preset
@@ -30,8 +31,8 @@ from engine.run.run import Run
 from engine.summarizers.choice import model_summarizers, with_offline_summaries
 from engine.thread.model import Thread
 from engine.workspace import keys
-from engine.workspace.library import Library, LibraryEntry
-from ui.text import error_text, escape_md
+from engine.workspace.library import Library, LibraryEntry, as_uploaded
+from ui.text import error_text, escape_md, isolate_bidi
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES_ENV = "CTXI_SAMPLES_DIR"
@@ -114,7 +115,11 @@ def _load_upload(key: str, _upload: Upload) -> Thread:
         main.write_bytes(_upload.data)
         for name, data in _upload.companions:
             (Path(folder) / Path(name).name).write_bytes(data)
-        return load_thread(main, thread_id=_upload.thread_id)
+        try:
+            return load_thread(main, thread_id=_upload.thread_id)
+        except ThreadLoadError as exc:  # name the uploaded files, not the scratch folder
+            raise as_uploaded(exc, Path(folder), {Path(n).name: n for n, _ in ((_upload.name, b""),
+                                                                               *_upload.companions)}) from None
 
 
 # -- the library: uploads saved in the workspace (engine/workspace/library.py) ------------------------------
@@ -158,16 +163,17 @@ def known_threads() -> dict[str, str]:
     except ContextInspectorError:
         entries = []
     for entry in entries:
-        out[LIBRARY_PREFIX + entry.id] = f"library · {entry.title[:70]} ({entry.source_format}, {entry.steps} steps)"
+        out[LIBRARY_PREFIX + entry.id] = (f"library · {isolate_bidi(entry.title[:70])} ({entry.source_format}, "
+                                          f"{entry.steps} steps)")
     for key, upload in st.session_state.get("uploads", {}).items():
-        out.setdefault(key, f"upload · {upload.name}")
+        out.setdefault(key, f"upload · {isolate_bidi(upload.name)}")
     for key, thread in st.session_state.get("database_threads", {}).items():
-        out.setdefault(key, f"PostgreSQL · {thread.title or thread.thread_id}")
+        out.setdefault(key, f"PostgreSQL · {isolate_bidi(thread.title or thread.thread_id)}")
     from ui import sessions_state
 
     for sid, entry in list(sessions_state.server().followed.items()):  # sessions opened from the Sessions page
         if entry.thread is not None:
-            out.setdefault(f"session:{sid}", f"session · {(entry.thread.title or entry.thread.thread_id)[:70]}")
+            out.setdefault(f"session:{sid}", f"session · {isolate_bidi((entry.thread.title or entry.thread.thread_id)[:70])}")
     return out
 
 
@@ -332,11 +338,60 @@ def settle_runs() -> None:
 
 
 def run_for(thread_key: str, config: EngineConfig) -> Run:
-    """The cached run; a model summarizer is only called once the user allowed real models (`models_allowed`)."""
+    """The cached run; a model summarizer is only called once the user allowed real models (`models_allowed`),
+    a middleware's code only once the user confirmed it (`require_confirmed`)."""
     thread = thread_for(thread_key)
     if thread is None:
         raise LookupError(f"thread {thread_key!r} is not available")
+    require_confirmed(config)
     return _replay_cached(_thread_version(thread_key), config, model_gated(config), thread)
+
+
+# -- the user's own middleware: Python code, run only after the user confirmed it here -------------
+# The middleware lists (every entry: class and kwargs) the user confirmed in this session; set only by
+# the confirmation button on the Config page, never from a link or a config.
+CODE_KEY = "confirmed_middleware"
+# `ctxi ui --host ADDRESS --allow-middleware` sets NETWORK_CODE_ENV: a dashboard open to a network applies
+# no config that names middleware unless its server was started with it (SECURITY.md).
+
+
+def middleware_refused_here() -> str | None:
+    """Why this server applies no config that names middleware (it listens beyond this machine and was
+    not started with --allow-middleware), or None."""
+    address = str(st.get_option("server.address") or "")
+    if address in LOOPBACK or os.environ.get(NETWORK_CODE_ENV) == "1":
+        return None
+    return (f"this dashboard listens on {address or 'every address of this machine'}, so a config that names "
+            "middleware (Python code) is not applied here; start it with `ctxi ui --host ADDRESS --allow-middleware` "
+            "to allow it after a confirmation (SECURITY.md)")
+
+
+def _runs_code(config: EngineConfig) -> bool:
+    return any(m.enabled for m in config.middleware)
+
+
+def middleware_confirmed(config: EngineConfig) -> bool:
+    """No enabled middleware, or exactly this list was confirmed in this session."""
+    return not _runs_code(config) or config.middleware in st.session_state.get(CODE_KEY, ())
+
+
+def confirm_middleware(config: EngineConfig) -> None:
+    """The user clicked the confirmation showing this config's module:Class list (pages/config.py)."""
+    refused = middleware_refused_here()
+    if refused:
+        raise ConfigError(refused, key="middleware")
+    st.session_state.setdefault(CODE_KEY, set()).add(config.middleware)
+
+
+def require_confirmed(config: EngineConfig) -> None:
+    """A ConfigError for a config whose middleware this session did not confirm (nothing is imported)."""
+    if _runs_code(config):
+        refused = middleware_refused_here()
+        if refused:
+            raise ConfigError(refused, key="middleware")
+        if not middleware_confirmed(config):
+            raise ConfigError("not confirmed in this session: apply the config on the Config page, which lists the "
+                              "classes it would import and asks first", key="middleware")
 
 
 # -- real models: only after the user allows them in this session --------------------------------
@@ -362,7 +417,8 @@ def model_gated(config: EngineConfig) -> bool:
 
 def runnable_config(config: EngineConfig) -> EngineConfig:
     """`config` as the dashboard may run it outside `run_for` (sweeps, live runs): offline summaries
-    unless real models are allowed."""
+    unless real models are allowed; a ConfigError for middleware not confirmed in this session."""
+    require_confirmed(config)
     return with_offline_summaries(config) if model_gated(config) else config
 
 

@@ -8,7 +8,12 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from engine.base.wording import plural
-from engine.cli.arguments import add_config_arguments, add_json_argument, add_thread_arguments
+from engine.cli.arguments import (
+    add_config_arguments,
+    add_json_argument,
+    add_thread_arguments,
+    check_middleware_allowed,
+)
 
 if TYPE_CHECKING:
     from engine.config.schema import EngineConfig
@@ -46,6 +51,7 @@ def _config(args: argparse.Namespace, window_tokens: int | None) -> EngineConfig
     from engine.evals import stress_config
 
     config = load_config(args.config, preset_name=args.preset, overrides=args.overrides)
+    check_middleware_allowed(args, config)
     if args.stress is not None:
         config = stress_config(config, args.stress, window_tokens=config.window_tokens(window_tokens))
     return config

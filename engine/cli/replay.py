@@ -12,6 +12,7 @@ from engine.cli.arguments import (
     add_config_arguments,
     add_json_argument,
     add_thread_arguments,
+    check_middleware_allowed,
     check_output_path,
     write_output,
 )
@@ -99,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
     thread = load_thread(args.file, format=args.format, thread_id=args.thread_id, max_bytes=args.max_bytes)
     # A thread that recorded what its agent sent opens on the as-recorded run unless told otherwise.
     config = load_config(args.config, preset_name=args.preset, overrides=args.overrides, thread=thread)
+    check_middleware_allowed(args, config)
     result = replay(thread, config)
     whatif = baseline = None
     if has_recorded_baseline(thread) and config.preset != RECORDED_PRESET:

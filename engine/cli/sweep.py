@@ -8,7 +8,12 @@ import sys
 from typing import TYPE_CHECKING
 
 from engine.base.wording import plural
-from engine.cli.arguments import MAX_BYTES_HELP, add_config_arguments, add_json_argument
+from engine.cli.arguments import (
+    MAX_BYTES_HELP,
+    add_config_arguments,
+    add_json_argument,
+    check_middleware_allowed,
+)
 
 if TYPE_CHECKING:
     from engine.evals.sweep import SweepResult
@@ -58,11 +63,15 @@ def table(result: SweepResult) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from engine.config.loading import load_config
-    from engine.evals.sweep import grid_from_args, sweep
+    from engine.evals.sweep import grid_from_args, grid_points, point_config, sweep
     from engine.formats import load_thread
 
     base = load_config(args.config, preset_name=args.preset, overrides=args.overrides)
     grid = grid_from_args(args.grid)
+    # a grid may name middleware too (`--grid 'middleware=[...];[]'`): every point's is checked
+    points = [point_config(base, p.overrides) for p in grid_points(grid)] if any(
+        k.partition(".")[0] == "middleware" for k in grid) else []
+    check_middleware_allowed(args, base, *points)
     threads = [load_thread(f, max_bytes=args.max_bytes) for f in args.files]
     result = sweep(threads, base, grid, executor=args.executor, workers=args.workers,
                    needles=args.needles or None, ray_address=args.ray_address)

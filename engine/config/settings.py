@@ -9,11 +9,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
-
 from engine.base.errors import ConfigError
 from engine.config.links import VIEW_PARAMS, link_setting_allowed, refusal
 from engine.config.presets import DEFAULT_PRESET, PRESETS
+from engine.config.safe_yaml import load_yaml
 from engine.config.schema import EngineConfig, preset
 from engine.config.sections import BUILTIN_LAYERS, DEFAULT_ORDER
 
@@ -64,9 +63,9 @@ def setting_text(key: str, value: Any) -> str:
 
 
 def _reads_back(text: str) -> bool:
-    try:
-        return bool(yaml.safe_load(text) == text)
-    except yaml.YAMLError:
+    try:  # bounded: a prompt of 5,000 `[` is text, not a RecursionError on every page's URL
+        return bool(load_yaml(text, source="value") == text)
+    except ConfigError:
         return False
 
 

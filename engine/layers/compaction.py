@@ -46,7 +46,8 @@ class CompactionLayer(ContextLayer):
         self.config = (config or EngineConfig()).compaction
         self.policy: CompactionPolicy = get_policy(self.config.policy)
         spec = summarizer if summarizer is not None else self.context.summarizer
-        self.summarizer: Summarizer = make_summarizer(spec if spec is not None else self.config.summarizer, self.counter)
+        self.summarizer: Summarizer = make_summarizer(spec if spec is not None else self.config.summarizer, self.counter,
+                                                      key="compaction.summarizer")
         thread = self.context.thread
         self.max_output_tokens = max_output_tokens(config or EngineConfig(), thread.model if thread else None)
         self._prompt_tokens = self._fixed_tokens()

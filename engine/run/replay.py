@@ -31,6 +31,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from engine.base.gcpause import paused_gc
+from engine.base.redaction import model_output_redaction
 from engine.config.presets import DEFAULT_PRESET
 from engine.config.schema import EngineConfig, preset
 from engine.config.setting_warnings import KIND as SETTINGS_WARNING
@@ -484,7 +485,9 @@ def replay(
     # The cyclic GC would re-scan the whole thread (every message, every count) on each full
     # collection, which makes long replays superlinear; nothing here needs it (no cycles are
     # built), so it is paused for the replay and restored after.
-    with paused_gc():  # and what the replay kept goes to the oldest generation unwalked (engine.base.gcpause)
+    # and a model called inside (a summarizer, a user's middleware's own) has the process's keys taken out
+    # of its reply before anything keeps it (engine.base.redaction)
+    with paused_gc(), model_output_redaction():  # what the replay kept goes to the oldest generation unwalked
         with recording() as recorder, deciding() as decisions:
             if layers is None:  # settings that defeat themselves are part of the run's record (step 0)
                 for warning in setting_warnings(config, window):
