@@ -39,7 +39,7 @@ CHILD = """
 import gc, io, json, os, sys, time
 def rss(field):
     return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith(field)) / 1024
-from engine.cli.main import main
+from engine.cli.ctxi import main
 from engine.tokens.counters import get_counter
 get_counter().count_text('warm')
 gc.collect()

@@ -41,7 +41,7 @@ from engine.tokens.counters import TiktokenCounter, prime_thread
 SECTIONS = ("run", "scale")
 # Each child imports the engine and loads the tokenizer (a fixed cost every size pays alike), notes
 # its RSS (its start), runs, then reports its high-water mark, its start, CPU and wall seconds.
-START = ("import gc, sys, time; w0 = time.perf_counter(); from engine.cli.main import main; "
+START = ("import gc, sys, time; w0 = time.perf_counter(); from engine.cli.ctxi import main; "
          "from engine.formats import load_thread; from engine.tokens.counters import get_counter; "
          "get_counter().count_text('warm'); gc.collect(); "
          "base = next(l for l in open('/proc/self/status') if l.startswith('VmRSS')); "

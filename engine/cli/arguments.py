@@ -66,7 +66,7 @@ def check_middleware_allowed(args: argparse.Namespace, *configs: object) -> None
 
 
 def add_json_argument(p: argparse.ArgumentParser, what: str) -> None:
-    """--json: the same meaning on every command (engine/cli/main.py)."""
+    """--json: the same meaning on every command (engine/cli/ctxi.py)."""
     p.add_argument("--json", action="store_true", help=JSON_HELP.format(what=what))
 
 

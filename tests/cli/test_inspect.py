@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from engine.cli.main import main
+from engine.cli.ctxi import main
 from engine.formats.native import dumps
 from engine.recorded.inspect import inspect_thread, step_contexts
 from engine.thread.model import RecordedCompaction, RecordedUsage, Thread

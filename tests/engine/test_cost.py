@@ -176,7 +176,7 @@ def test_an_unpriced_model_still_gets_its_cache_use_with_zero_dollars() -> None:
 def test_ctxi_replay_json_carries_the_cost(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     import json
 
-    from engine.cli.main import main
+    from engine.cli.ctxi import main
     from engine.formats.native import dumps
 
     path = tmp_path / "t.json"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli.main import main
+from engine.cli.ctxi import main
 from engine.formats.native import dumps
 from tests.evals.threads import NEEDLE_INTENT, NEEDLE_TOOL, needle_thread
 

@@ -405,7 +405,7 @@ def test_reconcile_reports_removed_replaced_inserted_and_order() -> None:
 
 
 def test_the_cli_replays_middleware_from_a_config_file_and_names_a_bad_one(tmp_path: Any, capsys: Any) -> None:
-    from engine.cli.main import main
+    from engine.cli.ctxi import main
     from engine.formats.native import dumps
 
     path = tmp_path / "thread.json"

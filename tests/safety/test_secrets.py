@@ -19,7 +19,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import HumanMessage
 
-import engine.cli.main as cli
+import engine.cli.ctxi as cli
 from engine.base.errors import ModelCallError
 from engine.base.redaction import REDACTED, describe_error, redact
 from engine.summarizers.llm import LLMSummarizer

@@ -189,7 +189,7 @@ def test_the_shared_traces_laid_out_as_claude_code_and_codex(tmp_path: Path) -> 
 def test_ctxi_ui_hands_its_sessions_roots_to_the_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import subprocess
 
-    from engine.cli.main import main
+    from engine.cli.ctxi import main
 
     seen: dict = {}
     monkeypatch.setattr(subprocess, "call", lambda cmd, env: seen.update(cmd=cmd, env=env) or 0)
@@ -205,7 +205,7 @@ def test_ctxi_sessions_lists_and_prints_json(tmp_path: Path, capsys: pytest.Capt
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     import json
 
-    from engine.cli.main import main
+    from engine.cli.ctxi import main
 
     trees.make_all(tmp_path / "root")
     monkeypatch.setenv("CTXI_WORKSPACE", str(tmp_path / "ws"))

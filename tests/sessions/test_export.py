@@ -10,7 +10,7 @@ import tomllib
 import pytest
 
 from engine.base.errors import ConfigError
-from engine.cli.main import main
+from engine.cli.ctxi import main
 from engine.config.schema import preset
 from engine.config.sizes import ContextSize
 from engine.policies.claude_code import autocompact_threshold
