@@ -248,11 +248,11 @@ def _files_with_needles(run: Run, needles: Sequence[str]) -> tuple[dict[str, lis
             holding[e.path] = FileEntry(e.path, low, e.step, e.layer, e.source_id)
     lowered = VirtualFilesystem(holding)
     files = {n: sorted({hit["path"] for hit in lowered.grep(n.lower())}) for n in needles}
-    written_at = _written_at(run)
+    written_at = files_written_at(run)
     return files, {p: written_at.get(p, 0) for ps in files.values() for p in ps}
 
 
-def _written_at(run: Run) -> dict[str, int]:
+def files_written_at(run: Run) -> dict[str, int]:
     """The step from which each file exists: the first event naming its path, else the entry's step."""
     first: dict[str, int] = {}
     paths = set(run.files.paths())
