@@ -143,10 +143,10 @@ def same_path(a: str, b: str) -> bool:
 def _classify(name: str, args: Mapping[str, Any], call_id: str) -> Action:
     path = next((str(args[k]) for k in PATH_KEYS if isinstance(args.get(k), str) and args[k]), "")
     if name in EDITOR_TOOLS:
-        kind = WRITE if str(args.get("command")) in EDITOR_WRITES else READ
-        return Action(kind, path, name, call_id)
-    kind = TOOL_KINDS.get(name)
-    if kind is None:
+        return Action(WRITE if str(args.get("command")) in EDITOR_WRITES else READ, path, name, call_id)
+    known = TOOL_KINDS.get(name)
+    kind = known or OTHER
+    if known is None:
         lowered = name.lower()
         if any(args.get(k) for k in COMMAND_KEYS) and isinstance(args.get("command", args.get("cmd")), (str, list)):
             kind = COMMAND
@@ -158,8 +158,6 @@ def _classify(name: str, args: Mapping[str, Any], call_id: str) -> Action:
             kind = SEARCH
         elif any(w in lowered for w in ("fetch", "browse", "url")):
             kind = FETCH
-        else:
-            kind = OTHER
     if kind == COMMAND:
         value = next((args[k] for k in COMMAND_KEYS if args.get(k)), args.get("input", ""))
         sub, target = shell_action(command_text(value))
