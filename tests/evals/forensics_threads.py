@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from engine.thread.model import RecordedCompaction, Thread
 
@@ -18,8 +18,10 @@ def _call(i: int, name: str, **args: object) -> dict[str, object]:
 
 
 def coding_messages() -> list[BaseMessage]:
-    """Messages 0-6 come before the cut (index 7); the agent then re-reads, re-runs and edits."""
+    """Messages 1-7 come before the cut (index 8); the agent then re-reads, re-runs and edits."""
     return [
+        # long enough for the model's minimum cacheable prompt (1,024 tokens for Sonnet 4.5)
+        SystemMessage("You are a careful coding agent. " * 300, id="sys"),
         HumanMessage(f"Fix the flaky upload test in {TEST_FILE}; the ticket is OPS-2210.", id="h0"),
         AIMessage("I'll read the failing test first.", id="a0", tool_calls=[_call(0, "Read", file_path=TEST_FILE)]),
         ToolMessage(FILE_BODY, tool_call_id="c0", name="Read", id="t0"),
@@ -30,7 +32,7 @@ def coding_messages() -> list[BaseMessage]:
                   tool_calls=[_call(2, "Edit", file_path=SETTINGS, old_string="UPLOAD_TIMEOUT = 1",
                                     new_string="UPLOAD_TIMEOUT = 2")]),
         ToolMessage(f"The file {SETTINGS} has been updated successfully.", tool_call_id="c2", name="Edit", id="t2"),
-        # --- the source compacted here (message 7 is the first after its cut) ---
+        # --- the source compacted here (message 8 is the first after its cut) ---
         HumanMessage("Continue.", id="h1"),
         AIMessage("", id="a3", tool_calls=[_call(3, "Read", file_path=TEST_FILE)]),  # re-read: recovery
         ToolMessage(FILE_BODY, tool_call_id="c3", name="Read", id="t3"),
@@ -48,5 +50,5 @@ def coding_thread(*, compacted: bool = True) -> Thread:
     thread = Thread("coding-hand", coding_messages(), source_format="test", model="claude-sonnet-4-5-20250929",
                     max_input_tokens=200_000)
     if compacted:
-        thread.compactions = [RecordedCompaction(index=7, trigger="auto", summary=SUMMARY, message_id="sum-1")]
+        thread.compactions = [RecordedCompaction(index=8, trigger="auto", summary=SUMMARY, message_id="sum-1")]
     return thread

@@ -104,7 +104,7 @@ def test_a_simulated_compaction_estimates_the_refetches_later_steps_need() -> No
 
 def test_a_command_run_again_after_a_write_is_new_output_not_a_refetch() -> None:
     thread = coding_thread()
-    del thread.messages[10:12]  # no re-run before the edit: pytest runs again only after it
+    del thread.messages[11:13]  # no re-run before the edit: pytest runs again only after it
     run = replay(thread, preset("as-recorded").with_overrides([*APPROX, *PRICED]))
     [r] = recovery(run)
     assert [(x.step, x.kind) for x in r.refetches] == [(3, "read")]
