@@ -146,6 +146,7 @@ def numbers_in(text: str) -> list[str]:
 # -- errors ----------------------------------------------------------------------------------------
 _ERROR_LINE = re.compile(
     r"\b[A-Z]\w*(?:Error|Exception|Failure)\b|\berror\[E\d+\]|(?i:\b(?:error|fatal|panic)\b):|\bFAILED\b|^\s*E\s{2,}\S")
+_ERROR_LINE_ANYWHERE = re.compile(_ERROR_LINE.pattern, re.MULTILINE)
 _ERROR_NAME = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Failure)\b|\berror\[E\d+\]|(?i:\b(?:fatal|panic|error)\b)|\bFAILED\b")
 # a line of code that names an error is not an error that happened
 _CODE_LINE = re.compile(r"^\s*(?:\d+\s*(?:→|\||:)\s*)?(?:raise|throw|except|catch|class|def|import|from|new|"
@@ -155,9 +156,10 @@ _CODE_LINE = re.compile(r"^\s*(?:\d+\s*(?:→|\||:)\s*)?(?:raise|throw|except|ca
 def errors_in(text: str, *, failed: bool = False) -> list[str]:
     """Error lines (see the module docstring); `failed`: the call failed, so its first line is one if none is."""
     out: list[str] = []
-    for line in text.splitlines():
-        if _ERROR_LINE.search(line) and not _CODE_LINE.match(line):
-            out.append(_clip(line))
+    if _ERROR_LINE_ANYWHERE.search(text):  # most outputs hold none: one pass instead of one per line
+        for line in text.splitlines():
+            if _ERROR_LINE.search(line) and not _CODE_LINE.match(line):
+                out.append(_clip(line))
     if not out and failed:
         first = next((ln for ln in text.splitlines() if ln.strip()), "")
         if first:
@@ -317,28 +319,16 @@ def _unique(facts: Iterable[Fact]) -> list[Fact]:
 
 # -- does a text still hold a fact ------------------------------------------------------------------
 class Holder:
-    """What one part of a view says (its messages' searchable texts), asked whether it holds a fact."""
+    """What one part of a view says (its messages' searchable texts), asked whether it holds a fact.
+
+    Every check searches the text for the fact (never extracts all facts of a long text first): a view or a
+    history file can hold megabytes, and a compaction asks about a few hundred facts."""
 
     def __init__(self, texts: Sequence[str]) -> None:
         self.texts = [t for t in texts if t]
         self.text = "\n".join(self.texts)
         self.lower = self.text.lower()
-        self._squashed: str | None = None
-        self._numbers: frozenset[str] | None = None
         self._words: list[frozenset[str]] | None = None
-
-    @property
-    def squashed(self) -> str:
-        """The text with whitespace collapsed (commands and error lines are matched on it)."""
-        if self._squashed is None:
-            self._squashed = " ".join(self.text.split())
-        return self._squashed
-
-    @property
-    def numbers(self) -> frozenset[str]:
-        if self._numbers is None:
-            self._numbers = frozenset(n.lower() for n in numbers_in(self.text))
-        return self._numbers
 
     @property
     def words(self) -> list[frozenset[str]]:
@@ -354,14 +344,14 @@ class Holder:
             tail = path_tail(value)
             return value in self.text or bool(tail and tail in self.text)
         if fact.cls == "command":
-            if value in self.squashed:
-                return True
             rest = re.match(r"cd\s+\S+\s*&&\s*(.+)", value)
-            return bool(rest and rest.group(1) in self.squashed)
+            # a cheap test before each regex: a history file can be megabytes
+            return any(_longest_word(v).lower() in self.lower and _spaced(v).search(self.text)
+                       for v in ([value, rest.group(1)] if rest else [value]))
         if fact.cls == "number":
-            return value.lower() in self.numbers
+            return _holds_number(value, self.lower)
         if fact.cls == "error":
-            if value.lower() in self.squashed.lower():
+            if _longest_word(value).lower() in self.lower and _spaced(value, ignore_case=True).search(self.text):
                 return True
             name = _ERROR_NAME.search(value)
             return bool(name) and self._words_in_one(value, must=name.group(0).lower() if name else "")
@@ -380,8 +370,79 @@ class Holder:
             return False
         need = max(2, KEPT_WORD_SHARE * len(wanted))
         must_words = set(content_words(must))
+        if not all(w in self.lower for w in must_words) or sum(1 for w in wanted if w in self.lower) < need:
+            return False  # not even in the whole text: no message holds them
         return any(sum(1 for w in wanted if w in words) >= need and must_words <= words for words in self.words)
 
 
-__all__ = ["CLASSES", "CLASS_LABELS", "Fact", "Holder", "content_words", "decisions_in", "errors_in", "facts_in_message",
+class FactIndex:
+    """Messages carried over unchanged, asked whether they state a fact: the facts they state themselves (the
+    same extractors), looked up instead of searched — a carried-over history can hold megabytes. A path is
+    also found by its last two components, a git hash by its first 7 characters, a command without its `cd`."""
+
+    def __init__(self, facts: Iterable[Fact]) -> None:
+        self.facts = set(facts)
+        self.tails = {path_tail(f.value) or f.value for f in self.facts if f.cls == "path"}
+        self.identifiers = {f.value.lower() for f in self.facts if f.cls == "identifier"}
+        self.short_hashes = {v[:HASH_PREFIX] for v in self.identifiers if _HASH.fullmatch(v)}
+        self.commands = {f.value for f in self.facts if f.cls == "command"}
+
+    def holds(self, fact: Fact) -> bool:
+        if fact in self.facts:
+            return True
+        value = fact.value
+        if fact.cls == "path":
+            tail = path_tail(value)
+            return bool(tail) and tail in self.tails or value in self.tails
+        if fact.cls == "identifier":
+            low = value.lower()
+            return low in self.identifiers or bool(_HASH.fullmatch(low)) and low[:HASH_PREFIX] in self.short_hashes
+        if fact.cls == "command":
+            rest = re.match(r"cd\s+\S+\s*&&\s*(.+)", value)
+            return bool(rest) and rest.group(1) in self.commands if rest else False
+        return False
+
+
+def _longest_word(text: str) -> str:
+    return max(text.split(), key=len, default="")
+
+
+def _spaced(text: str, *, ignore_case: bool = False) -> re.Pattern[str]:
+    """`text` with any run of whitespace between its words (commands and error lines are matched so)."""
+    return re.compile(r"\s+".join(re.escape(w) for w in text.split()), re.IGNORECASE if ignore_case else 0)
+
+
+_NUMBER_VALUE = re.compile(r"^(?:(?P<cur>[$€£])(?P<amount>[\d.]+)|port (?P<port>\d+)|(?P<num>[\d.]+) (?P<unit>.+))$")
+
+
+def _holds_number(value: str, lower: str) -> bool:
+    """The number with the same unit somewhere in `lower` (thousands separators and the space before the unit
+    ignored, a unit in the singular or the plural)."""
+    m = _NUMBER_VALUE.match(value.lower())
+    if m is None:
+        return value.lower() in lower
+    digits = m.group("amount") or m.group("port") or m.group("num") or ""
+    spellings = {digits}
+    whole, _, frac = digits.partition(".")
+    if whole.isdigit() and len(whole) > 3:
+        spellings.add(f"{int(whole):,}" + (f".{frac}" if frac else ""))
+    if m.group("cur"):
+        after = ""
+        before = re.escape(m.group("cur")) + r"\s?"
+    elif m.group("port"):
+        after, before = "", r"\bport\s+"
+    else:
+        unit = re.escape(m.group("unit"))
+        after, before = r"\s?" + unit + r"(?:e?s)?(?![a-z])", r"(?<![\w.,$€£])"
+    for spelling in spellings:
+        start = lower.find(spelling)
+        while start >= 0:  # the digits first (str.find), the unit and the boundary only where they occur
+            window = lower[max(0, start - 8):start + len(spelling) + 16]
+            if re.search(before + re.escape(spelling) + after + r"(?![\d])", window):
+                return True
+            start = lower.find(spelling, start + 1)
+    return False
+
+
+__all__ = ["CLASSES", "CLASS_LABELS", "Fact", "FactIndex", "Holder", "content_words", "decisions_in", "errors_in", "facts_in_message",
            "identifiers_in", "numbers_in", "open_todos", "path_tail", "paths_in"]

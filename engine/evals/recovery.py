@@ -36,7 +36,7 @@ from engine.cost.prices import PER_MILLION, Price
 from engine.cost.run_cost import RunCost, run_cost
 from engine.evals.actions import COMMAND, FETCH, OTHER, READ, SEARCH, WRITE, Action, action_of, same_path
 from engine.evals.fact_classes import Fact
-from engine.evals.survival import CompactionHistory, compaction_histories, view_holders
+from engine.evals.survival import CompactionHistory, compaction_histories, reinjected_holder
 from engine.run.run import Run
 from engine.tokens.content import tool_call_text
 
@@ -233,7 +233,7 @@ def _recorded(run: Run, h: CompactionHistory, end: int, cost: RunCost, results: 
 def _estimate(run: Run, h: CompactionHistory, end: int, cost: RunCost, results: dict[str, ToolMessage]) -> Recovery:
     removed = _removed_calls(h)
     kept_results = {m.tool_call_id for m in h.after.view if isinstance(m, ToolMessage)}
-    reinjected = view_holders(h)["reinjected"]
+    reinjected = reinjected_holder(h)
     lost = [(a, i) for a, i in removed if a.kind in FETCHES and a.target and a.call_id not in kept_results
             and not (a.kind == READ and reinjected.holds(Fact("path", a.target)))]
     signatures = frozenset(a.signature for a, _ in removed)

@@ -32,7 +32,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from engine.cost.payback import history_before, is_compaction
 from engine.evals.actions import Action, action_of
 from engine.evals.compactions import compactions, searchable_text
-from engine.evals.fact_classes import CLASSES, Fact, Holder, facts_in_message, open_todos
+from engine.evals.fact_classes import CLASSES, Fact, FactIndex, Holder, facts_in_message, open_todos
 from engine.evals.needle import files_written_at
 from engine.run.run import Run, StepRecord
 from engine.thread.events import Event
@@ -172,6 +172,7 @@ class _Introduced:
         self.step_of_ai = {s.message_index: s.index for s in run.steps}
         self.indices = [s.message_index for s in run.steps]
         self.caller: dict[str, int] = {}
+        self._made: dict[str, int] | None = None  # a layer-made message's id -> the first step whose view held it
         for i, m in enumerate(run.thread.messages):
             if isinstance(m, AIMessage):
                 for tc in m.tool_calls:
@@ -188,16 +189,35 @@ class _Introduced:
             k = bisect.bisect_right(self.indices, pos)
             if k < len(self.indices):
                 return k
-        for s in self.run.steps[:upto]:  # a message a layer made: the first view that held it
-            if any(x is message or (message.id and x.id == message.id) for x in s.view):
-                return s.index
-        return max(0, upto - 1)
+        if self._made is None:  # a message a layer made: the first view that held it (one pass over the views)
+            self._made = {}
+            for s in self.run.steps:
+                for x in s.view:
+                    if x.id and x.id not in self.position:
+                        self._made.setdefault(x.id, s.index)
+        first = self._made.get(message.id) if message.id else None
+        return first if first is not None and first < upto else max(0, upto - 1)
+
+
+_THREAD_ACTIONS: dict[int, tuple[Any, dict[str, Action], frozenset[int]]] = {}
 
 
 def thread_actions(run: Run, extra: Sequence[BaseMessage] = ()) -> dict[str, Action]:
-    """The action of every tool call of the thread (and of `extra` messages), by call id."""
+    """The action of every tool call of the thread (made once per thread) and of `extra` messages, by call id."""
+    key = id(run.thread)
+    entry = _THREAD_ACTIONS.get(key)
+    if entry is None or entry[0] is not run.thread:
+        if len(_THREAD_ACTIONS) >= _MAX_THREADS:
+            _THREAD_ACTIONS.pop(next(iter(_THREAD_ACTIONS)))
+        entry = _THREAD_ACTIONS[key] = (run.thread, _actions(run.thread.messages),
+                                          frozenset(id(m) for m in run.thread.messages))
+    made = [m for m in extra if id(m) not in entry[2]]  # messages a layer made (the thread's are known)
+    return {**_actions(made), **entry[1]} if made else entry[1]
+
+
+def _actions(messages: Sequence[BaseMessage]) -> dict[str, Action]:
     out: dict[str, Action] = {}
-    for m in [*run.thread.messages, *extra]:
+    for m in messages:
         if isinstance(m, AIMessage):
             for tc in m.tool_calls:
                 if tc.get("id"):
@@ -206,18 +226,39 @@ def thread_actions(run: Run, extra: Sequence[BaseMessage] = ()) -> dict[str, Act
 
 
 # -- survival ------------------------------------------------------------------------------------------
-def survival(run: Run) -> list[Survival]:
-    """Each compaction's facts, kept or lost (computed once per run)."""
+def survival(run: Run, *, files: bool = True) -> list[Survival]:
+    """Each compaction's facts, kept or lost (computed once per run). `files=False` leaves `recoverable` False
+    without searching the virtual filesystem (a sweep, which counts only kept and lost, is spared the search
+    of every offloaded file for every lost fact)."""
     hit = run.derived.get(SURVIVAL_KEY)
     if isinstance(hit, list):
         return hit
+    light = run.derived.get(SURVIVAL_KEY + ":light")
+    if not files and isinstance(light, list):
+        return light
     histories = compaction_histories(run)
     introduced = _Introduced(run)
     calls = thread_actions(run, [m for h in histories for m in h.removed])
-    memo: dict[int, tuple[BaseMessage, list[Fact]]] = {}
-    out = [_survival(run, h, introduced, calls, memo) for h in histories]
-    run.derived[SURVIVAL_KEY] = out
+    memo = _thread_memo(run)
+    out = [_survival(run, h, introduced, calls, memo, _Files(run) if files else None) for h in histories]
+    run.derived[SURVIVAL_KEY if files else SURVIVAL_KEY + ":light"] = out
     return out
+
+
+# The facts of each message, per thread: a sweep replays one thread at many points, and most messages the
+# compactions remove or keep are the thread's own (a message's facts do not depend on the run).
+_THREAD_FACTS: dict[int, tuple[Any, dict[int, tuple[BaseMessage, list[Fact]]]]] = {}
+_MAX_THREADS = 4
+
+
+def _thread_memo(run: Run) -> dict[int, tuple[BaseMessage, list[Fact]]]:
+    key = id(run.thread)
+    entry = _THREAD_FACTS.get(key)
+    if entry is None or entry[0] is not run.thread:
+        if len(_THREAD_FACTS) >= _MAX_THREADS:
+            _THREAD_FACTS.pop(next(iter(_THREAD_FACTS)))
+        entry = _THREAD_FACTS[key] = (run.thread, {})
+    return entry[1]
 
 
 def _facts_of(message: BaseMessage, calls: dict[str, Action], memo: dict[int, tuple[BaseMessage, list[Fact]]]) -> list[Fact]:
@@ -247,47 +288,72 @@ def removed_facts(history: CompactionHistory, calls: dict[str, Action],
     return list(first.items())
 
 
-def view_holders(history: CompactionHistory) -> dict[str, Holder]:
-    """The view after a compaction in its four parts (see the module docstring), as Holders."""
+def reinjected_holder(history: CompactionHistory) -> Holder:
+    """The messages new at the compaction's step that are not a summary (what the agent re-attached), as text."""
+    before_ids = {m.id for m in history.before if m.id}
+    before_objects = {id(m) for m in history.before}
+    return Holder([searchable_text(m) for m in history.after.view
+                   if not ((m.id and m.id in before_ids) or id(m) in before_objects) and message_kind(m) != "summary"])
+
+
+def view_holders(history: CompactionHistory, facts_of: Any = None) -> dict[str, Holder | FactIndex]:
+    """The view after a compaction in its four parts (see the module docstring). The carried-over messages
+    are asked for the facts they state themselves (`facts_of(message)`, default: extracted now); the
+    summary, the re-injected messages and the system prompt are searched as text."""
     before_ids = {m.id for m in history.before if m.id}
     before_objects = {id(m) for m in history.before}
     parts: dict[str, list[str]] = {w: [] for w in WHERE}
+    kept: list[Fact] = []
     for m in history.after.view:
         if (m.id and m.id in before_ids) or id(m) in before_objects:
-            part = "kept"
-        elif message_kind(m) == "summary":
-            part = "summary"
-        else:
-            part = "reinjected"
-        parts[part].append(searchable_text(m))
+            kept.extend(facts_of(m) if facts_of is not None else facts_in_message(m))
+            continue
+        parts["summary" if message_kind(m) == "summary" else "reinjected"].append(searchable_text(m))
     if history.after.system is not None:
         parts["system"].append(message_text(history.after.system))
-    return {w: Holder(parts[w]) for w in WHERE}
+    holders: dict[str, Holder | FactIndex] = {w: Holder(parts[w]) for w in WHERE if w != "kept"}
+    return {"kept": FactIndex(kept), **holders}
 
 
 def _survival(run: Run, history: CompactionHistory, introduced: _Introduced, calls: dict[str, Action],
-              memo: dict[int, tuple[BaseMessage, list[Fact]]]) -> Survival:
-    holders = view_holders(history)
-    files: Holder | None = None
+              memo: dict[int, tuple[BaseMessage, list[Fact]]], files: _Files | None) -> Survival:
+    holders = view_holders(history, lambda m: _facts_of(m, calls, memo))
     records: list[FactRecord] = []
     for fact, message in removed_facts(history, calls, memo):
         where = next((w for w in WHERE if holders[w].holds(fact)), None)
-        recoverable = False
-        if where is None:
-            if files is None:
-                files = _files_holder(run, history.step)
-            recoverable = files.holds(fact)
+        recoverable = where is None and files is not None and files.holds(fact, history.step)
         records.append(FactRecord(fact.cls, fact.value, where is not None, where, recoverable,
                                   introduced.step(message, history.step), str(message.id or "")))
     records.sort(key=lambda f: (CLASSES.index(f.cls), f.step))
     return Survival(history.step, history.source, history.layer, history.kind, len(history.removed), records)
 
 
-def _files_holder(run: Run, step: int) -> Holder:
-    """The files of the run's virtual filesystem that exist by `step` (as the needle eval dates them)."""
-    written = files_written_at(run)
-    return Holder([e.content for e in run.files.entries() if written.get(e.path, 0) <= step])
+class _Files:
+    """The run's virtual filesystem as Holders, one per file, read once (a history file renders its sections on
+    every read), and the step from which each file exists (as the needle eval dates them)."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self._written: dict[str, int] | None = None
+        self._holders: dict[str, Holder] = {}
+        self._all = Holder([])
+
+    def holds(self, fact: Fact, step: int) -> bool:
+        if self._written is None:
+            self._written = files_written_at(self.run)
+            self._all = Holder([e.content for e in self.run.files.entries()])
+        if not self._all.holds(fact):  # in no file at all (most lost facts): one search, not one per file
+            return False
+        for entry in self.run.files.entries():
+            if self._written.get(entry.path, 0) > step:
+                continue
+            holder = self._holders.get(entry.path)
+            if holder is None:
+                holder = self._holders[entry.path] = Holder([entry.content])
+            if holder.holds(fact):
+                return True
+        return False
 
 
 __all__ = ["CompactionHistory", "FactRecord", "Survival", "WHERE", "class_rates", "compaction_histories",
-           "removed_facts", "run_survival_totals", "survival", "thread_actions", "view_holders"]
+           "reinjected_holder", "removed_facts", "run_survival_totals", "survival", "thread_actions", "view_holders"]
