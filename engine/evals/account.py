@@ -150,4 +150,35 @@ def survival_report(run: Run, *, facts: bool = True) -> dict[str, Any]:
     }
 
 
-__all__ = ["REPORT_SCHEMA", "CompactionAccount", "compaction_accounts", "headline", "survival_report"]
+def forensics_summary(run: Run) -> dict[str, Any]:
+    """A run's compactions in a few numbers, for tables that set runs side by side (Compare, the policies)."""
+    kept = run_survival_totals(survival(run, files=False))
+    refetched = recovery(run)
+    cost = run_cost(run, accounts=False)
+    totals = cost.totals()
+    priced = cost.price is not None
+    return {"facts kept": kept["rate"], "facts lost": kept["facts_total"] - kept["facts_kept"],
+            "file paths kept": kept["classes"]["path"]["rate"],
+            "re-fetches": sum(r.calls for r in refetched),
+            "re-fetch basis": "/".join(sorted({r.basis for r in refetched})) or "-",
+            "re-fetch dollars": round(sum(r.dollars for r in refetched), 6) if priced else None,
+            "cache misses dollars": round(sum(v["dollars"] for v in totals["lost_by_cause"].values()), 6)
+            if priced else None,
+            "cache misses by cause": ", ".join(f"{c} {v['tokens']:,}" for c, v in totals["lost_by_cause"].items()) or "-",
+            "replayed share of input dollars": totals["split"]["replayed_share"]}
+
+
+def compare_forensics(a: Run, b: Run) -> list[dict[str, Any]]:
+    """Run A vs run B: what their compactions kept, what the agent fetched again, what the cache misses cost."""
+    fa, fb = forensics_summary(a), forensics_summary(b)
+    out = []
+    for key in fa:
+        x, y = fa[key], fb[key]
+        delta = (round(y - x, 6) if isinstance(x, (int, float)) and isinstance(y, (int, float))
+                 and not isinstance(x, bool) else "")
+        out.append({"metric": key, "A": x, "B": y, "B − A": delta})
+    return out
+
+
+__all__ = ["REPORT_SCHEMA", "CompactionAccount", "compaction_accounts", "compare_forensics", "forensics_summary",
+           "headline", "survival_report"]

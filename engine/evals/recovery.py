@@ -13,8 +13,9 @@ call the responses of those steps make is an action (engine.evals.actions).
   cache in the next request (Anthropic's write price; OpenAI's input price).
 - **estimate** (a simulated compaction, labelled so; also computed beside a recorded one): the removed
   history's fetches (reads, searches, commands, web fetches) whose *result* the view after the
-  compaction no longer holds — its tool result is not kept, and for a read no re-injected message names
-  the file (a summary that names a file does not give its content) — and that a later call of the
+  compaction no longer holds — its tool result is removed or rewritten, and for a read no kept result
+  read the same file and no re-injected message names it (a summary that names a file does not give
+  its content) — and that a later call of the
   horizon needs (reads or edits the same file, repeats the command or the search). Each is one more
   call: its result tokens again, priced as that later step's request read from the cache, the original
   call's arguments as output, and the result written to the cache.
@@ -167,9 +168,13 @@ def recovery(run: Run) -> list[Recovery]:
     return out
 
 
-def _removed_calls(history: CompactionHistory) -> list[tuple[Action, int]]:
-    """The removed history's calls as actions, each with the index of its message in `removed`."""
-    return [(action_of(tc), i) for i, m in enumerate(history.removed) if isinstance(m, AIMessage) for tc in m.tool_calls]
+def _removed_calls(history: CompactionHistory) -> list[tuple[Action, AIMessage]]:
+    """The calls whose result the compaction removed — their AI message removed, or their result removed or
+    rewritten in place — as actions, each with the AI message that made it."""
+    results = {m.tool_call_id for m in history.removed if isinstance(m, ToolMessage)}
+    gone = {id(m) for m in history.removed}
+    return [(action_of(tc), m) for m in history.before if isinstance(m, AIMessage) for tc in m.tool_calls
+            if id(m) in gone or str(tc.get("id") or "") in results]
 
 
 def _result_tokens(run: Run, results: dict[str, ToolMessage], call_id: str) -> int:
@@ -200,8 +205,8 @@ def _original_step(run: Run, message: BaseMessage) -> int | None:
 
 def _recorded(run: Run, h: CompactionHistory, end: int, cost: RunCost, results: dict[str, ToolMessage]) -> Recovery:
     removed = _removed_calls(h)
-    read_paths = [(a.target, i) for a, i in removed if a.kind in (READ, WRITE) and a.target]
-    keys = {a.key: i for a, i in removed if a.kind in (SEARCH, COMMAND, FETCH, OTHER)}
+    read_paths = [(a.target, m) for a, m in removed if a.kind in (READ, WRITE) and a.target]
+    keys = {a.key: m for a, m in removed if a.kind in (SEARCH, COMMAND, FETCH, OTHER)}
     signatures = frozenset(a.signature for a, _ in removed)
     written: list[str] = []
     counted: set[tuple[str, str]] = set()
@@ -212,10 +217,10 @@ def _recorded(run: Run, h: CompactionHistory, end: int, cost: RunCost, results: 
         share = _step_bill(cost, k) / len(calls) if calls else 0.0
         for tc in calls:
             a = action_of(tc)
-            origin: int | None = None
+            origin: AIMessage | None = None
             key = a.key
             if a.kind == READ and not any(same_path(a.target, w) for w in written):
-                origin = next((i for p, i in reversed(read_paths) if same_path(a.target, p)), None)
+                origin = next((m for p, m in reversed(read_paths) if same_path(a.target, p)), None)
                 key = (READ, next((p for p, _ in read_paths if same_path(a.target, p)), a.target))
             elif a.kind in (SEARCH, COMMAND, FETCH, OTHER) and not written:
                 origin = keys.get(a.key)
@@ -223,7 +228,7 @@ def _recorded(run: Run, h: CompactionHistory, end: int, cost: RunCost, results: 
                 counted.add(key)
                 tokens = _result_tokens(run, results, a.call_id)
                 out.append(Refetch(k, a.tool, a.kind, a.target, tokens, share + tokens * per_token,
-                                   _original_step(run, h.removed[origin])))
+                                   _original_step(run, origin)))
             if a.kind == WRITE:
                 written.append(a.target)
     start = first_edit(run, h.step, end, signatures)
@@ -232,10 +237,15 @@ def _recorded(run: Run, h: CompactionHistory, end: int, cost: RunCost, results: 
 
 def _estimate(run: Run, h: CompactionHistory, end: int, cost: RunCost, results: dict[str, ToolMessage]) -> Recovery:
     removed = _removed_calls(h)
-    kept_results = {m.tool_call_id for m in h.after.view if isinstance(m, ToolMessage)}
+    before = {id(m) for m in h.before}
+    kept_results = {m.tool_call_id for m in h.after.view if isinstance(m, ToolMessage) and id(m) in before}
+    # a file another kept result read (Cline keeps the newest read of each file) is still held
+    calls = {str(tc.get("id") or ""): tc for m in h.before if isinstance(m, AIMessage) for tc in m.tool_calls}
+    kept_reads = [action_of(calls[c]).target for c in kept_results if c in calls and action_of(calls[c]).kind == READ]
     reinjected = reinjected_holder(h)
-    lost = [(a, i) for a, i in removed if a.kind in FETCHES and a.target and a.call_id not in kept_results
-            and not (a.kind == READ and reinjected.holds(Fact("path", a.target)))]
+    lost = [(a, m) for a, m in removed if a.kind in FETCHES and a.target and a.call_id not in kept_results
+            and not (a.kind == READ and (reinjected.holds(Fact("path", a.target))
+                                         or any(same_path(a.target, p) for p in kept_reads)))]
     signatures = frozenset(a.signature for a, _ in removed)
     price = cost.price
     per_token = _per_result_token(cost)
@@ -244,19 +254,19 @@ def _estimate(run: Run, h: CompactionHistory, end: int, cost: RunCost, results: 
     for k in range(h.step, end):
         for tc in _calls(run, k):
             later = action_of(tc)
-            for a, i in reversed(lost):
+            for a, m in reversed(lost):
                 key = (a.kind, _canonical_target(a, lost))
                 if key in counted or not _uses(later, a):
                     continue
                 counted.add(key)
                 tokens = _result_tokens(run, results, a.call_id)
-                dollars = _extra_call(cost, k, price, _call_tokens(run, h.removed[i], a), tokens, per_token)
-                out.append(Refetch(k, a.tool, a.kind, a.target, tokens, dollars, _original_step(run, h.removed[i])))
+                dollars = _extra_call(cost, k, price, _call_tokens(run, m, a), tokens, per_token)
+                out.append(Refetch(k, a.tool, a.kind, a.target, tokens, dollars, _original_step(run, m)))
     start = first_edit(run, h.step, end, signatures)
     return Recovery(h.step, "estimate", end, out, start.first_edit_step, start.actions, price is not None)
 
 
-def _canonical_target(action: Action, lost: Sequence[tuple[Action, int]]) -> str:
+def _canonical_target(action: Action, lost: Sequence[tuple[Action, AIMessage]]) -> str:
     """One name per file (its first spelling among the lost reads), so two spellings count once."""
     if action.kind != READ:
         return action.target

@@ -4,8 +4,9 @@ For a compaction that took effect at step c (engine.evals.compactions: recorded 
 
 - the **removed history** is what the model saw in the request before it (step c−1's view) plus what
   the thread added before the compaction took effect (the last response, its tool results:
-  `engine.cost.payback.history_before`), less every message step c's view still holds by id (a message
-  kept, even rewritten in place, was not removed by the compaction);
+  `engine.cost.payback.history_before`), less every message step c's view still holds by id — unless the
+  compaction's event names it among what it removed (`removed_ids`) and the view holds another version
+  of it (Cline's trim rewrites old file reads in place): then its original is removed;
 - **what the model sees after** is step c's view and its system prompt, in four parts a kept fact is
   found in, first match wins: `kept` (a message carried over), `summary` (a summary message),
   `reinjected` (a message new at step c that is not a summary: files Claude Code re-attaches, a todo
@@ -147,7 +148,12 @@ def compaction_histories(run: Run) -> list[CompactionHistory]:
         before = _unique([*prev.view, *history_before(run, step, event)])
         after_ids = {m.id for m in step.view if m.id}
         after_objects = {id(m) for m in step.view}
-        removed = [m for m in before if not ((m.id and m.id in after_ids) or id(m) in after_objects)]
+        # what the compaction itself says it removed or rewrote in place (Cline's trim replaces old reads
+        # under the same ids), and what the view no longer holds at all
+        named = event.payload.get("removed_ids")
+        rewritten = {str(x) for x in named} if isinstance(named, list) else set()
+        removed = [m for m in before if (m.id and m.id in rewritten and id(m) not in after_objects)
+                   or not ((m.id and m.id in after_ids) or id(m) in after_objects)]
         out.append(CompactionHistory(c.step, c.source, event.layer, event.kind, event, before, removed, step))
     return out
 

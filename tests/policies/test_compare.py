@@ -10,7 +10,8 @@ from engine.run.whatif import compaction_steps
 from tests.conftest import trace_path
 
 COLUMNS = ["policy", "peak view tokens", "peak % of window", "compactions", "compaction steps", "tokens saved",
-           "input tokens sent", "needle retention", "summarizer calls", "summarizer input tokens"]
+           "input tokens sent", "needle retention", "summarizer calls", "summarizer input tokens", "facts kept",
+           "re-fetches", "re-fetch tokens", "cache misses $"]
 
 
 def test_a_preset_grid_point_starts_from_that_preset_and_keeps_the_base_settings() -> None:
@@ -27,6 +28,9 @@ def test_policies_side_by_side_on_the_coding_session() -> None:
     got = [(r["policy"], r["peak view tokens"], r["compaction steps"], r["summarizer calls"]) for r in rows]
     assert got == [("claude-code", 29_856, "29, 52", 2), ("codex", 56_622, "55", 1), ("cline", 37_921, "36, 59", 0),
                    ("deepagents", 36_686, "35, 68", 2)]
+    # what each policy's compactions kept, and the re-reads the later steps would need (an estimate)
+    kept = [(r["policy"], r["facts kept"], r["re-fetches"]) for r in rows]
+    assert kept == [("claude-code", 0.359, 4), ("codex", 0.2143, 6), ("cline", None, 0), ("deepagents", 0.4091, 8)]
 
 
 def test_a_sweep_over_presets_reports_what_single_replays_do() -> None:
