@@ -23,7 +23,7 @@ from engine.evals.account_rows import (
 from engine.evals.fact_classes import CLASS_LABELS, CLASSES
 from engine.run.run import Run
 from ui import session
-from ui.text import error_text, escape_md, show_text
+from ui.text import error_text, escape_md
 from ui.widgets import table, table_height
 
 RULES = "docs/evals.md, *Compaction survival*"
@@ -60,41 +60,46 @@ def _selectable(rows: list[dict[str, object]], key: str, column: str) -> None:
     if not rows:
         st.caption("None.")
         return
+    numeric = [c for c in rows[0] if all(isinstance(r.get(c), int | None) and not isinstance(r.get(c), bool)
+                                         for r in rows) and "step" not in c]
     st.dataframe(rows, hide_index=True, key=key, on_select=lambda: _open_step(key, rows, column),
-                 selection_mode="single-row", height=table_height(len(rows)))
+                 selection_mode="single-row", height=table_height(len(rows)),
+                 column_config={c: st.column_config.NumberColumn(c, format="localized") for c in numeric})
 
 
 def compaction_card(run: Run, account: CompactionAccount, cost: RunCost | None) -> None:
     """One compaction's whole account: what it saved, kept, lost and cost to recover, and the cache it broke."""
     priced = cost is not None and cost.price is not None
     with st.container(border=True):
-        st.markdown(f"**Compaction account · step {account.step}** · {escape_md(account.source)} "
-                    f"{escape_md(account.layer)}.{escape_md(account.kind)}"
-                    + (f" · trigger {escape_md(account.trigger)}" if account.trigger else ""))
+        who = ("recorded by the source agent" if account.source == "recorded" else "simulated by this run")
+        st.markdown(f"**Compaction account · step {account.step}** · {who} ({escape_md(account.layer)}."
+                    f"{escape_md(account.kind)})" + (f" · trigger {escape_md(account.trigger)}" if account.trigger else ""))
         st.markdown(escape_md(account.headline))
-        metrics = account_metrics(account, priced=priced)
-        cols = st.columns(len(metrics))
-        for col, (label, value) in zip(cols, metrics.items(), strict=True):
-            col.metric(label, value)
-        if account.recorded_tokens_before is not None:
-            st.caption(f"The source agent counted {account.recorded_tokens_before:,} tokens before it.")
-        left, right = st.columns([2, 3])
+        metrics = list(account_metrics(account, priced=priced).items())
+        for row in (metrics[:4], metrics[4:]):  # two rows of four: the values stay whole at half a page wide
+            for col, (label, value) in zip(st.columns(4), row, strict=True):
+                col.metric(label, value)
+        st.caption("Request before: what the step would have sent without the compaction; after: what it sent (whole "
+                   "requests, prompt included)."
+                   + (f" The source agent counted {account.recorded_tokens_before:,} tokens before it."
+                      if account.recorded_tokens_before is not None else ""))
+        left, right = st.columns([3, 2])
         with left:
             st.markdown("**What survived, by class**")
             table(class_rows(account.survival), height=table_height(len(CLASSES)))
-            st.caption(f"Kept = still in what the model sees after the compaction (the summary, a message kept, a "
-                       f"re-injected file, the system prompt). Rules: {RULES}.")
         with right:
+            st.caption(f"Kept = still in what the model sees after the compaction: the summary, a message kept, a "
+                       f"re-injected file, the system prompt. Lost facts a file of the run still holds are "
+                       f"*recoverable*. Rules: {RULES}.")
             classes = ["all", *[c for c in CLASSES if any(f.cls == c for f in account.survival.facts)]]
-            pick = st.columns(2)
-            cls = pick[0].selectbox("Class", classes, key=f"fx_class_{account.step}",
-                                    format_func=lambda c: "every class" if c == "all" else CLASS_LABELS[c])
-            status = pick[1].radio("Show", ["lost", "kept", "all"], horizontal=True, key=f"fx_status_{account.step}")
-            rows = fact_rows(account.survival, cls=None if cls == "all" else cls,
-                             kept=None if status == "all" else status == "kept")
-            _selectable(rows, f"fx_facts_{account.step}", "introduced at step")
-            st.caption("Select a row to open the step that introduced the fact. "
-                       + (f"The first {len(rows)} shown." if len(rows) == 200 else ""))
+            cls = st.selectbox("Facts of the class", classes, key=f"fx_class_{account.step}",
+                               format_func=lambda c: "every class" if c == "all" else CLASS_LABELS[c])
+            status = st.radio("Show", ["lost", "kept", "all"], horizontal=True, key=f"fx_status_{account.step}")
+        rows = fact_rows(account.survival, cls=None if cls == "all" else cls,
+                         kept=None if status == "all" else status == "kept")
+        _selectable(rows, f"fx_facts_{account.step}", "introduced at step")
+        st.caption("Select a row to open the step that introduced the fact."
+                   + (f" The first {len(rows)} shown." if len(rows) == 200 else ""))
         r = account.recovery
         label = ("What the agent fetched again afterwards (recorded)" if r.basis == "recorded"
                  else "What the later steps would need again (an estimate: the removed reads and runs they use)")
@@ -155,7 +160,7 @@ def survival_section(run: Run, cost: RunCost | None) -> None:
                    f"Rules: {RULES}.")
         pick = st.selectbox("Facts of the compaction at step", [a.step for a in accounts], key="fx_eval_pick")
         chosen = next(a for a in accounts if a.step == pick)
-        show_text(chosen.headline, preview_chars=400)
+        st.markdown(escape_md(chosen.headline))
         _selectable(fact_rows(chosen.survival), "fx_eval_facts", "introduced at step")
     if cost is None:
         return
@@ -166,10 +171,9 @@ def survival_section(run: Run, cost: RunCost | None) -> None:
     else:
         st.caption("No step lost what the previous one cached.")
     split = cost.totals()["split"]
-    st.caption(f"Input re-sent from earlier calls: {percent(split['replayed_token_share'])} of the tokens, "
-               f"{percent(split['replayed_share'])} of the input dollars"
-               + (f" ({dollars(split['replayed_dollars'])} of {dollars(split['replayed_dollars'] + split['new_dollars'])})"
-                  if priced else "") + ".")
+    st.caption(f"Input re-sent from earlier calls: {percent(split['replayed_token_share'])} of the input tokens"
+               + (f", {percent(split['replayed_share'])} of the input dollars ({dollars(split['replayed_dollars'])} of "
+                  f"{dollars(split['replayed_dollars'] + split['new_dollars'])})" if priced else "") + ".")
     report = cost.agreement()
     if report is not None:
         st.markdown(f"**Claude Code's own diagnosis** · {report['recorded_steps']} steps recorded one; "

@@ -76,7 +76,11 @@ def _account(run: Run, cost: RunCost, s: Survival, r: Recovery) -> CompactionAcc
     threshold = payload.get("threshold_tokens")
     if trigger is None and isinstance(threshold, int):  # a coding-agent policy's decision (engine.policies)
         trigger = f"tokens >= {threshold:,}"
-    before = event.tokens_before if event.tokens_before is not None else run.steps[s.step - 1].view_tokens
+    # the request it would have sent without the compaction (the payback's counterfactual at this step), else the
+    # previous request: whole requests, prompt included, like `tokens_after`
+    payback_at = account_at(cost, s.step)
+    before = (payback_at.per_step[0]["tokens_without"] if payback_at is not None and payback_at.per_step
+              else run.steps[s.step - 1].view_tokens)
     summary = str(payload.get("summary") or payload.get("summary_text") or "")
     if not summary:
         summary = next((message_text(m) for m in step.view if message_kind(m) == "summary"), "")

@@ -29,15 +29,16 @@ def fact_rows(s: Survival, *, cls: str | None = None, kept: bool | None = None, 
     """The facts, lost first, each with the step that introduced it (filtered by class and by kept/lost)."""
     facts = [f for f in s.facts if (cls is None or f.cls == cls) and (kept is None or f.kept == kept)]
     facts.sort(key=lambda f: (f.kept, CLASSES.index(f.cls), f.step))
-    return [{"class": CLASS_LABELS[f.cls], "fact": f.value, "status": "kept" if f.kept else "lost",
+    return [{"introduced at step": f.step, "class": CLASS_LABELS[f.cls], "status": "kept" if f.kept else "lost",
              "where": WHERE_LABELS.get(f.where or "", "recoverable (file)" if f.recoverable else "—"),
-             "introduced at step": f.step} for f in facts[:limit]]
+             "fact": f.value} for f in facts[:limit]]
 
 
 def refetch_rows(r: Recovery) -> list[dict[str, Any]]:
     """The calls that fetched again (or would have to) what the compaction removed."""
-    return [{"step": x.step, "tool": x.tool, "what": x.kind, "target": x.target, "result tokens": x.result_tokens,
-             "dollars": dollars(x.dollars), "fetched before at step": x.original_step} for x in r.refetches]
+    return [{"step": x.step, "tool": x.tool, "what": x.kind, "result tokens": x.result_tokens,
+             "dollars": dollars(x.dollars), "fetched before at step": x.original_step, "target": x.target}
+            for x in r.refetches]
 
 
 def account_metrics(a: CompactionAccount, *, priced: bool) -> dict[str, str]:
@@ -46,14 +47,15 @@ def account_metrics(a: CompactionAccount, *, priced: bool) -> dict[str, str]:
     paid = a.payback.get("paid_back_after") if a.payback else None
     r = a.recovery
     return {
-        "tokens": f"{a.tokens_before:,} → {a.tokens_after:,}",
+        "request before": f"{a.tokens_before:,}",
+        "request after": f"{a.tokens_after:,}",
         "net saved": dollars(net) if priced and net is not None else "-",
-        "paid back": ("-" if not priced or a.payback is None else "never" if paid is None
-                      else f"after {paid} step{'s' if paid != 1 else ''}"),
+        "paid back after": ("-" if not priced or a.payback is None else "never" if paid is None
+                            else f"{paid} step{'s' if paid != 1 else ''}"),
         "facts kept": f"{a.survival.kept} of {len(a.survival.facts)}",
-        "re-fetches": f"{r.calls}" + (" (estimate)" if r.basis == "estimate" else ""),
-        "first new edit": "none" if r.steps_to_first_edit is None else f"{r.steps_to_first_edit} steps later",
-        "cache broken": f"{a.cache['lost_tokens']:,} tokens",
+        "re-fetches" + (" (estimate)" if r.basis == "estimate" else ""): f"{r.calls}",
+        "steps to first new edit": "none" if r.steps_to_first_edit is None else f"{r.steps_to_first_edit}",
+        "cache broken (tokens)": f"{a.cache['lost_tokens']:,}",
     }
 
 

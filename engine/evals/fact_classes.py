@@ -72,11 +72,12 @@ _URL = re.compile(r"\b(?:https?|ftp|file)://[^\s<>\"'`)\]}]+", re.IGNORECASE)
 _PATH = re.compile(
     r"(?<![\w/.:~@$%-])"
     r"("
-    r"(?:~|\.{1,2})?/(?:[\w.@+-]+/)*[\w@+-][\w.@+-]*"                       # /abs/path, ~/x, ./x, ../x
+    r"(?:~|\.{1,2})?/(?:[\w.@+-]+/)*[\w@+-][\w.@+-]*/?"                     # /abs/path, ~/x, ./x, ../x, dir/
     r"|[A-Za-z]:\\(?:[\w.@+ -]+\\)*[\w.@+-]+"                                # C:\dir\file
-    r"|(?:[\w@+-][\w.@+-]*/)+[\w@+-][\w@+-]*\.[A-Za-z][A-Za-z0-9]{0,7}"      # rel/dir/name.ext
+    r"|(?:[\w@+-][\w.@+-]*/)+[\w@+-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,7}"  # rel/dir/name.ext
     r")"
-    r"(?::\d+(?::\d+)?)?(?![\w/])")
+    # never ends inside a name: a match cut back to fit would be a wrong, shorter path
+    r"(?::\d+(?::\d+)?)?(?![\w/@+-]|\.[\w/])")
 
 
 def paths_in(text: str) -> list[str]:
@@ -88,6 +89,7 @@ def paths_in(text: str) -> list[str]:
         if any(a <= start < b for a, b in urls):
             continue
         path = m.group(1).rstrip(".,;:")
+        path = path.rstrip("/") if len(path) > 1 else path
         if _is_path(path):
             out.append(path)
     return out

@@ -34,6 +34,9 @@ def test_paths_are_absolute_home_relative_and_windows_paths_never_urls() -> None
             "~/notes/todo.md, C:\\work\\build.log, the /tmp dir, 12/05/2024.")
     assert paths_in(text) == ["/home/u/p/src/app.py", "src/lib/x.ts", "./run.sh", "~/notes/todo.md",
                               "C:\\work\\build.log"]
+    # a folder's trailing slash, a sentence's last dot, two extensions; never a path cut short to fit
+    assert paths_in("ls /srv/app/deps/ash_computer/ then read docs/app.tar.gz. Done") == [
+        "/srv/app/deps/ash_computer", "docs/app.tar.gz"]
 
 
 def test_a_path_is_kept_whole_or_by_its_last_two_components() -> None:
