@@ -16,6 +16,7 @@ from ui.figures import esc
 
 # One colour per retention class; the session intent's statuses reuse them (kept = in view, ...).
 CLASS_COLORS: dict[str, str] = {
+    "never": "#f8fafc",
     "absent": "#e5e7eb",
     "in_view": "#16a34a",
     "in_summary": "#2563eb",
@@ -23,6 +24,7 @@ CLASS_COLORS: dict[str, str] = {
     "lost": "#dc2626",
 }
 CLASS_LABELS: dict[str, str] = {
+    "never": "never in the thread",
     "absent": "not in the thread yet",
     "in_view": "in view",
     "in_summary": "in summary",
