@@ -54,6 +54,7 @@ def compare_policies(runs: Mapping[str, Run], baseline: Run | None = None,
             "re-fetches": m["recovery_calls"],
             "re-fetch tokens": m["recovery_tokens"],
             "cache misses $": m["cache_lost_dollars"],
+            "cache misses by cause (tokens)": " · ".join(f"{c} {n:,}" for c, n in m["cache_lost_tokens"].items()) or "-",
         }
         if baseline is not None and run is not baseline:
             row["first compaction vs recorded"] = first_shift(against_baseline(run, baseline).shifts)
