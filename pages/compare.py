@@ -6,6 +6,8 @@ import streamlit as st
 
 from engine.config.presets import default_preset_name
 from engine.config.schema import EngineConfig, preset
+from engine.cost.views import percent
+from engine.evals.account import forensics_summary
 from engine.run.run import Run
 from engine.views.threads import thread_facts
 from ui import session
@@ -93,7 +95,19 @@ def _facts(run: Run) -> dict[str, object]:
         "peak view tokens": totals["peak_view_tokens"], "peak raw tokens (no layers)": totals["peak_raw_tokens"],
         "tokens saved": totals["tokens_saved"], "events": totals["events"], "warnings": totals["warnings"],
         "summarizer calls": totals["summarizer_calls"], "settings": run.config.preset or "custom",
+        **_forensics(run),
     }
+
+
+def _forensics(run: Run) -> dict[str, object]:
+    """What the run's compactions kept and what the agent fetched again (engine.evals.account)."""
+    try:
+        f = forensics_summary(run)
+    except Exception as exc:  # an eval bug must not take the page down
+        return {"facts kept after compactions": f"failed: {error_text(exc)}"}
+    return {"facts kept after compactions": percent(f["facts kept"]), "re-fetches after compactions":
+            f"{f['re-fetches']} ({f['re-fetch basis']})", "input dollars re-sending history":
+            percent(f["replayed share of input dollars"])}
 
 
 def _cell(value: object) -> str:

@@ -27,6 +27,7 @@ from ui.config_form import (
 )
 from ui.cost_panel import compare_cost
 from ui.figures import compare_figure, policies_figure
+from ui.forensics import compare_section
 from ui.frame import require_frame
 from ui.text import error_text, escape_md
 from ui.widgets import keep_widget_state, no_run_message, table
@@ -278,7 +279,9 @@ def _policies_section() -> None:
     rows = compare_policies(runs, baseline)
     table(rows, height=38 + 35 * len(rows))
     st.caption("Needle retention: facts picked from the thread, tracked in each view. Summarizer input tokens: what "
-               "the summaries would cost a model (the offline summarizer writes them here). "
+               "the summaries would cost a model (the offline summarizer writes them here). Facts kept: of the "
+               "history each compaction removed (paths, commands, numbers, errors, identifiers, decisions); "
+               "re-fetches: what the agent fetched again (as-recorded) or the later steps would need (a policy's). "
                "`ctxi sweep FILE --grid preset=claude-code,codex,gemini-cli,deepagents` prints the same.")
 
 
@@ -314,6 +317,7 @@ def _compare_section() -> None:
             rows = compare_runs(run_a, run_b)
             table(rows, height=38 + 35 * len(rows))
             compare_cost(run_a, run_b)
+            compare_section(run_a, run_b)
 
 
 # The tabs track which one is open (bind="query-params" reruns on a switch), so the Compare tab's

@@ -18,6 +18,7 @@ from engine.views.step import message_entry, system_parts
 from engine.views.timeline import describe_event, events_of, layer_order, payload_value
 from ui import session
 from ui.cost_panel import compactions_table, cost_of, payback_line
+from ui.forensics import card_at
 from ui.frame import require_frame
 from ui.library import all_subagent_buttons
 from ui.text import escape_md, show_text
@@ -145,6 +146,8 @@ with tabs[1]:
         payback = payback_line(summaries_cost, e.step)
         if payback:
             st.info(payback)
+        # what this compaction kept, lost and cost to recover, and the cache it broke (ui.forensics)
+        card_at(run, e.step, summaries_cost)
         if e.severity == "warning":
             st.warning(escape_md(e.message or "warning"))
         elif e.message:

@@ -19,6 +19,7 @@ from engine.cost.views import (
     paid_back_sentence,
     percent,
     pricing_note,
+    recorded_cause_text,
     recorded_ttl_split,
     step_bill_rows,
     summarizer_calls_before,
@@ -113,6 +114,9 @@ def step_bill(run: Run, k: int) -> None:
     why = miss_text(s)
     if why:
         notes.append(why)
+    recorded = recorded_cause_text(s)
+    if recorded:
+        notes.append(recorded)
     st.caption(escape_md(" · ".join(notes)))
     for call in summarizer_calls_before(cost, k):
         st.markdown(escape_md(

@@ -138,6 +138,7 @@ class _Layout:
     ends: list[int]
     flagged: list[int]  # blocks the agent marks with a breakpoint (besides the last)
     blocks: Sequence[Block] = ()  # the request's own blocks (the next request compares with them first)
+    shared: int = 0  # leading blocks equal to `previous`'s (engine.cost.split: content sent before)
 
 
 def layout(blocks: Sequence[Block], previous: _Layout | None = None) -> _Layout:
@@ -167,6 +168,7 @@ def layout(blocks: Sequence[Block], previous: _Layout | None = None) -> _Layout:
     else:
         out = _Layout([], [], [], [], [])
     out.blocks = blocks
+    out.shared = n
     h = out.hashes[-1] if out.hashes else 0
     tokens = out.cumulative[-1] if out.cumulative else 0
     pos = out.ends[-1] if out.ends else 0

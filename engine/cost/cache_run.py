@@ -140,33 +140,51 @@ def _model(thread: Thread, config: Any) -> str | None:
 
 
 def _prefix_blocks(step: StepRecord, messages_tokens: int, boundary: int | None,
-                   keys: dict[tuple[int, tuple[str, ...], int], tuple[Any, str]] | None = None) -> list[Block]:
+                   keys: dict[tuple[int, tuple[str, ...], int, str | None], tuple[Any, str]] | None = None,
+                   model: str | None = None) -> list[Block]:
     prefix = max(0, step.view_tokens - messages_tokens)
     if not prefix:
         return []
-    key = _prefix_key(step, prefix) if keys is None else _known_prefix_key(step, prefix, keys)
+    key = _prefix_key(step, prefix, model) if keys is None else _known_prefix_key(step, prefix, keys, model)
     if boundary is not None and 0 < boundary < prefix:
         return [Block(key + ":system", boundary, 1, True, "prompt"),
                 Block(key + ":rest", prefix - boundary, 1, False, "prompt (after the system prompt)")]
     return [Block(key, prefix, 1, True, "prompt")]
 
 
-def _prefix_key(step: StepRecord, prefix: int) -> str:
+def _prefix_key(step: StepRecord, prefix: int, model: str | None = None) -> str:
+    # the model is part of the key: "The cache is per-model" (Anthropic, cache diagnostics, `model_changed`)
     system = step.system.content if step.system is not None else None
-    return hashlib.sha1(json.dumps([system, list(step.tool_names), prefix], default=str).encode()).hexdigest()
+    body = [system, list(step.tool_names), prefix] + ([model] if model else [])
+    return hashlib.sha1(json.dumps(body, default=str).encode()).hexdigest()
 
 
-def _known_prefix_key(step: StepRecord, prefix: int, keys: dict[tuple[int, tuple[str, ...], int], tuple[Any, str]]) -> str:
-    """`_prefix_key`, made once per system message object, tool names and prefix size (most steps of a run
-    share one system message: dumping and hashing it again is O(prompt) per step). The entry keeps the
+def _known_prefix_key(step: StepRecord, prefix: int,
+                      keys: dict[tuple[int, tuple[str, ...], int, str | None], tuple[Any, str]],
+                      model: str | None = None) -> str:
+    """`_prefix_key`, made once per system message object, tool names, prefix size and model (most steps of a
+    run share one system message: dumping and hashing it again is O(prompt) per step). The entry keeps the
     message alive, so its id cannot be reused by another object."""
-    cache_key = (id(step.system), step.tool_names, prefix)
+    cache_key = (id(step.system), step.tool_names, prefix, model)
     hit = keys.get(cache_key)
     if hit is None or hit[0] is not step.system:
         if len(keys) >= 256:  # a layer rebuilding the system message every step
             keys.clear()
-        hit = keys[cache_key] = (step.system, _prefix_key(step, prefix))
+        hit = keys[cache_key] = (step.system, _prefix_key(step, prefix, model))
     return hit[1]
+
+
+def step_models(run: Run) -> list[str | None]:
+    """The model each step's call went to, as recorded (the last recorded one carried forward; the thread's
+    model before any): a switch of model starts a new cache."""
+    current = run.thread.model
+    out: list[str | None] = []
+    for step in run.steps:
+        usage = run.thread.usage.get(step.message_id)
+        if usage is not None and usage.model:
+            current = usage.model
+        out.append(current)
+    return out
 
 
 KEPT_STEPS = 4
@@ -196,7 +214,8 @@ class RequestBuilder:
         # blocks, which are the same objects, so a rebuilt list is equal to the one dropped.
         self._per_step: dict[int, tuple[Any, list[Block]]] = {}
         self._tokens: dict[int, int] = {}
-        self._prefix_keys: dict[tuple[int, tuple[str, ...], int], tuple[Any, str]] = {}
+        self._prefix_keys: dict[tuple[int, tuple[str, ...], int, str | None], tuple[Any, str]] = {}
+        self.models = step_models(run)
 
     def block(self, message: BaseMessage) -> Block:
         """The message as a cache block (made once per message object: counts are fixed per object)."""
@@ -242,7 +261,8 @@ class RequestBuilder:
                 time_s: float | None = None) -> Request:
         body = self.messages(step)
         body_tokens = self.messages_tokens(step)
-        prefix = _prefix_blocks(step, body_tokens, self.boundary, self._prefix_keys)
+        model = self.models[step.index] if step.index < len(self.models) else None
+        prefix = _prefix_blocks(step, body_tokens, self.boundary, self._prefix_keys, model)
         more = [self.block(m) for m in extra]
         when = time_s if time_s is not None else step_time(self.run.thread, step)
         total = sum(b.tokens for b in prefix) + body_tokens + sum(b.tokens for b in more)
@@ -299,4 +319,4 @@ def reproduction(run: Run, tolerance: float = 0.05) -> list[dict[str, Any]]:
 
 
 __all__ = ["RequestBuilder", "cache_rules", "content_blocks", "default_boundary", "message_key", "parse_time",
-           "prefix_boundary", "provider_of", "recorded_ttl", "reproduction", "simulate_run", "step_time"]
+           "prefix_boundary", "provider_of", "recorded_ttl", "reproduction", "simulate_run", "step_models", "step_time"]

@@ -120,13 +120,35 @@ def miss_text(s: StepCost) -> str | None:
         return "first call: nothing cached yet in this conversation"
     if not use.lost or s.cause is None:
         return None
-    why = {"compaction": "a compaction rewrote the history", "edit": "a context edit changed earlier content",
-           "thinking stripped": "earlier turns' thinking was stripped (the model's thinking rule)",
+    detail = f" ({s.cause_detail})" if s.cause_detail else ""
+    why = {"compaction": f"a compaction rewrote the history{detail}",
+           "edit": f"an earlier message was changed in place{detail}",
+           "insertion": f"content was inserted before cached content{detail}",
+           "removal": f"earlier messages were dropped{detail}",
+           "tools": f"the tools sent changed{detail}",
+           "system": "the system prompt changed",
+           "model": f"the model changed{detail}: each model has its own cache",
+           "prefix": "the prompt before the messages changed",
            "ttl": f"the cache entry expired ({use.gap_s:,.0f} s since the previous call, TTL {use.ttl})"
            if use.gap_s is not None else f"the cache entry expired (TTL {use.ttl})",
-           "lookback": "more than 20 content blocks were appended since the cached prefix",
-           "prefix changed": "the request's prefix changed"}.get(s.cause, f"{s.cause} rewrote the prefix")
-    return f"{use.lost:,} of the {use.previous_cached:,} tokens the previous call cached were not read: {why}"
+           "lookback": "more than 20 content blocks were appended since the cached prefix"}.get(
+        s.cause, f"{s.cause}{detail}")
+    cost = f", {dollars(s.lost_dollars)} to write again" if s.lost_dollars else ""
+    return f"{use.lost:,} of the {use.previous_cached:,} tokens the previous call cached were not read{cost}: {why}"
+
+
+def recorded_cause_text(s: StepCost) -> str | None:
+    """Claude Code's own diagnosis of the step, beside ours (None when the transcript records none)."""
+    reason = s.recorded_reason
+    if reason is None:
+        return None
+    if reason == "none":
+        return "recorded diagnosis: no change found since the previous request"
+    if reason == "pending":
+        return "recorded diagnosis: still pending when the response was written"
+    tokens = f", {s.recorded_missed_tokens:,} tokens after the change" if s.recorded_missed_tokens else ""
+    verdict = {True: "agrees with ours", False: f"ours says {s.cause or 'no miss'}", None: "not compared"}[s.agrees]
+    return f"recorded diagnosis: {reason}{tokens} ({verdict})"
 
 
 def summarizer_calls_before(cost: RunCost, k: int) -> list[SummarizerCall]:
@@ -206,5 +228,5 @@ def cost_series(cost: RunCost) -> CostSeries:
 
 
 __all__ = ["CostSeries", "account_at", "compaction_rows", "compare_cost_rows", "cost_series", "dollars",
-           "miss_text", "output_note", "paid_back", "paid_back_sentence", "percent", "pricing_note", "recorded_ttl_split", "step_bill_rows",
+           "miss_text", "output_note", "recorded_cause_text", "paid_back", "paid_back_sentence", "percent", "pricing_note", "recorded_ttl_split", "step_bill_rows",
            "summarizer_calls_before", "totals_rows"]

@@ -143,6 +143,7 @@ class _Reply:
     blocks: list[Record] = field(default_factory=list)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     usage: RecordedUsage | None = None
+    diagnostics: tuple[str, int | None] | None = None  # Anthropic's cache diagnosis of this call, when recorded
 
 
 @dataclass
@@ -254,6 +255,7 @@ def _add_assistant(s: Session, record: Record, line: int) -> None:
                 s.todos = list(call["args"]["todos"])
         else:
             reply.blocks.append(block)
+    reply.diagnostics = _better_diagnosis(reply.diagnostics, _diagnosis(msg))
     raw_usage = msg.get("usage")
     if isinstance(raw_usage, dict) and reply.model != SYNTHETIC_MODEL:
         if reply.usage is None:
@@ -261,6 +263,40 @@ def _add_assistant(s: Session, record: Record, line: int) -> None:
         else:
             # Input fields repeat on every streamed record; only the last output_tokens is final.
             reply.usage.output_tokens = _int_or_none(raw_usage.get("output_tokens"))
+
+
+# Anthropic's cache diagnostics (https://platform.claude.com/docs/en/build-with-claude/cache-diagnostics,
+# *Response format*), which Claude Code 2.1.251+ writes on every assistant record beside `usage`:
+# `diagnostics: null` = compared, no divergence (or a first call); `{"cache_miss_reason": null}` = the
+# comparison was still pending; `{"cache_miss_reason": {"type": ..., "cache_missed_input_tokens": N}}`.
+_DIAGNOSIS_RANK = {"none": 0, "pending": 1}
+
+
+def _diagnosis(msg: Record) -> tuple[str, int | None] | None:
+    if "diagnostics" not in msg:
+        return None
+    value = msg["diagnostics"]
+    if value is None:
+        return ("none", None)
+    if not isinstance(value, dict) or "cache_miss_reason" not in value:
+        return None
+    reason = value["cache_miss_reason"]
+    if reason is None:
+        return ("pending", None)
+    kind = reason.get("type") if isinstance(reason, dict) else None
+    if not isinstance(kind, str) or not kind:
+        return None
+    return (kind, _int_or_none(reason.get("cache_missed_input_tokens")))
+
+
+def _better_diagnosis(old: tuple[str, int | None] | None,
+                      new: tuple[str, int | None] | None) -> tuple[str, int | None] | None:
+    """The streamed records of one response repeat its diagnosis: a reason beats pending beats none."""
+    if new is None:
+        return old
+    if old is None:
+        return new
+    return new if _DIAGNOSIS_RANK.get(new[0], 2) >= _DIAGNOSIS_RANK.get(old[0], 2) else old
 
 
 def _stamp(s: Session, message_id: str, record: Record) -> None:
@@ -533,6 +569,8 @@ def to_thread(s: Session, thread_id: str) -> Thread:
                 usage[item.message_id] = item.usage
                 item.usage.timestamp = s.timestamps.get(item.message_id)
                 item.usage.model = item.model
+                if item.diagnostics is not None:
+                    item.usage.cache_miss_reason, item.usage.cache_missed_input_tokens = item.diagnostics
             if model is None and item.model and item.model != SYNTHETIC_MODEL:
                 model = item.model
         else:

@@ -55,6 +55,13 @@ class RecordedUsage:
     # When the call was made, as the source recorded it (ISO 8601), and the model that answered it.
     timestamp: str | None = None
     model: str | None = None
+    # The provider's own diagnosis of a prompt-cache miss, where recorded (Claude Code 2.1.251+ writes
+    # Anthropic's `message.diagnostics`): "none" (compared, no divergence, or a first call), "pending" (the
+    # comparison had not finished), or the reason's type (`messages_changed`, `tools_changed`,
+    # `system_changed`, `model_changed`, `previous_message_not_found`, `unavailable`), with its
+    # `cache_missed_input_tokens` estimate for the `*_changed` types. None: not recorded.
+    cache_miss_reason: str | None = None
+    cache_missed_input_tokens: int | None = None
 
     @property
     def context_tokens(self) -> int | None:

@@ -130,7 +130,8 @@ def test_every_json_option_has_the_same_help() -> None:
 
     walk(parser, "ctxi")
     assert set(helps) == {"ctxi inspect", "ctxi replay", "ctxi scenario", "ctxi eval needle", "ctxi eval drift",
-                          "ctxi sweep", "ctxi sessions", "ctxi watch", "ctxi export-config"}
+                          "ctxi eval survival", "ctxi eval cache", "ctxi sweep", "ctxi sessions", "ctxi watch",
+                          "ctxi export-config"}
     assert all(h.startswith("print ") and h.endswith(" as JSON on stdout instead of text") for h in helps.values())
     assert {c.replace("_", "-") for c in COMMANDS} == {a for a in parser._subparsers._group_actions[0].choices}
 

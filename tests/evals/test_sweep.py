@@ -171,3 +171,41 @@ def test_ray_missing_gives_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(builtins, "__import__", no_ray)
     with pytest.raises(ConfigError, match=r"pip install 'context-inspector\[ray\]'"):
         sweep(needle_thread(), BASE, {"summarization.trigger": ["messages:6", "messages:8"]}, executor="ray", workers=2)
+
+
+def test_points_carry_survival_and_recovery_and_the_front_can_use_them() -> None:
+    from engine.evals.recovery import recovery
+    from engine.evals.survival import run_survival_totals, survival
+    from engine.evals.sweep import check_pareto_axes
+    from tests.evals.forensics_threads import coding_thread
+
+    config = preset("langchain").with_overrides(["tokens.counter=approximate", "summarization.trigger=messages:6",
+                                                 "summarization.keep=messages:2"])
+    run = replay(coding_thread(compacted=False), config)
+    m = run_metrics(run)
+    totals = run_survival_totals(survival(run))
+    assert (m["survival"], m["survival_facts"], m["survival_kept"]) == (totals["rate"], totals["facts_total"],
+                                                                        totals["facts_kept"])
+    assert m["survival_facts"] > 0 and m["compactions"] == 3
+    assert m["recovery_calls"] == sum(r.calls for r in recovery(run)) == 2
+    assert sorted(m["survival_by_class"]) == ["command", "decision", "error", "identifier", "number", "path"]
+    # a Pareto front on other axes: min recovery calls and max survival
+    def point(survival_rate, calls):
+        return {"survival": survival_rate, "recovery_calls": calls}
+
+    metrics = [point(0.5, 3), point(0.7, 3), point(0.4, 1), point(None, 4)]
+    assert pareto_indices(metrics, axes=("survival", "recovery_calls")) == [1, 2, 3]  # None counts as 1.0
+    with pytest.raises(ConfigError, match="unknown Pareto axis 'speed'"):
+        check_pareto_axes(["peak_view_tokens", "speed"])
+    with pytest.raises(ConfigError, match="at least two"):
+        check_pareto_axes(["survival", "survival"])
+
+
+def test_a_sweep_redraws_its_front_on_other_axes_without_replaying() -> None:
+    result = sweep(_threads(), BASE, GRID, executor="serial")
+    other = result.with_pareto(["survival", "recovery_calls", "peak_view_tokens"])
+    assert other.pareto_axes == ("survival", "recovery_calls", "peak_view_tokens")
+    assert [p.point.index for p in other.points if p.pareto] == pareto_indices(
+        [p.metrics for p in result.points], axes=other.pareto_axes)
+    assert [p.metrics for p in other.points] == [p.metrics for p in result.points]
+    assert other.to_dict()["pareto_axes"] == ["survival", "recovery_calls", "peak_view_tokens"]
