@@ -28,12 +28,12 @@ SESSIONS = {
         "step": 61, "classes": {"path": (15, 20), "command": (5, 24), "number": (5, 45), "error": (1, 2),
                                 "identifier": (23, 29), "decision": (1, 8)},
         "refetches": (5, "recorded", {"read": 5}), "estimate": 7, "first_edit": (0, 0), "fresh": (8, 12),
-        "causes": {"compaction": 148_748, "ttl": 164_821}},
+        "causes": {"compaction": 149_403, "ttl": 164_821}},
     "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl": {
         "step": 126, "classes": {"path": (50, 66), "command": (2, 44), "number": (8, 53), "error": (5, 21),
                                  "identifier": (28, 40), "decision": (2, 6)},
         "refetches": (2, "recorded", {"read": 2}), "estimate": 4, "first_edit": (1, 3), "fresh": (7, 16),
-        "causes": {"compaction": 145_726}},
+        "causes": {"compaction": 145_791}},
 }
 
 
