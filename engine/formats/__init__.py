@@ -139,7 +139,9 @@ def list_threads(
     """The threads a file holds (one for most formats; many for tau-bench or a SQLite database)."""
     source = open_source(path, data=data, name=name, max_bytes=max_bytes)
     fmt, imp = _importer(source, format)
-    return _guarded(lambda: imp.list_threads(source), source, fmt)
+    from engine.formats.surrogates import repair_refs  # imports the thread model (LangChain): not for --help
+
+    return repair_refs(_guarded(lambda: imp.list_threads(source), source, fmt))
 
 
 def load_thread(
@@ -156,6 +158,10 @@ def load_thread(
     fmt, imp = _importer(source, format)
     with paused_gc():  # building many message objects: see engine.base.gcpause
         thread = _guarded(lambda: imp.load(source, thread_id), source, fmt)
+    from engine.formats.surrogates import needs_repair, repair_thread
+
+    if needs_repair(source, fmt, thread):  # unpaired surrogates, replaced and said
+        repair_thread(thread)
     if not thread.source_format:
         thread.source_format = fmt
     if fmt != "native":  # our own JSON holds the thread exactly as it was imported
