@@ -59,7 +59,7 @@ class Block:
 
 @dataclass(frozen=True)
 class Request:
-    blocks: tuple[Block, ...]
+    blocks: Sequence[Block]  # a tuple, or a Joined sequence sharing its blocks with the previous request
     time_s: float | None = None  # when the request started (seconds); None: no timestamps recorded
     label: str = ""
     # the blocks' tokens when the caller already summed them as it built the request (engine.cost.cache_run

@@ -170,7 +170,7 @@ def load_thread(
         with paused_gc():  # building many message objects: see engine.base.gcpause
             thread = _guarded(lambda: imp.load(source, thread_id), source, fmt)
     except (ThreadLoadError, MemoryError) as exc:
-        error = _failure(exc, label)
+        error: ThreadLoadError | None = _failure(exc, label)
     else:
         error = None
     if error is not None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
@@ -294,7 +294,7 @@ class Builder:
                 for tc in self._open_by_id.pop(m.tool_call_id, {}).values():
                     self._close(tc, by_id=False)
             elif isinstance(m, AIMessage):
-                for tc in m.tool_calls:
+                for tc in cast(list[dict[str, Any]], m.tool_calls):
                     if tc["id"] not in self._answered:
                         self._open[id(tc)] = tc
                         self._open_by_id.setdefault(tc["id"], {})[id(tc)] = tc
