@@ -451,6 +451,19 @@ def build(group: Group, where: Where) -> Thread:
                   extra={"llm_spans": len(group.calls), "tool_spans": len(group.tools)})
 
 
+def _subagent_groups(found: list[Group]) -> dict[str, list[Group]]:
+    """The sub-agent groups under each thread id that starts theirs (`<thread>/<call id>`), in file order:
+    one pass over the groups' ids, not one over every group per thread (10,000 conversations)."""
+    out: dict[str, list[Group]] = {}
+    for sub in found:
+        if sub.owner is None:
+            continue
+        tid = sub.thread_id
+        for cut in dict.fromkeys(i for i, ch in enumerate(tid) if ch == "/"):
+            out.setdefault(tid[:cut], []).append(sub)
+    return out
+
+
 class OtelGenAIImporter:
     name = FORMAT
 
@@ -468,25 +481,27 @@ class OtelGenAIImporter:
     def list_threads(self, source: Source) -> list[ThreadRef]:
         found, where = self._threads(source)
         main = [g for g in found if g.owner is None] or found
-        return [ThreadRef(t.thread_id, t.title, len(t.messages)) for t in (self._with_subagents(g, found, where) for g in main)]
+        subs = _subagent_groups(found)
+        return [ThreadRef(t.thread_id, t.title, len(t.messages))
+                for t in (self._with_subagents(g, subs, where) for g in main)]
 
-    def _with_subagents(self, group: Group, found: list[Group], where: Where) -> Thread:
+    def _with_subagents(self, group: Group, subs: dict[str, list[Group]], where: Where) -> Thread:
         thread = build(group, where)
-        for sub in found:
-            if sub.owner is not None and sub.thread_id.startswith(f"{group.thread_id}/"):
-                thread.subagents[sub.owner] = build(sub, where)
+        for sub in subs.get(group.thread_id, ()):
+            thread.subagents[sub.owner] = build(sub, where)  # type: ignore[index]  # sub-agent groups have owners
         return thread
 
     def load(self, source: Source, thread_id: str | None) -> Thread:
         found, where = self._threads(source)
         main = [g for g in found if g.owner is None] or found
         ids = [g.thread_id for g in main]
+        subs = _subagent_groups(found)
         if thread_id is None:
-            return self._with_subagents(main[0], found, where)
+            return self._with_subagents(main[0], subs, where)
         if thread_id not in ids:
             shown = ", ".join(ids[:SHOWN_IDS]) + (f" … ({len(ids)} threads)" if len(ids) > SHOWN_IDS else "")
             raise ThreadNotFoundError(f"thread {thread_id!r} not found; threads: {shown}", path=source.label, format=FORMAT)
-        return self._with_subagents(main[ids.index(thread_id)], found, where)
+        return self._with_subagents(main[ids.index(thread_id)], subs, where)
 
 
 IMPORTER = OtelGenAIImporter()
