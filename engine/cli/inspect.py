@@ -98,6 +98,8 @@ def render_text(report: dict[str, Any], *, file: str) -> str:
     skipped = report.get("skipped_records") or {}
     if skipped:
         lines.append(f"skipped records: {_counts(dict(sorted(skipped.items(), key=lambda kv: -kv[1])), limit=6)}")
+    for warning in report.get("warnings") or []:
+        lines.append(f"warning:     {warning}")
     peak_at = f" at step {tokens['peak_step']}" if tokens["peak_step"] is not None else " (after the last message)"
     lines.append(f"tokens ({tokens['counter']}): total {tokens['total']:,}, peak context {tokens['peak']:,}{peak_at}")
     by_category = {k: v for k, v in sorted(tokens["by_category"].items(), key=lambda kv: -kv[1]) if v}

@@ -26,6 +26,7 @@ engine.cost.payback.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +37,7 @@ from engine.cost.bill import Bill, price_recorded, price_use, recorded_dict, usd
 from engine.cost.cache import CacheRules, CacheUse, PromptCache, Request
 from engine.cost.cache_run import RequestBuilder, cache_rules, default_boundary, step_time
 from engine.cost.misses import agrees, lost_price_per_token, miss_cause
-from engine.cost.payback import compaction_costs, history_before, is_compaction
+from engine.cost.payback import CompactionAccounts, history_before, is_compaction
 from engine.cost.prices import PER_MILLION, Price, price_for, table_checked
 from engine.cost.split import Replayed, Split, split_bill, split_totals
 from engine.policies.claude_code import SUMMARY_PROMPT as FORK_PROMPT
@@ -350,7 +351,13 @@ def _compute(run: Run, accounts: bool) -> RunCost:
     recorded_calls = _recorded_calls(run) if recorded_applies else []
     steps: list[StepCost] = []
     calls: list[SummarizerCall] = []
-    snapshots: dict[int, PromptCache] = {}
+    # each compaction's account is settled once its horizon is priced (the next compaction, or the end),
+    # so one cache snapshot is held at a time, not one per compaction (each as large as the cache)
+    ledger = CompactionAccounts(run, price=price, rules=rules, builder=builder) if accounts else None
+    pending: Any = None  # the open account (engine.cost.payback)
+    settled: list[Any] = []
+    summarizer: dict[int, float] = {}
+    priced = _PricedSteps(steps)
     total = 0.0
     recorded_total = 0.0
     prev_request: Request | None = None
@@ -363,13 +370,16 @@ def _compute(run: Run, accounts: bool) -> RunCost:
         when = step_time(thread, step)
         timed = timed or when is not None
         compactions = [e for e in step.events if is_compaction(e)]
-        if compactions:
-            snapshots[step.index] = cache.copy()
+        if compactions and ledger is not None:
+            if pending is not None:  # its horizon ends here: every step it compares is priced
+                settled.append(ledger.settle(pending, priced, summarizer))
+            pending = ledger.open(step.index, cache.copy())
         for event in compactions:
             call = _summarizer_call(run, builder, cache, step, event, when, price, rules, recorded_calls,
                                     state_index, prompt_tokens)
             if call is not None:
                 calls.append(call)
+                summarizer[call.step] = summarizer.get(call.step, 0.0) + call.bill.total
                 total += call.bill.total
                 if call.recorded_bill is not None:
                     recorded_total += call.recorded_bill.total
@@ -400,15 +410,26 @@ def _compute(run: Run, accounts: bool) -> RunCost:
         steps.append(entry)
         prev_request = request
     result = RunCost(model, price, rules, boundary, timed, recorded_applies, steps, calls)
-    if accounts:
-        summarizer: dict[int, float] = {}
-        for call in calls:
-            summarizer[call.step] = summarizer.get(call.step, 0.0) + call.bill.total
-        result.compactions = compaction_costs(
-            run, price=price, rules=rules, steps=[(s.cache, s.bill, s.output_tokens) for s in steps],
-            summarizer=summarizer, builder=builder, snapshots=snapshots)
+    if ledger is not None:
+        if pending is not None:
+            settled.append(ledger.settle(pending, priced, summarizer))
+        result.compactions = settled
         result.accounted = True
     return result
+
+
+class _PricedSteps(Sequence[tuple[CacheUse, Bill, int]]):
+    """The priced steps as (cache use, bill, output tokens), read in place (engine.cost.payback)."""
+
+    def __init__(self, steps: list[StepCost]) -> None:
+        self.steps = steps
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __getitem__(self, k: Any) -> Any:
+        s = self.steps[k]
+        return (s.cache, s.bill, s.output_tokens)
 
 
 def _summarizer_call(run: Run, builder: RequestBuilder, cache: PromptCache, step: StepRecord, event: Event,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.base.errors import ThreadLoadError, ThreadNotFoundError, UnknownFormatError
-from engine.base.gcpause import paused_gc
+from engine.base.gcpause import paused_gc, release_memory
 from engine.formats.source import DEFAULT_MAX_BYTES, Importer, Source, ThreadRef
 from engine.tokens.windows import model_window
 
@@ -138,8 +138,19 @@ def list_threads(
 ) -> list[ThreadRef]:
     """The threads a file holds (one for most formats; many for tau-bench or a SQLite database)."""
     source = open_source(path, data=data, name=name, max_bytes=max_bytes)
-    fmt, imp = _importer(source, format)
-    return _guarded(lambda: imp.list_threads(source), source, fmt)
+    label = source.label
+    try:
+        fmt, imp = _importer(source, format)
+        refs = _guarded(lambda: imp.list_threads(source), source, fmt)
+    except (ThreadLoadError, MemoryError) as exc:
+        error = _failure(exc, label)
+    else:
+        # imports the thread model (LangChain): not for `ctxi inspect --help`
+        from engine.formats.surrogates import repair_refs
+
+        return repair_refs(refs)
+    source = None  # type: ignore[assignment]  # the error's traceback holds this frame: not the file
+    raise _released(error)
 
 
 def load_thread(
@@ -153,14 +164,46 @@ def load_thread(
 ) -> Thread:
     """Load one thread from a file or bytes, auto-detecting the format unless `format` is given."""
     source = open_source(path, data=data, name=name, max_bytes=max_bytes)
-    fmt, imp = _importer(source, format)
-    with paused_gc():  # building many message objects: see engine.base.gcpause
-        thread = _guarded(lambda: imp.load(source, thread_id), source, fmt)
+    label = source.label
+    try:
+        fmt, imp = _importer(source, format)
+        with paused_gc():  # building many message objects: see engine.base.gcpause
+            thread = _guarded(lambda: imp.load(source, thread_id), source, fmt)
+    except (ThreadLoadError, MemoryError) as exc:
+        error: ThreadLoadError | None = _failure(exc, label)
+    else:
+        error = None
+    if error is not None:
+        source = None  # type: ignore[assignment]  # the error's traceback holds this frame: not the file
+        raise _released(error)
+    from engine.formats.surrogates import needs_repair, repair_thread
+
+    if needs_repair(source, fmt, thread):  # unpaired surrogates, replaced and said
+        repair_thread(thread)
     if not thread.source_format:
         thread.source_format = fmt
     if fmt != "native":  # our own JSON holds the thread exactly as it was imported
         apply_model_window(thread)
     return thread
+
+
+def _failure(exc: BaseException, label: str) -> ThreadLoadError:
+    if isinstance(exc, ThreadLoadError):
+        return exc
+    return ThreadLoadError("ran out of memory while reading it: the thread is too large for this machine", path=label)
+
+
+def _released(error: ThreadLoadError) -> ThreadLoadError:
+    """A load's error without what it kept alive, and the memory the failed load held given back.
+
+    An error raised `from None` still holds the exception it replaced (`__context__`), whose traceback
+    holds the frames that parsed the file and their locals (the document, the messages built so far):
+    whoever keeps the error (a dashboard notice, a cached source) kept all of that."""
+    error.__context__ = error.__cause__ = None
+    error.__suppress_context__ = True
+    error = error.with_traceback(None)
+    release_memory()
+    return error
 
 
 def apply_model_window(thread: Thread) -> None:

@@ -13,7 +13,7 @@ from engine.recorded.calibration import CalibratedCounter, Calibration, system_t
 from engine.recorded.history import recorded_history
 from engine.recorded.viewsums import RunningViewSum
 from engine.thread.kinds import mark
-from engine.thread.model import RecordedCompaction, Thread
+from engine.thread.model import RecordedCompaction, Thread, load_warnings
 from engine.tokens.counters import TokenCounter, breakdown_messages, counter_for_thread, prime_thread
 
 SCHEMA = "context-inspector/inspect"
@@ -179,6 +179,7 @@ def _inspect_thread(thread: Thread, counter: TokenCounter | None) -> dict[str, A
         ],
         "recorded_microcompactions": _microcompactions(thread, savings),
         "skipped_records": dict(thread.extra.get("skipped_records") or {}),
+        "warnings": load_warnings(thread),
         "tokens": {
             "counter": counter.name,
             "total": sum(by_category.values()),

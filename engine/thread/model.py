@@ -160,6 +160,22 @@ class RecordedEdit:
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
 
+# `Thread.extra` key of the one-line notes an importer leaves about what it repaired or could not take as
+# written (a lone surrogate replaced, a rewind to an unknown message): shown on the Threads page, in
+# `ctxi inspect` and its JSON (`warnings`).
+LOAD_WARNINGS = "load_warnings"
+
+
+def add_load_warning(thread: Thread, text: str) -> None:
+    """Note one line about how the thread was read (see LOAD_WARNINGS)."""
+    thread.extra.setdefault(LOAD_WARNINGS, []).append(text)
+
+
+def load_warnings(thread: Thread) -> list[str]:
+    value = thread.extra.get(LOAD_WARNINGS)
+    return [str(w) for w in value] if isinstance(value, list) else []
+
+
 @dataclass
 class Thread:
     """A raw agent transcript: messages in order, plus what the source recorded about it."""

@@ -18,7 +18,7 @@ from engine.tokens.counters import get_counter
 from tests.conftest import trace_path
 
 TOP_KEYS = ["schema", "version", "format", "thread_id", "title", "model", "max_input_tokens", "messages", "by_role",
-            "tool_calls", "subagents", "recorded_compactions", "recorded_microcompactions", "skipped_records",
+            "tool_calls", "subagents", "recorded_compactions", "recorded_microcompactions", "skipped_records", "warnings",
             "tokens", "largest_messages", "steps"]
 
 
