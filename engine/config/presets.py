@@ -67,12 +67,16 @@ def preset_fields(name: str) -> dict[str, Any]:
         return dict(preset=name, order=("compaction",), recorded=RecordedConfig(enabled=False),
                             compaction=CompactionConfig.model_validate({"policy": name}), **_ALL_OFF)
     if name == "langchain":
-        # LangChain 1.5.2's SummarizationMiddleware alone: default trigger None (never fires), keep 20
+        # LangChain 1.5.2's SummarizationMiddleware: default trigger None (never fires), keep 20
         # messages, trim 4000, count_tokens_approximately with usage scaling, no overflow fallback.
+        # Its ContextEditingMiddleware([ClearToolUsesEdit()]) is configured but not in `order`:
+        # create_agent adds none by default; `order: [summarization, context_editing]` adds it, and it
+        # then decides with LangChain's own counter (engine/layers/context_editing.py `langchain_counter`).
         return dict(
             preset="langchain",
             tokens=TokensConfig(layer_counter="approximate"),
             order=("summarization",),
+            context_editing=ContextEditingConfig(style="langchain"),
             filesystem=FilesystemConfig(enabled=False),
             subagents=SubagentsConfig(enabled=False),
             summarization=SummarizationConfig(trigger=None, keep=ContextSize(type="messages", value=20),
