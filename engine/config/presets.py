@@ -102,7 +102,7 @@ def preset_fields(name: str) -> dict[str, Any]:
                                               keep=ContextSize(type="messages", value=10),
                                               trim_tokens_to_summarize=15564, mode="state", overflow_fallback=False,
                                               style="deerflow-head" if head else "langchain"),
-            todo=TodoConfig(enabled=True, style="deerflow-head" if head else "deerflow", system_prompt=True),
+            todo=TodoConfig(enabled=True, style="deerflow-head" if head else "deerflow", system_prompt=True, tool=True),
             dangling=DanglingConfig(style="deerflow-head" if head else "deerflow", drop_orphans=head),
             memory=MemoryConfig(max_injection_tokens=2000),
             input_context=InputContextConfig(base_prompt=False, tool_prompts=False),
@@ -110,7 +110,9 @@ def preset_fields(name: str) -> dict[str, Any]:
     if name == "deepagents":
         # deepagents 0.7.32 `create_deep_agent(model, tools, system_prompt=...)` with a model profile:
         # trigger 0.85 / keep 0.10 of the window, no trimming, count_tokens_approximately; the
-        # system prompt is the caller's alone (no base or tool prompts); no memory unless memory=.
+        # system prompt is the caller's alone (no base or tool prompts); no memory unless memory=. Its
+        # own tools (filesystem + `task`) go with every request, ahead of the caller's, and count in
+        # its triggers (engine/layers/agent_tools.py).
         return dict(
             preset="deepagents",
             tokens=TokensConfig(layer_counter="approximate"),
@@ -122,7 +124,7 @@ def preset_fields(name: str) -> dict[str, Any]:
             todo=TodoConfig(enabled=False),
             dangling=DanglingConfig(style="deepagents", drop_orphans=False),
             memory=MemoryConfig(enabled=False),
-            input_context=InputContextConfig(base_prompt=False, tool_prompts=False),
+            input_context=InputContextConfig(base_prompt=False, tool_prompts=False, agent_tools="deepagents"),
         )
     if name == "stress":
         # Force compaction early (the references' evals run at 10-25 % of the window): every layer on,

@@ -160,7 +160,17 @@ def load_thread(
         thread.source_format = fmt
     if fmt != "native":  # our own JSON holds the thread exactly as it was imported
         apply_model_window(thread)
+    mark_subagents(thread)
     return thread
+
+
+def mark_subagents(thread: Thread) -> None:
+    """Each sub-agent transcript names its parent (`extra["subagent_of"]`: thread id and spawning tool
+    call id), so a replay of it opened on its own runs as that framework's sub-agent would (Deep
+    Agents gives its general-purpose sub-agent no `task` tool)."""
+    for call_id, sub in thread.subagents.items():
+        sub.extra.setdefault("subagent_of", {"thread": thread.thread_id, "tool_call_id": call_id})
+        mark_subagents(sub)
 
 
 def apply_model_window(thread: Thread) -> None:

@@ -9,6 +9,7 @@ revisions: tag v2.0-m0 (summarization is LangChain's own class) and HEAD f1f4af9
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import random
 import sys
@@ -28,7 +29,15 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from engine.config.schema import EngineConfig
 from tests.conftest import ROOT
-from tests.differential.harness import Interrupted, Observer, RealStep, ScriptedModel, ScriptTool, thread_from
+from tests.differential.harness import (
+    Interrupted,
+    Observer,
+    RealStep,
+    ScriptedModel,
+    ScriptTool,
+    counted_tool,
+    thread_from,
+)
 from tests.differential.langchain_side import _size
 from tests.differential.script_files import PARAM_DEFAULTS
 from tests.differential.scripts import CUSTOM_TOOLS, PROVIDER, Knobs, Script, generate, words
@@ -177,10 +186,20 @@ def _summarization(version: str, model: Any, p: dict[str, Any]) -> Any:
                run_model_name=None, anchor_model_name=None, extensions=())
 
 
+def todo_texts(version: str) -> dict[str, str]:
+    """The `system_prompt` and `tool_description` DeerFlow's lead agent builds its TodoMiddleware with
+    (`agents/lead_agent/agent.py` `_create_todo_list_middleware`), read from the reference file."""
+    path = reference_dir() / version / "support" / "deerflow" / "agents" / "lead_agent" / "agent.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    function = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_create_todo_list_middleware")
+    return {node.targets[0].id: node.value.value for node in ast.walk(function)
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Constant)}
+
+
 def run_real(script: Script, version: str) -> tuple[list[RealStep], Any]:
     model = ScriptedModel(responses=script.replies(), profile={"max_input_tokens": script.window})
     dangling = _load(version, "dangling_tool_call_middleware").DanglingToolCallMiddleware()
-    todo = _load(version, "todo_middleware").TodoMiddleware()
+    todo = _load(version, "todo_middleware").TodoMiddleware(**todo_texts(version))
     observer = Observer()
     tools = [ScriptTool(name=n, results=script.results) for n in CUSTOM_TOOLS]
     agent = create_agent(model, tools, system_prompt=script.system_prompt,
@@ -195,7 +214,8 @@ def run_real(script: Script, version: str) -> tuple[list[RealStep], Any]:
     model.check_played()
     for step, sent in zip(observer.steps, model.calls, strict=True):  # the request as the model got it
         step.view = [m for m in sent if m.type != "system"]
-    return observer.steps, thread_from(script, observer)
+    # the thread holds what a user has: the agent's own tools (DeerFlow's write_todos is the preset's)
+    return observer.steps, thread_from(script, observer, [counted_tool(t) for t in tools])
 
 
 def humans(script: Script) -> list[HumanMessage]:

@@ -11,7 +11,15 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
 from engine.config.schema import EngineConfig, preset
-from tests.differential.harness import Interrupted, Observer, RealStep, ScriptedModel, ScriptTool, thread_from
+from tests.differential.harness import (
+    Interrupted,
+    Observer,
+    RealStep,
+    ScriptedModel,
+    ScriptTool,
+    counted_tool,
+    thread_from,
+)
 from tests.differential.script_files import PARAM_DEFAULTS
 from tests.differential.scripts import CUSTOM_TOOLS, PROVIDER, Knobs, Script, generate
 
@@ -95,7 +103,8 @@ def run_real(script: Script) -> tuple[list[RealStep], Any]:
         except Interrupted:
             continue
     model.check_played()
-    return observer.steps, thread_from(script, observer)
+    # the thread holds what a user has: the agent's own tools (as LangChain's counter sees them)
+    return observer.steps, thread_from(script, observer, [counted_tool(t) for t in tools])
 
 
 __all__ = ["KNOBS", "draw_params", "params", "make_script", "our_config", "run_real"]
