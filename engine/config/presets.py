@@ -88,14 +88,16 @@ def preset_fields(name: str) -> dict[str, Any]:
         )
     if name in ("deerflow", "deerflow-head"):
         head = name == "deerflow-head"
-        # DeerFlow's lead agent (agents/lead_agent/agent.py): DanglingToolCall -> Summarization -> Todo ->
-        # Memory -> SubagentLimit, config.example.yaml's summarization section, the files of the pinned
+        # DeerFlow's lead agent (agents/lead_agent/agent.py): DanglingToolCall -> [HEAD: DurableContext] ->
+        # Summarization -> Todo -> Memory -> [HEAD: SystemMessageCoalescing] -> SubagentLimit, config.example.yaml's summarization section, the files of the pinned
         # revision: v2.0-m0 (tag, summarization is LangChain 1.5's own class here) or HEAD f1f4af99b.
         # No result offload in either; counting is LangChain's count_tokens_approximately.
         return dict(
             preset=name,
             tokens=TokensConfig(layer_counter="approximate"),
-            order=("dangling", "summarization", "todo", "memory", "subagents"),
+            # HEAD adds DurableContext before summarization and SystemMessageCoalescing after memory
+            order=(("dangling", "durable_context", "summarization", "todo", "memory", "coalesce", "subagents") if head
+                   else ("dangling", "summarization", "todo", "memory", "subagents")),
             filesystem=FilesystemConfig(enabled=False),
             subagents=SubagentsConfig(max_concurrent=3, max_total=6 if head else None),
             summarization=SummarizationConfig(trigger=(ContextSize(type="tokens", value=32000 if head else 15564),),

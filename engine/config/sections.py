@@ -14,7 +14,7 @@ from pydantic import Field, field_validator
 from engine.config.sizes import ContextSize, FrozenModel, TriggerClause, parse_trigger
 
 LayerName = Literal["recorded", "filesystem", "subagents", "summarization", "context_editing", "compaction", "todo",
-                    "dangling", "memory"]
+                    "dangling", "memory", "durable_context", "coalesce"]
 BUILTIN_LAYERS: frozenset[str] = frozenset(get_args(LayerName))
 DEFAULT_ORDER: tuple[str, ...] = ("filesystem", "subagents", "summarization", "todo", "dangling", "memory")
 DEFAULT_WINDOW_TOKENS = 200_000
