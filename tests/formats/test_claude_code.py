@@ -10,8 +10,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from engine.base.errors import ThreadLoadError, ThreadNotFoundError
-from engine.formats import detect_format, list_threads, load_thread, open_source
 from engine.config.schema import preset
+from engine.formats import detect_format, list_threads, load_thread, open_source
 from engine.recorded.inspect import inspect_thread, step_contexts
 from engine.run.replay import replay
 from engine.tokens.content import render_function_calls
