@@ -150,6 +150,9 @@ class CompactionLayer(ContextLayer):
         done = result if isinstance(result, Compaction) else Compaction(messages=list(result))
         common = {"policy": self.policy.name, "threshold_tokens": threshold, "request_tokens": request,
                   "previous_request_tokens": ctx.previous_request_tokens, **done.detail}
+        measure = getattr(self.policy, "decision_tokens", None)
+        if measure is not None:  # what the agent compared with its threshold, when it is not the request
+            common["decision_tokens"] = measure(messages, ctx)
         if done.messages is None:
             self._not_done(done.rejected or "nothing to compact")
             if done.rejected is None:

@@ -26,7 +26,8 @@ def test_policies_side_by_side_on_the_coding_session() -> None:
     assert list(rows[0]) == COLUMNS  # no recorded baseline: no "vs recorded" column
     got = [(r["policy"], r["peak view tokens"], r["compaction steps"], r["summarizer calls"]) for r in rows]
     assert got == [("claude-code", 29_856, "29, 52", 2), ("codex", 56_622, "55", 1), ("cline", 37_921, "36, 59", 0),
-                   ("deepagents", 36_686, "35, 68", 2)]
+                   # Deep Agents sends its own tools too: a bigger request, its second summary a step earlier
+                   ("deepagents", 37_228, "35, 67", 2)]
 
 
 def test_a_sweep_over_presets_reports_what_single_replays_do() -> None:
