@@ -33,6 +33,8 @@ DETECTION_ORDER: tuple[str, ...] = (
     "inspect_ai",
     "codex",
     "vcr_cassette",
+    "sse_response",
+    "request_log",
     "openhands",
     "gemini_cli",
     "otel_genai",
@@ -160,7 +162,7 @@ def load_thread(
         thread.source_format = fmt
     if fmt != "native":  # our own JSON holds the thread exactly as it was imported
         apply_model_window(thread)
-    mark_subagents(thread)
+        mark_subagents(thread)
     return thread
 
 
