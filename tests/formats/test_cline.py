@@ -358,3 +358,20 @@ def test_mutated_task_files_load_or_raise_thread_load_error(tmp_path: Path, muta
         return
     inspect_thread(thread)
     assert all(isinstance(m, (HumanMessage, AIMessage, ToolMessage)) for m in thread.messages)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_mutated_ui_only_exports_load_or_are_one_error_line(tmp_path_factory: pytest.TempPathFactory,
+                                                             data: st.DataObject) -> None:
+    from tests.formats.mutations import WRONG_VALUES, mutate, paths
+
+    rows = ui_only()
+    path = data.draw(st.sampled_from(paths(rows)))
+    changed = mutate(rows, path, data.draw(WRONG_VALUES), data.draw(st.booleans()))
+    folder = tmp_path_factory.mktemp("ui")
+    (folder / "ui_messages.json").write_text(json.dumps(changed))
+    try:
+        load_thread(folder / "ui_messages.json")
+    except ThreadLoadError as exc:
+        assert "ui_messages.json" in str(exc) and "\n" not in str(exc), str(exc)

@@ -456,3 +456,22 @@ def test_openhands_preset_condenses_where_the_conversation_did(tmp_path: Path) -
     defaults = replay(load_thread(export(tmp_path / "x", long_run(98), base_state=None) / "events.json"),
                       preset("openhands"))
     assert [e.step for e in defaults.events if e.kind == "compact"][:1] == [60]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_mutated_exports_load_or_are_one_error_line(tmp_path_factory: pytest.TempPathFactory, data: st.DataObject) -> None:
+    from tests.formats.mutations import WRONG_VALUES, mutate, paths
+
+    which = data.draw(st.sampled_from(["events", "state"]))
+    events, state = long_run(6, request_after=3), {"baseState": BASE_STATE}
+    doc = events if which == "events" else state
+    changed = mutate(doc, data.draw(st.sampled_from(paths(doc))), data.draw(WRONG_VALUES), data.draw(st.booleans()))
+    folder = tmp_path_factory.mktemp("oh")
+    (folder / "events.json").write_text(json.dumps(changed if which == "events" else events))
+    (folder / "trajectory.json").write_text(json.dumps(changed if which == "state" else state))
+    for entry in ("events.json", "trajectory.json"):
+        try:
+            load_thread(folder / entry)
+        except ThreadLoadError as exc:
+            assert "\n" not in str(exc) and ("events.json" in str(exc) or "trajectory.json" in str(exc)), str(exc)
