@@ -13,6 +13,9 @@ name takes the middleware tool's place). A preset that claims to be that framewo
   filesystem tools but no SubAgentMiddleware, so no `task`. The schemas are read from the real agent
   (tests/differential/deepagents_tools.py) in the form LangChain's `count_tokens_approximately`
   counts a tool: `{name, description, parameters}` with each property's `title` kept.
+- Deep Agents' harness profile for the model (`deepagents/profiles/harness`): Claude Sonnet 4.6, Opus 4.7
+  and Haiku 4.5 append a suffix to the system prompt; the GPT-5.x Codex models append theirs and add
+  LangChain's TodoListMiddleware (its `write_todos` tool after `task`, its prompt after the suffix).
 - DeerFlow's `TodoMiddleware` (a LangChain `TodoListMiddleware`): `write_todos`, with the description
   DeerFlow passes (engine/layers/deerflow_todo_text.py); its schema is LangChain's own tool's.
 """
@@ -30,9 +33,27 @@ DEEPAGENTS_TASK_TOOL = "task"
 
 
 @cache
+def _deepagents_data() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(DEEPAGENTS_TOOLS_FILE.read_text(encoding="utf-8"))
+    return data
+
+
 def _deepagents_tools() -> tuple[dict[str, Any], ...]:
-    doc = json.loads(DEEPAGENTS_TOOLS_FILE.read_text(encoding="utf-8"))
-    return tuple(doc["tools"])
+    return tuple(_deepagents_data()["tools"])
+
+
+def deepagents_profile(model: str | None) -> dict[str, Any] | None:
+    """Deep Agents' built-in harness profile for a model (`deepagents/profiles/harness`, looked up by the
+    exact `provider:identifier`, graph.py `_harness_profile_for_model`): `{system_prompt_suffix, todo}`
+    for Claude Sonnet 4.6, Opus 4.7 and Haiku 4.5 and the GPT-5.x Codex models, else None. The
+    provider is read from the model's name (a `provider/` prefix, as proxies write it, left out)."""
+    if not model:
+        return None
+    identifier = model.rsplit("/", 1)[-1]
+    lowered = identifier.lower()
+    provider = "anthropic" if "claude" in lowered else "openai" if lowered.startswith(("gpt", "o1", "o3", "o4")) else None
+    profile = _deepagents_data().get("profiles", {}).get(f"{provider}:{identifier}") if provider else None
+    return dict(profile) if isinstance(profile, dict) else None
 
 
 def deepagents_tools(*, subagent: bool = False) -> list[dict[str, Any]]:
@@ -52,11 +73,12 @@ def counted_form(tool: Any) -> dict[str, Any]:
 
 
 @cache
-def write_todos_tool(description: str) -> dict[str, Any]:
-    """LangChain's `write_todos` tool with `description`, in the counted form."""
+def write_todos_tool(description: str | None = None) -> dict[str, Any]:
+    """LangChain's `write_todos` tool with `description` (None: LangChain's own), in the counted form."""
     from langchain.agents.middleware import TodoListMiddleware
 
-    return counted_form(TodoListMiddleware(tool_description=description).tools[0])
+    middleware = TodoListMiddleware(tool_description=description) if description else TodoListMiddleware()
+    return counted_form(middleware.tools[0])
 
 
 def tool_name(tool: Any) -> str:
@@ -76,5 +98,5 @@ def with_agent_tools(tools: Sequence[Any], added: Sequence[dict[str, Any]]) -> l
     return [*front, *(t for t in tools if tool_name(t) not in names)]
 
 
-__all__ = ["DEEPAGENTS_TOOLS_FILE", "counted_form", "deepagents_tools", "tool_name", "with_agent_tools",
-           "write_todos_tool"]
+__all__ = ["DEEPAGENTS_TOOLS_FILE", "counted_form", "deepagents_profile", "deepagents_tools", "tool_name",
+           "with_agent_tools", "write_todos_tool"]

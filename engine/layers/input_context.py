@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain.agents.middleware import ModelRequest
+from langchain.agents.middleware.todo import WRITE_TODOS_SYSTEM_PROMPT
 from langchain_core.messages import SystemMessage
 
 from engine.config.schema import EngineConfig
 from engine.config.sections import TASK_TOOL_NAMES, SkillConfig
-from engine.layers.agent_tools import deepagents_tools, with_agent_tools
+from engine.layers.agent_tools import deepagents_profile, deepagents_tools, with_agent_tools, write_todos_tool
 from engine.layers.base import LayerContext, RequestLayer
 from engine.thread.kinds import PARTS_KEY
 from engine.tokens.content import message_text
@@ -141,6 +142,12 @@ class InputContextLayer(RequestLayer):
         subagent = bool(thread is not None and thread.extra.get("subagent_of"))
         self.agent_tools: list[dict[str, Any]] = (deepagents_tools(subagent=subagent) if agent_tools == "deepagents"
                                                   else [])
+        # Deep Agents' harness profile for the thread's model: a prompt suffix, and (Codex models)
+        # LangChain's TodoListMiddleware with its tool and prompt
+        self.profile = deepagents_profile(thread.model if thread is not None else None) \
+            if agent_tools == "deepagents" else None
+        if self.profile is not None and self.profile.get("todo"):
+            self.agent_tools = [*self.agent_tools, write_todos_tool()]
         self._with_tools: tuple[tuple[Any, ...], list[Any]] | None = None
         self.custom_prompt = custom_prompt
         self.base_prompt = base_prompt
@@ -166,6 +173,12 @@ class InputContextLayer(RequestLayer):
         custom = self.custom_prompt if self.custom_prompt is not None else (message_text(incoming) if incoming else None)
         parts = assemble_prompt(custom, base_prompt=self.base_prompt, tool_names=tool_names,
                                 tool_prompts=self.tool_prompts, skills=self.skills, task_tool_names=self.task_tool_names)
+        if self.profile is not None:
+            # create_deep_agent: `system_prompt + "\n\n" + suffix`; TodoListMiddleware then appends its prompt
+            if self.profile.get("system_prompt_suffix"):
+                parts.insert(1 if custom else 0, Part("profile", "system", self.profile["system_prompt_suffix"]))
+            if self.profile.get("todo"):
+                parts.append(Part("todo_prompt", "system", WRITE_TODOS_SYSTEM_PROMPT))
         if not parts:
             return None, parts
         kwargs = dict(incoming.additional_kwargs) if incoming is not None else {}

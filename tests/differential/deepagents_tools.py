@@ -29,12 +29,32 @@ def real_tools() -> list[dict[str, Any]]:
     return [counted_tool(t) for t in model.bound]
 
 
+def real_profiles() -> dict[str, dict[str, Any]]:
+    """Deep Agents' built-in harness profiles for Anthropic and OpenAI models (deepagents/profiles/harness):
+    the suffix each appends to the system prompt, and whether it adds LangChain's TodoListMiddleware."""
+    from deepagents.profiles import _builtin_profiles
+    from deepagents.profiles.harness.harness_profiles import _HARNESS_PROFILES
+
+    _builtin_profiles._ensure_builtin_profiles_loaded()
+    out = {}
+    for spec, profile in sorted(_HARNESS_PROFILES.items()):
+        if not spec.startswith(("anthropic:", "openai:")):
+            continue
+        extra = profile.materialize_extra_middleware() if profile.extra_middleware else []
+        assert profile.base_system_prompt is None and not profile.tool_description_overrides, spec
+        assert all(type(m).__name__ == "TodoListMiddleware" for m in extra), spec
+        out[spec] = {"system_prompt_suffix": profile.system_prompt_suffix or "", "todo": bool(extra)}
+    return out
+
+
 def write(path: Path = DEEPAGENTS_TOOLS_FILE) -> None:
     tools = real_tools()
     path.write_text(json.dumps({"source": "deepagents 0.7.32 create_deep_agent(model, tools=[], system_prompt=...): "
                                           "the tools its model is bound with, as count_tokens_approximately "
-                                          "serializes them (tests/differential/deepagents_tools.py)",
-                                "tools": tools}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+                                          "serializes them, and its built-in harness profiles for Anthropic and "
+                                          "OpenAI models (tests/differential/deepagents_tools.py)",
+                                "tools": tools, "profiles": real_profiles()}, indent=1, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
     print(f"{path}: {', '.join(t['name'] for t in tools)}", file=sys.stderr)
 
 
