@@ -127,7 +127,7 @@ class TodoReminderLayer(ContextLayer):
         self.todo_tool_names = tuple(todo_tool_names)
         self.style = style
         self.system_prompt = system_prompt
-        self.tools: list[dict[str, Any]] = [write_todos_tool(tool_description)] if tool_description else []
+        self.framework_tools: list[dict[str, Any]] = [write_todos_tool(tool_description)] if tool_description else []
         self._with_tools: tuple[tuple[Any, ...], list[Any]] | None = None
         # incremental detection over an append-only message list
         self._seen: list[BaseMessage] = []
@@ -177,11 +177,11 @@ class TodoReminderLayer(ContextLayer):
     def _tools(self, tools: Sequence[Any]) -> list[Any]:
         hit = self._with_tools
         if hit is None or len(tools) != len(hit[0]) or not all(a is b for a, b in zip(tools, hit[0], strict=True)):
-            hit = self._with_tools = (tuple(tools), with_agent_tools(tools, self.tools))
+            hit = self._with_tools = (tuple(tools), with_agent_tools(tools, self.framework_tools))
         return hit[1]
 
     def _prepare(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
-        if self.tools:
+        if self.framework_tools:
             request = overridden(request, tools=self._tools(request.tools))
         if self.system_prompt is not None:
             request = overridden(request, system_message=with_todo_prompt(request.system_message, self.system_prompt))
