@@ -127,7 +127,7 @@ def api_from_ui(ui: list[Any]) -> list[dict[str, Any]]:
         if not isinstance(row, dict):
             continue
         say = _row_say(row)
-        text = row.get("text") if isinstance(row.get("text"), str) else ""
+        text: str = row["text"] if isinstance(row.get("text"), str) else ""
         if row.get("say") == "api_req_started":
             close()
             request = parse_request_info(text).get("request")

@@ -162,7 +162,8 @@ def _v1_thread(events: list[tuple[dict[str, Any], str]], wrapper: Any, where: Wh
     if recorded is None:
         recorded, origin = state.full_state_of(events), "a full_state event"
     if recorded is None:
-        recorded, origin = state.sibling_state(path)
+        recorded, beside = state.sibling_state(path)
+        origin = beside or origin
     settings = state.agent_settings(recorded)
     if settings:
         extra["openhands_state_from"] = origin

@@ -192,7 +192,7 @@ def logged(record: Any, line: int, where: Where) -> Logged | None:
     kind = _kind(request)
     response = _response(record, request)
     model = request.get("model") if isinstance(request.get("model"), str) else record.get("model")
-    tools = request.get("tools") if isinstance(request.get("tools"), list) else []
+    tools: list[Any] = request["tools"] if isinstance(request.get("tools"), list) else []
     usage = _usage(record, response, where, line)
     if usage is not None:
         usage.timestamp = usage.timestamp or _time(record)
@@ -216,7 +216,7 @@ def lhar_entries(source: Source) -> list[tuple[dict[str, Any], int]] | None:
 
 
 def lhar_logged(entry: dict[str, Any], line: int, where: Where) -> Logged | None:
-    raw = entry.get("raw") if isinstance(entry.get("raw"), dict) else {}
+    raw: dict[str, Any] = entry["raw"] if isinstance(entry.get("raw"), dict) else {}
     body = raw.get("request_body")
     if not isinstance(body, dict) or not is_role_list(body.get("messages")):
         return None
@@ -224,9 +224,9 @@ def lhar_logged(entry: dict[str, Any], line: int, where: Where) -> Logged | None
     out = logged(record, line, where)
     if out is None:
         return None
-    gen = entry.get("gen_ai") if isinstance(entry.get("gen_ai"), dict) else {}
-    usage = gen.get("usage") if isinstance(gen.get("usage"), dict) else None
-    ext = entry.get("usage_ext") if isinstance(entry.get("usage_ext"), dict) else {}
+    gen: dict[str, Any] = entry["gen_ai"] if isinstance(entry.get("gen_ai"), dict) else {}
+    usage: dict[str, Any] | None = gen["usage"] if isinstance(gen.get("usage"), dict) else None
+    ext: dict[str, Any] = entry["usage_ext"] if isinstance(entry.get("usage_ext"), dict) else {}
     if usage is not None:
         # LHAR: `input_tokens` excludes the cache (docs/LHAR.md), as Anthropic's does
         out.usage = usage_from_anthropic({"input_tokens": usage.get("input_tokens"), "output_tokens": usage.get("output_tokens"),
@@ -235,7 +235,7 @@ def lhar_logged(entry: dict[str, Any], line: int, where: Where) -> Logged | None
                                          where, f"line {line}: $.gen_ai.usage")
         out.usage.timestamp = entry.get("timestamp") if isinstance(entry.get("timestamp"), str) else None
         out.usage.model = out.model
-    role = (entry.get("source") or {}).get("agent_role") if isinstance(entry.get("source"), dict) else None
+    role = entry["source"].get("agent_role") if isinstance(entry.get("source"), dict) else None
     trace = entry.get("trace_id") if isinstance(entry.get("trace_id"), str) else None
     out.session = f"{trace}/{role}" if trace and role and role != "main" else trace
     out.timestamp = entry.get("timestamp") if isinstance(entry.get("timestamp"), str) else None
@@ -317,8 +317,8 @@ def conversation_thread(requests: list[Logged], thread_id: str, where: Where) ->
             if [_canon(m) for m in nxt[:len(sent)]] == [_canon(m) for m in sent]:
                 at = len(sent)
             else:
-                last = _canon(sent[-1]) if sent else None
-                found = max((j for j, m in enumerate(nxt) if _canon(m) == last), default=None)
+                tail = _canon(sent[-1]) if sent else None
+                found = max((j for j, m in enumerate(nxt) if _canon(m) == tail), default=None)
                 at = found + 1 if found is not None else len(nxt)
             if at < len(nxt) and isinstance(nxt[at], dict) and nxt[at].get("role") == "assistant":
                 answer = nxt[at]

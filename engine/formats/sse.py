@@ -119,8 +119,8 @@ def anthropic_message(items: list[dict[str, Any]]) -> dict[str, Any]:
             elif dtype == "citations_delta" and isinstance(delta.get("citation"), dict):
                 block.setdefault("citations", []).append(delta["citation"])
         elif kind == "message_delta":
-            delta = event.get("delta") if isinstance(event.get("delta"), dict) else {}
-            message.update({k: v for k, v in delta.items() if k in ("stop_reason", "stop_sequence")})
+            ended: dict[str, Any] = event["delta"] if isinstance(event.get("delta"), dict) else {}
+            message.update({k: v for k, v in ended.items() if k in ("stop_reason", "stop_sequence")})
             usage.update({k: v for k, v in (event.get("usage") or {}).items() if v is not None})
     for k, parts in partial.items():
         args, _error = parse_arguments("".join(parts))
@@ -153,17 +153,17 @@ def openai_chat_completion(items: list[dict[str, Any]]) -> dict[str, Any]:
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
                 continue
             finish = choice.get("finish_reason") or finish
-            delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
+            delta: dict[str, Any] = choice["delta"] if isinstance(choice.get("delta"), dict) else {}
             if isinstance(delta.get("content"), str):
                 content.append(delta["content"])
             for call in delta.get("tool_calls") or []:
                 if not isinstance(call, dict):
                     continue
-                k = call.get("index") if isinstance(call.get("index"), int) else len(calls)
+                k: int = call["index"] if isinstance(call.get("index"), int) else len(calls)
                 slot = calls.setdefault(k, {"type": "function", "function": {"name": "", "arguments": ""}})
                 if isinstance(call.get("id"), str):
                     slot["id"] = call["id"]
-                function = call.get("function") if isinstance(call.get("function"), dict) else {}
+                function: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else {}
                 if isinstance(function.get("name"), str):
                     slot["function"]["name"] += function["name"]
                 if isinstance(function.get("arguments"), str):

@@ -54,7 +54,7 @@ class CompactionLayer(ContextLayer):
         self._previous_request: int | None = None
         self._decision: decisions.Decision | None = None
         # a summarizer's own call (Claude Code's agent-acompact-* file): the agent never compacts it
-        self._compaction_call = (thread.extra.get("compaction_call_of") if thread is not None else None) or None
+        self._compaction_call: dict[str, Any] | None = (thread.extra.get("compaction_call_of") if thread is not None else None) or None
 
     @classmethod
     def from_config(cls, config: EngineConfig, context: LayerContext) -> CompactionLayer:
@@ -130,7 +130,8 @@ class CompactionLayer(ContextLayer):
 
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         if self._compaction_call is not None:
-            return self._not_applicable()
+            self._not_applicable(self._compaction_call)
+            return None
         everything: list[BaseMessage] = list(state["messages"])
         messages: list[BaseMessage] = [m for m in everything if not isinstance(m, SystemMessage)]
         if not messages:
@@ -176,18 +177,16 @@ class CompactionLayer(ContextLayer):
                   summary=summary, **common)
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *rebuilt]}
 
-    def _not_applicable(self) -> None:
+    def _not_applicable(self, of: dict[str, Any]) -> None:
         """Said once: this thread is a compaction's own summarizer call, which its agent never compacts
         (Claude Code forks the conversation with the compact prompt; a request too long for it is retried
         on a truncated copy, not compacted)."""
-        if self._compaction_call.get("said"):
-            return None
-        self._compaction_call = {**self._compaction_call, "said": True}
-        of = self._compaction_call
+        if of.get("said"):
+            return
+        self._compaction_call = of = {**of, "said": True}
         self.emit("not_applicable", message=f"this thread is the compaction call of session {of.get('session_id')} "
                   f"({of.get('agent_id')}): {self.policy.name} does not compact it; open the session for its compactions",
                   policy=self.policy.name, compaction_call_of={k: v for k, v in of.items() if k != "said"})
-        return None
 
     # -- tool results as the agent records them --------------------------------------------------------
     def _record(self, result: Any) -> Any:
