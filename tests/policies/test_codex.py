@@ -155,3 +155,8 @@ def test_codex_compacts_where_its_total_usage_counts_earlier_reasoning(tmp_path)
     assert [e.step for e in compactions][:1] == [8]
     first = compactions[0].payload
     assert (first["threshold_tokens"], first["request_tokens"], first["decision_tokens"]) == (244_800, 209_950, 245_302)
+    # the decision record (engine.thread.decisions) is on that same quantity: first reached where it fires
+    decided = {d.step: d for d in run.decisions if d.layer == "compaction"}
+    assert (decided[8].measured, decided[8].threshold, decided[8].fired, decided[8].series) == (
+        245_302, 244_800, True, "total usage")
+    assert (decided[7].measured, decided[7].fired) == (210_514, False)
