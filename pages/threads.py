@@ -108,8 +108,9 @@ with upload_col:
     st.caption("Claude Code session (.jsonl, with its sub-agent files agent-*.jsonl if you like), a Codex CLI "
                "rollout (.jsonl), a Gemini CLI chat (.json or .jsonl), an OpenHands event stream, a Cline task "
                "(api_conversation_history.json with its ui_messages.json, task_metadata.json and "
-               "context_history.json), an Inspect AI log (.eval or .json), OpenTelemetry GenAI spans (OTLP JSON), "
-               "VCR cassettes of Anthropic or OpenAI Responses calls (.yaml), Anthropic Messages or OpenAI "
+               "context_history.json, or ui_messages.json alone), an Inspect AI log (.eval or .json), OpenTelemetry GenAI spans (OTLP JSON), "
+               "VCR cassettes of Anthropic or OpenAI Responses calls (.yaml), request logs (one logged request a "
+               "line, Context Lens .lhar), streamed responses (SSE, .chunks.txt), Anthropic Messages or OpenAI "
                "chat/Responses dumps and JSONL logs, LangChain messages, a LangGraph SQLite checkpoint, SWE-agent "
                "or mini-swe-agent trajectories, tau-bench or tau2-bench results, or this tool's own JSON. "
                "The format is detected (docs/formats).")

@@ -73,6 +73,8 @@ LAYER_COLORS: dict[str, str] = {
     "recorded": "#7c3aed",
     "compaction": "#be185d",
     "context_editing": "#0d9488",
+    "durable_context": "#9333ea",
+    "coalesce": "#64748b",
 }
 LINE_STYLES: dict[str, dict[str, object]] = {
     "window": {"color": "#111827", "width": 2, "dash": "solid"},
@@ -91,6 +93,8 @@ LANE_LABELS: dict[str, str] = {
     "input_context": "prompt assembly",
     "recorded": "recorded history",
     "compaction": "compaction",
+    "durable_context": "durable context (DeerFlow)",
+    "coalesce": "system messages merged",
     "recorded (source)": "compaction in the source",
 }
 RECORDED_COLOR = "#7c3aed"

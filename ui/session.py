@@ -88,14 +88,18 @@ class Upload:
     companions: tuple[tuple[str, bytes], ...] = ()
 
 
-# A Cline task's other files: they belong beside its api_conversation_history.json (engine/formats/cline.py).
+# A Cline task's other files: they belong beside its api_conversation_history.json (engine/formats/cline.py);
+# an OpenHands V1 conversation's settings beside its events.json (engine/formats/openhands_state.py).
 CLINE_COMPANIONS = frozenset({"ui_messages.json", "claude_messages.json", "task_metadata.json", "context_history.json"})
+OPENHANDS_COMPANIONS = frozenset({"trajectory.json", "base_state.json"})
 
 
 def is_companion(name: str) -> bool:
     """A file that belongs beside the transcript it came with rather than being a thread to open:
-    a Claude Code sub-agent file, or a Cline task's ui_messages / task_metadata / context_history."""
-    return (name.startswith("agent-") and name.endswith(".jsonl")) or name in CLINE_COMPANIONS
+    a Claude Code sub-agent file, a Cline task's ui_messages / task_metadata / context_history, an
+    OpenHands conversation's trajectory.json / base_state.json."""
+    return (name.startswith("agent-") and name.endswith(".jsonl")) or name in CLINE_COMPANIONS \
+        or name in OPENHANDS_COMPANIONS
 
 
 # -- loading (cached: one Thread object per key, shared by every rerun) -------------------------

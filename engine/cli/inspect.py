@@ -95,6 +95,10 @@ def render_text(report: dict[str, Any], *, file: str) -> str:
         for m in micro:
             lines.append(f"  before message {m['index']}: {plural(m['cleared'], 'tool result')} cleared, "
                          f"{plural(m['counted_saving'], 'token')} fewer counted here")
+    of = report.get("compaction_call_of")
+    if of:
+        lines.append(f"compaction call: this file is the summarizer call that compacted session {of.get('session_id')}"
+                     + (f" ({of['parent_file']})" if of.get("parent_file") else "") + "; the session holds the compaction")
     skipped = report.get("skipped_records") or {}
     if skipped:
         lines.append(f"skipped records: {_counts(dict(sorted(skipped.items(), key=lambda kv: -kv[1])), limit=6)}")

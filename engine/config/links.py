@@ -37,12 +37,12 @@ LINK_SETTINGS: frozenset[str] = frozenset({
     "filesystem.truncate_args.truncation_text", "filesystem.truncate_args.tools", "filesystem.human_message_token_limit",
     # L1 sub-agents, L4 dangling calls
     "subagents.max_concurrent", "subagents.max_total", "subagents.task_tool_names",
-    "dangling.style", "dangling.drop_orphans", "todo.style", "todo.system_prompt",
+    "dangling.style", "dangling.drop_orphans", "todo.style", "todo.system_prompt", "todo.tool",
     # L5 memory (facts are prompt text; the files come from the thread, never from disk)
     "memory.facts", "memory.max_injection_tokens",
     # prompt assembly and the model's window
     "input_context.custom_prompt", "input_context.base_prompt", "input_context.tool_prompts",
-    "input_context.skills", "model.name", "model.max_output_tokens", "model.thinking", "model.provider",
+    "input_context.skills", "input_context.agent_tools", "model.name", "model.max_output_tokens", "model.thinking", "model.provider",
     # the as-recorded baseline and the coding-agent compaction policies
     "tokens.calibrate", "tokens.layer_counter", "recorded.enabled", "recorded.compactions", "recorded.edits",
     "compaction.enabled", "compaction.policy", "compaction.trigger", "compaction.restore_files",

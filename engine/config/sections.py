@@ -14,7 +14,7 @@ from pydantic import Field, field_validator
 from engine.config.sizes import ContextSize, FrozenModel, TriggerClause, parse_trigger
 
 LayerName = Literal["recorded", "filesystem", "subagents", "summarization", "context_editing", "compaction", "todo",
-                    "dangling", "memory"]
+                    "dangling", "memory", "durable_context", "coalesce"]
 BUILTIN_LAYERS: frozenset[str] = frozenset(get_args(LayerName))
 DEFAULT_ORDER: tuple[str, ...] = ("filesystem", "subagents", "summarization", "todo", "dangling", "memory")
 DEFAULT_WINDOW_TOKENS = 200_000
@@ -192,8 +192,10 @@ class TodoConfig(FrozenModel):
     enabled: bool = True
     # DeerFlow's TodoMiddleware: v2.0-m0 ("deerflow") or HEAD ("deerflow-head": hidden reminder, completion reminder)
     style: Literal["deerflow", "deerflow-head"] = "deerflow-head"
-    # append LangChain's TodoListMiddleware system prompt on every call (DeerFlow's subclass inherits it)
+    # append DeerFlow's TodoMiddleware system prompt (the text its lead agent builds) on every call
     system_prompt: bool = False
+    # send the `write_todos` tool (DeerFlow's description) with every request, unless the thread has one
+    tool: bool = False
 
 
 class DanglingConfig(FrozenModel):
@@ -227,6 +229,9 @@ class InputContextConfig(FrozenModel):
     base_prompt: bool = True
     tool_prompts: bool = True
     skills: tuple[SkillConfig, ...] = ()
+    # a framework's own tools sent ahead of the thread's (engine/layers/agent_tools.py): "deepagents" =
+    # Deep Agents 0.7.32's filesystem tools and `task` (a sub-agent thread: no `task`)
+    agent_tools: Literal["none", "deepagents"] = "none"
 
 
 class PriceOverride(FrozenModel):

@@ -20,8 +20,9 @@ TOGGLE_LAYERS: tuple[str, ...] = DEFAULT_ORDER
 # Where a layer turned on goes: the recorded layer first (it rebuilds the history the others see),
 # context editing and the coding-agent compaction next to summarization (Claude Code microcompacts
 # before it autocompacts).
-CANONICAL_ORDER: tuple[str, ...] = ("recorded", "filesystem", "subagents", "summarization", "context_editing",
-                                    "compaction", "todo", "dangling", "memory")
+# DeerFlow HEAD's durable context goes before summarization, its system-message coalescing last.
+CANONICAL_ORDER: tuple[str, ...] = ("recorded", "filesystem", "subagents", "durable_context", "summarization",
+                                    "context_editing", "compaction", "todo", "dangling", "memory", "coalesce")
 
 
 # -- config helpers --------------------------------------------------------------------------

@@ -33,6 +33,8 @@ DETECTION_ORDER: tuple[str, ...] = (
     "inspect_ai",
     "codex",
     "vcr_cassette",
+    "sse_response",
+    "request_log",
     "openhands",
     "gemini_cli",
     "otel_genai",
@@ -184,6 +186,7 @@ def load_thread(
         thread.source_format = fmt
     if fmt != "native":  # our own JSON holds the thread exactly as it was imported
         apply_model_window(thread)
+        mark_subagents(thread)
     return thread
 
 
@@ -204,6 +207,13 @@ def _released(error: ThreadLoadError) -> ThreadLoadError:
     error = error.with_traceback(None)
     release_memory()
     return error
+def mark_subagents(thread: Thread) -> None:
+    """Each sub-agent transcript names its parent (`extra["subagent_of"]`: thread id and spawning tool
+    call id), so a replay of it opened on its own runs as that framework's sub-agent would (Deep
+    Agents gives its general-purpose sub-agent no `task` tool)."""
+    for call_id, sub in thread.subagents.items():
+        sub.extra.setdefault("subagent_of", {"thread": thread.thread_id, "tool_call_id": call_id})
+        mark_subagents(sub)
 
 
 def apply_model_window(thread: Thread) -> None:

@@ -54,6 +54,8 @@ class CompactionLayer(ContextLayer):
         self._memory: dict[str, Any] = {}
         self._previous_request: int | None = None
         self._decision: decisions.Decision | None = None
+        # a summarizer's own call (Claude Code's agent-acompact-* file): the agent never compacts it
+        self._compaction_call: dict[str, Any] | None = (thread.extra.get("compaction_call_of") if thread is not None else None) or None
 
     @classmethod
     def from_config(cls, config: EngineConfig, context: LayerContext) -> CompactionLayer:
@@ -128,6 +130,9 @@ class CompactionLayer(ContextLayer):
             self._decision = decisions.amend(self._decision, fired=False, reason=reason)
 
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        if self._compaction_call is not None:
+            self._not_applicable(self._compaction_call)
+            return None
         everything: list[BaseMessage] = list(state["messages"])
         messages: list[BaseMessage] = [m for m in everything if not isinstance(m, SystemMessage)]
         if not messages:
@@ -147,6 +152,9 @@ class CompactionLayer(ContextLayer):
         done = result if isinstance(result, Compaction) else Compaction(messages=list(result))
         common = {"policy": self.policy.name, "threshold_tokens": threshold, "request_tokens": request,
                   "previous_request_tokens": ctx.previous_request_tokens, **done.detail}
+        measure = getattr(self.policy, "decision_tokens", None)
+        if measure is not None:  # what the agent compared with its threshold, when it is not the request
+            common["decision_tokens"] = measure(messages, ctx)
         if done.messages is None:
             self._not_done(done.rejected or "nothing to compact")
             if done.rejected is None:
@@ -169,6 +177,17 @@ class CompactionLayer(ContextLayer):
                   inserted_ids=[m.id for m in rebuilt if id(m) not in kept], kept_ids=[m.id for m in rebuilt if id(m) in kept],
                   summary=summary, **common)
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *rebuilt]}
+
+    def _not_applicable(self, of: dict[str, Any]) -> None:
+        """Said once: this thread is a compaction's own summarizer call, which its agent never compacts
+        (Claude Code forks the conversation with the compact prompt; a request too long for it is retried
+        on a truncated copy, not compacted)."""
+        if of.get("said"):
+            return
+        self._compaction_call = of = {**of, "said": True}
+        self.emit("not_applicable", message=f"this thread is the compaction call of session {of.get('session_id')} "
+                  f"({of.get('agent_id')}): {self.policy.name} does not compact it; open the session for its compactions",
+                  policy=self.policy.name, compaction_call_of={k: v for k, v in of.items() if k != "said"})
 
     # -- tool results as the agent records them --------------------------------------------------------
     def _record(self, result: Any) -> Any:

@@ -267,7 +267,7 @@ LESSONS: tuple[Lesson, ...] = (
             "under the summarization trigger: fewer summaries, or none.",
             "Here clearing starts at half the window and keeps the newest `keep` results; summarization (Deep "
             "Agents' 85 % trigger, counted as Deep Agents counts: about 4 characters a token) runs after it. Turn "
-            "clearing off and watch the summaries multiply; keep only the newest result and they nearly vanish.",
+            "clearing off and watch the summaries multiply; keep only the newest result and half of them go.",
         ),
         thread="agent-80", preset="deepagents",
         base=("order=[context_editing, summarization]", "context_editing.trigger=fraction:0.5"),

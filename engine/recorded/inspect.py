@@ -180,6 +180,8 @@ def _inspect_thread(thread: Thread, counter: TokenCounter | None) -> dict[str, A
         "recorded_microcompactions": _microcompactions(thread, savings),
         "skipped_records": dict(thread.extra.get("skipped_records") or {}),
         "warnings": load_warnings(thread),
+        # a compaction's own summarizer call (Claude Code's agent-acompact-*): whose session it compacted
+        "compaction_call_of": thread.extra.get("compaction_call_of"),
         "tokens": {
             "counter": counter.name,
             "total": sum(by_category.values()),

@@ -367,6 +367,7 @@ class _Driver:
                     ai,  # response
                     usage.context_tokens if usage else None,  # recorded_input_tokens
                     step_events,  # events
+                    entry[0],  # tools
                 ))
                 step += 1
                 # what happens before the next model call (tool results, a new turn) is that call's

@@ -40,6 +40,8 @@ class StepRecord:
     response: AIMessage | None = None
     recorded_input_tokens: int | None = None
     events: list[Event] = field(default_factory=list)
+    # the request's tool objects (schemas or LangChain tools), as sent: the thread's and the layers'
+    tools: tuple[Any, ...] = ()
 
     def view_entries(self, counter: TokenCounter) -> list[dict[str, Any]]:
         """The view message by message: `{id, role, kind, tokens}` (system prompt first); a recorded message

@@ -30,6 +30,7 @@ SERIES_NAMES = {
     "previous request": "the previous request (what {rule} decides on)",
     "previous request + output": "the previous request and its answer (what {rule} decides on)",
     "context editing": "{quantity} (what {rule} decides on)",
+    "total usage": "{quantity} (what {rule} decides on)",
 }
 
 

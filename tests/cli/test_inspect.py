@@ -19,7 +19,7 @@ from tests.conftest import trace_path
 
 TOP_KEYS = ["schema", "version", "format", "thread_id", "title", "model", "max_input_tokens", "messages", "by_role",
             "tool_calls", "subagents", "recorded_compactions", "recorded_microcompactions", "skipped_records", "warnings",
-            "tokens", "largest_messages", "steps"]
+            "compaction_call_of", "tokens", "largest_messages", "steps"]
 
 
 def sample_thread() -> Thread:

@@ -140,9 +140,9 @@ def test_a_new_user_runs_the_summarization_lesson_end_to_end(start) -> None:  # 
     assert (unchanged.delta, unchanged.direction) == ("no change vs the lesson default", 2)  # MetricDirection.NONE
     at.radio(key="ws_try_summarization_summarization.trigger").set_value("fraction:0.25").run()
     assert not at.exception
-    assert metrics(at)["summarization.summarize events"] == "14"
+    assert metrics(at)["summarization.summarize events"] == "16"
     changed = {m.label: m.proto for m in at.metric}["summarization.summarize events"]
-    assert (changed.delta, changed.direction) == ("+12 vs the lesson default", 1)  # UP
+    assert (changed.delta, changed.direction) == ("+14 vs the lesson default", 1)  # UP
     assert any("trigger fraction:0.85 → fraction:0.25" in c.value for c in at.caption)
     at.radio(key="ws_check_summarization").set_value(0).run()
     assert at.warning and "Not quite" in at.warning[0].value

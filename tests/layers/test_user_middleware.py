@@ -376,7 +376,7 @@ def test_a_bad_middleware_is_one_config_error_naming_it(yaml: str, message: str)
     ("order: [summarization, Nope]\nmiddleware: [{use: 'a.b:C'}]",
      "order: unknown layer 'Nope'; layers are recorded, filesystem, subagents, summarization, context_editing, "
      "compaction, todo, "
-     "dangling, memory and the middleware C (got ['summarization', 'Nope'])"),
+     "dangling, memory, durable_context, coalesce and the middleware C (got ['summarization', 'Nope'])"),
     ("middleware: [{use: 'a.b:C', kwarg: {}}]", "middleware.0.kwarg: unknown key (got {})"),
 ])
 def test_a_malformed_middleware_entry_is_a_config_error(text: str, message: str) -> None:

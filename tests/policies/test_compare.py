@@ -27,7 +27,8 @@ def test_policies_side_by_side_on_the_coding_session() -> None:
     assert list(rows[0]) == COLUMNS  # no recorded baseline: no "vs recorded" column
     got = [(r["policy"], r["peak view tokens"], r["compaction steps"], r["summarizer calls"]) for r in rows]
     assert got == [("claude-code", 29_856, "29, 52", 2), ("codex", 56_622, "55", 1), ("cline", 37_921, "36, 59", 0),
-                   ("deepagents", 36_686, "35, 68", 2)]
+                   # Deep Agents sends its own tools too: a bigger request, its second summary a step earlier
+                   ("deepagents", 37_228, "35, 67", 2)]
     # what each policy's compactions kept, and the re-reads the later steps would need (an estimate)
     kept = [(r["policy"], r["facts kept"], r["re-fetches"]) for r in rows]
     assert kept == [("claude-code", 0.359, 4), ("codex", 0.2143, 6), ("cline", None, 0), ("deepagents", 0.4091, 8)]
