@@ -38,7 +38,7 @@ from engine.views.timeline import ThresholdLine
 from ui.chart_placeholder import chart_placeholder
 from ui.figures import category_label, esc
 from ui.text import MAX_SHOWN_CHARS, escape_md
-from ui.widgets import BADGES, ROLE_ICONS, badge, table
+from ui.widgets import BADGES, EMPTY_CELL, ROLE_ICONS, badge, table
 
 # 10 a page by default: about what the first screen shows below the budget and the controls; each
 # message header is an expander, and 25 of them were ~0.3 s of the browser's main thread when a
@@ -283,7 +283,7 @@ def budget_panel(run: Run, k: int, lines: list[ThresholdLine]) -> None:
                     f"{window:,} tokens · raw (no layers) {step.raw_tokens:,} · state {step.state_tokens:,}"
                     + (f" · recorded by the provider {step.recorded_input_tokens:,}" if step.recorded_input_tokens
                        else ""))
-        st.dataframe(category_table(step, window), hide_index=True, key="step_categories", column_config={
+        st.dataframe(category_table(step, window), hide_index=True, key="step_categories", placeholder=EMPTY_CELL, column_config={
             # the longest label, "unrecorded prompt (agent's own prompt + tools)", was cut at "pro"
             "category": st.column_config.TextColumn("category", width=290),
             "tokens": st.column_config.NumberColumn("tokens", format="localized", width=80),

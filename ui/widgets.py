@@ -26,14 +26,21 @@ ROLE_ICONS = {"system": ":material/settings:", "human": ":material/person:", "ai
               "tool": ":material/build:"}
 
 
+# What an empty cell shows: Streamlit's dataframe writes "None" for a missing value unless told
+# otherwise (`st.dataframe(placeholder=...)`, streamlit/elements/arrow.py, 1.67), and "None" in a
+# "peak inside" column read as a value (issue 35).
+EMPTY_CELL = "—"
+
+
 def table(rows: list[dict[str, Any]], **kwargs: Any) -> None:
-    """A dataframe whose token and size columns read 12,345 (cells render as text, never as HTML)."""
+    """A dataframe whose token and size columns read 12,345 and whose empty cells read "—" (cells render
+    as text, never as HTML)."""
     columns = list(rows[0]) if rows else []
     numeric = [c for c in columns
                if all(isinstance(r.get(c), int | None) and not isinstance(r.get(c), bool) for r in rows)
                and c not in ("step", "index")]
     config = {c: st.column_config.NumberColumn(c, format="localized") for c in numeric}
-    st.dataframe(rows, hide_index=True, column_config=config, **kwargs)
+    st.dataframe(rows, hide_index=True, column_config=config, placeholder=EMPTY_CELL, **kwargs)
 
 
 TABLE_ROW_PX = 35  # st.dataframe's row height (and its header's), Streamlit 1.67

@@ -166,6 +166,17 @@ def test_files_stub_and_subagents() -> None:
     assert subagent_rows(run) == []  # read_file calls are not task calls
 
 
+def test_offloaded_files_are_listed_in_natural_order() -> None:
+    """call-9 before call-10 (text order put call-10 and call-11 first; issue 35)."""
+    run = bare_run(3)
+    for n in (10, 9, 11, 2):
+        run.files.write(f"/large_tool_results/call-{n}", "x" * 40, step=1, layer="filesystem", source_id=f"call-{n}")
+    run.files.write("/conversation_history/s.md", "y", step=2, layer="summarization")
+    assert [r["path"] for r in file_rows(run)] == [
+        "/conversation_history/s.md", "/large_tool_results/call-2", "/large_tool_results/call-9",
+        "/large_tool_results/call-10", "/large_tool_results/call-11"]
+
+
 def test_compare_runs_deltas() -> None:
     a, b = bare_run(4), bare_run(4)
     b.steps[1].events.append(Event("summarization", "summarize", 1, 10, 5))
