@@ -642,7 +642,7 @@ def test_the_server_settings_hold_whichever_way_the_server_starts(monkeypatch) -
 
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
     seen: list[list[str]] = []
-    monkeypatch.setattr(ui_command.subprocess, "call", lambda cmd, env: seen.append(cmd) or 0)
+    monkeypatch.setattr(ui_command, "launch", lambda cmd, env: seen.append(cmd) or 0)
     parser = argparse.ArgumentParser()
     ui_command.add_arguments(parser)
     assert ui_command.run(parser.parse_args([])) == 0
@@ -658,6 +658,9 @@ def test_the_server_settings_hold_whichever_way_the_server_starts(monkeypatch) -
     # the sidebar and the lazy tabs' kept widgets set state and a default on purpose: no log line per run
     assert config["global"]["disableWidgetStateDuplicationWarning"] is True
     assert cmd[cmd.index("--global.disableWidgetStateDuplicationWarning") + 1] == "true"
+    # the largest upload: the importers' limit (512 MiB), also when started outside the project folder
+    assert config["server"]["maxUploadSize"] == 512
+    assert cmd[cmd.index("--server.maxUploadSize") + 1] == "512"
 
 
 def test_no_page_relies_on_streamlit_magic() -> None:
