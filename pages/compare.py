@@ -9,7 +9,7 @@ from engine.config.schema import EngineConfig, preset
 from engine.run.run import Run
 from engine.views.threads import thread_facts
 from ui import session
-from ui.figures import timeline_figure
+from ui.figures import notes_margin, timeline_figure
 from ui.frame import require_frame
 from ui.text import error_text, escape_md
 from ui.widgets import no_run_message, table
@@ -122,7 +122,8 @@ for col, run, name, key in ((left, run_a, "A", current), (right, run_b, "B", b_k
                           margin={"r": 20, "b": COMPARE_LEGEND_PX + 60})
         # the chart's notes (clipped raw curve, levels above it) one per line: a half-width chart
         # cuts a single long line off at its left edge (the notes are built from numbers, and escaped)
-        fig.for_each_annotation(lambda a: a.update(text=str(a.text).replace(" · ", "<br>")))
+        fig.for_each_annotation(lambda a: a.update(text=str(a.text).replace(" (turn on", "<br>(turn on")))
+        fig.update_layout(margin={"t": notes_margin([a.to_plotly_json() for a in fig.layout.annotations])})
         st.plotly_chart(fig, key=f"cmp_chart_{name}", config={"displaylogo": False})
         if name == "B":
             st.button("Swap: open B as the current thread", key="cmp_open_b", on_click=_open_b, args=(current, b_key))

@@ -333,7 +333,7 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
     layout.update({
         "shapes": shapes, "height": height, "hovermode": "closest", "clickmode": "event+select",
         "margin": {"l": max(MIN_LEFT_MARGIN_PX, int(LANE_PAD_PX + LANE_CHAR_PX * max(map(len, lane_names), default=0))),
-                   "r": legend_margin(data, shapes), "t": 20, "b": BOTTOM_MARGIN_PX},
+                   "r": legend_margin(data, shapes), "t": notes_margin(annotations), "b": BOTTOM_MARGIN_PX},
         "legend": {"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 11}, "groupclick": "toggleitem"},
         "uirevision": f"timeline-{'window' if whole_window else 'fit'}",  # a new scale resets the zoom
     })
@@ -367,7 +367,8 @@ def cached_timeline_figure(run: Run, *, height: int = 620, whole_window: bool = 
                          lambda: timeline_figure(run, height=height, whole_window=whole_window))
 
 
-NOTE_LINE_HEADROOM = 0.045  # of the y range, a line of the notes above the curves
+NOTE_LINE_PX = 15  # one line of the notes (11 px type) in the margin above the plot
+TOP_MARGIN_PX = 20
 
 
 def _y_top(series: TimelineSeries, lines: Sequence[ThresholdLine], window_tokens: int,
@@ -376,6 +377,8 @@ def _y_top(series: TimelineSeries, lines: Sequence[ThresholdLine], window_tokens
 
     By default the axis fits the data, so a small run is not a flat line under a 200k window; a raw
     curve far above what the model saw is clipped (and labelled) rather than squashing the view.
+    The notes sit in the margin above the plot, one a line (`notes_margin`): drawn inside it, at its
+    top right, they covered the trigger line running there (issue 35).
     """
     view_peak = int(series.view_tokens.max(initial=0))
     recorded_peak = (int(np.nanmax(series.recorded_input_tokens))
@@ -388,29 +391,25 @@ def _y_top(series: TimelineSeries, lines: Sequence[ThresholdLine], window_tokens
         data = max(view_peak, recorded_peak, 1)
         top = max(data, raw_peak) if raw_peak <= 1.5 * data else int(1.5 * data)
     top = int(top * 1.06)
-
-    def notes_over(top: int) -> list[str]:
-        notes = []
-        if raw_peak > top:
-            notes.append(f"raw curve clipped: it peaks at {raw_peak:,} tokens")
-        above = list(dict.fromkeys(f"{li.role} {li.tokens:,}" for li in levels if (li.tokens or 0) > top))
-        if above:
-            notes.append("above the chart: " + ", ".join(above))
-            notes.append("(turn on Whole window to see them)")
-        return notes
-
-    notes = notes_over(top)
-    if notes:
-        # headroom for the notes' lines (11 px type on a ~400 px plot), so they do not cover the curves'
-        # top; then the notes say what lies above that top
-        top = int(top * (1 + NOTE_LINE_HEADROOM * len(notes)))
-        notes = notes_over(top)
+    notes = []
+    if raw_peak > top:
+        notes.append(f"raw curve clipped: it peaks at {raw_peak:,} tokens")
+    above = list(dict.fromkeys(f"{li.role} {li.tokens:,}" for li in levels if (li.tokens or 0) > top))
+    if above:
+        notes.append("above the chart: " + ", ".join(above) + " (turn on Whole window to see them)")
     annotations: list[dict[str, object]] = []
     if notes:  # one note a line: on a half-width chart (Compare sessions) one long line ran off the left edge
-        annotations.append({"xref": "paper", "x": 0.99, "yref": "y domain", "y": 0.99, "showarrow": False,
-                            "xanchor": "right", "yanchor": "top", "font": {"size": 11, "color": "#374151"},
-                            "bgcolor": "rgba(255,255,255,0.8)", "text": "<br>".join(esc(n) for n in notes)})
+        annotations.append({"xref": "paper", "x": 0, "yref": "paper", "y": 1, "yshift": 4, "showarrow": False,
+                            "xanchor": "left", "yanchor": "bottom", "align": "left",
+                            "font": {"size": 11, "color": "#374151"}, "name": "notes",
+                            "text": "<br>".join(esc(n) for n in notes)})
     return top, annotations
+
+
+def notes_margin(annotations: Sequence[dict[str, object]]) -> int:
+    """The top margin that holds the notes' lines above the plot (plotly does not grow it for them)."""
+    lines = sum(str(a.get("text", "")).count("<br>") + 1 for a in annotations if a.get("name") == "notes")
+    return TOP_MARGIN_PX + NOTE_LINE_PX * lines
 
 
 def compare_figure(a: Run, b: Run, *, height: int = 420) -> go.Figure:

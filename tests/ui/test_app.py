@@ -17,7 +17,6 @@ from tests.conftest import trace_path
 from tests.ui.builders import HOSTILE, build_thread
 from tests.ui.conftest import figure, hline_levels, layer_event_counts
 from ui import session
-from ui.figures import NOTE_LINE_HEADROOM
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,7 +35,7 @@ def test_opens_on_the_first_sample_with_the_default_preset(start) -> None:  # no
     at = start()
     assert titles(at) == ["Timeline"]
     # the cost tiles are in the Cost section, drawn once opened (tests/ui/test_cost_pages.py)
-    assert [m.label for m in at.metric] == ["Steps", "Peak view", "Peak raw (no layers)", "Tokens saved", "Events",
+    assert [m.label for m in at.metric] == ["Steps", "Peak view", "Peak raw (no layers)", "Input not sent (all steps)", "Events",
                                              "Summarizer calls"]
     from engine.views.timeline import event_markers
     from ui import session
@@ -169,7 +168,7 @@ def test_timeline_fits_the_data_whole_window_on_demand_and_exports(start) -> Non
     whole = figure(at)["layout"]["yaxis"]["range"][1]
     # the stress run's raw curve rises above the whole window: one line of note, and room for it
     assert figure(at)["layout"]["annotations"][0]["text"].startswith("raw curve clipped")
-    assert whole == int(int(100_000 * 1.1 * 1.06) * (1 + NOTE_LINE_HEADROOM)) > fit
+    assert whole == int(100_000 * 1.1 * 1.06) > fit
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Table (CSV)", "Chart (HTML)"]
     # the peak and raw tiles state a share of the window: no up/down arrow
@@ -205,7 +204,7 @@ def test_a_cached_config_redraws_the_timeline_without_rebuilding_its_figures(sta
     at.toggle(key="timeline_whole_window").set_value(False).run()
     at.toggle(key="timeline_whole_window").set_value(True).run()
     assert FIGURE_BUILDS["timeline"] == built.get("timeline", 0) + 2
-    assert figure(at)["layout"]["yaxis"]["range"][1] == int(int(100_000 * 1.1 * 1.06) * (1 + NOTE_LINE_HEADROOM))
+    assert figure(at)["layout"]["yaxis"]["range"][1] == int(100_000 * 1.1 * 1.06)
 
 
 def test_the_timeline_lists_its_events_once_the_section_is_opened_and_opens_a_step(start) -> None:  # noqa: ANN001

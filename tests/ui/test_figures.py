@@ -18,7 +18,7 @@ from engine.views.timeline import recorded_compactions
 from tests.ui.builders import HOSTILE, build_thread
 from ui import controls
 from ui.config_form import all_fields, apply_form, field_for_error, widget_value
-from ui.figures import NOTE_LINE_HEADROOM, compare_figure, timeline_figure
+from ui.figures import NOTE_LINE_PX, TOP_MARGIN_PX, compare_figure, timeline_figure
 from ui.text import escape_md
 
 COUNTER = get_counter("approximate")
@@ -156,10 +156,12 @@ def test_the_y_axis_fits_the_data_unless_the_whole_window_is_asked_for(run) -> N
     peak = max(s.view_tokens for s in run.steps)
     assert peak == max(s.raw_tokens for s in run.steps) == 1094  # no layers: raw and view are one curve
     fit = json.loads(timeline_figure(run).to_json())["layout"]
-    # two lines of notes: the axis leaves room for them above the curves
-    assert fit["yaxis"]["range"] == [0, int(int(peak * 1.06) * (1 + 2 * NOTE_LINE_HEADROOM))]
-    assert fit["annotations"][0]["text"] == ("above the chart: window 40,000, trigger 10,000, keep 2,000"
-                                             "<br>(turn on Whole window to see them)")
+    assert fit["yaxis"]["range"] == [0, int(peak * 1.06)]
+    # the note sits in the margin above the plot, never over a line inside it (issue 35), one line tall
+    [note] = fit["annotations"]
+    assert note["text"] == "above the chart: window 40,000, trigger 10,000, keep 2,000 (turn on Whole window to see them)"
+    assert (note["yref"], note["y"], note["yanchor"]) == ("paper", 1, "bottom")
+    assert fit["margin"]["t"] == TOP_MARGIN_PX + NOTE_LINE_PX
     whole = json.loads(timeline_figure(run, whole_window=True).to_json())["layout"]
     assert whole["yaxis"]["range"] == [0, int(40_000 * 1.1 * 1.06)]
     assert "annotations" not in whole
@@ -175,7 +177,8 @@ def test_a_raw_curve_far_above_the_view_is_clipped_and_said() -> None:
     text = layout["annotations"][0]["text"]
     assert text.startswith(f"raw curve clipped: it peaks at {raw_peak:,} tokens")
     lines = text.count("<br>") + 1
-    assert layout["yaxis"]["range"] == [0, int(int(int(1.5 * view_peak) * 1.06) * (1 + lines * NOTE_LINE_HEADROOM))]
+    assert layout["yaxis"]["range"] == [0, int(int(1.5 * view_peak) * 1.06)]
+    assert layout["margin"]["t"] == TOP_MARGIN_PX + lines * NOTE_LINE_PX
 
 
 def test_timeline_hover_text_is_escaped(run) -> None:  # noqa: ANN001
