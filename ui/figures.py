@@ -126,27 +126,49 @@ def _step_hover(series: TimelineSeries, window_tokens: int) -> tuple[str, np.nda
     travel as `customdata` rows read by the template: a per-step string for 1,000 steps was 227 KB
     of the 572 KB figure (issue 17); only what varies in shape (recorded input, event count) stays
     text (`text` after raw, `hovertext` at the end), empty at most steps. Column 0 is the step, which a
-    click selection carries.
+    click carries; column 1 the view's tokens.
     """
     present = [c for c in CATEGORIES if series.by_category[c].any()]
     n = len(series.steps)
     pct = (np.rint(100 * series.view_tokens / window_tokens).astype(np.int64) if window_tokens
            else np.zeros(n, dtype=np.int64))
-    columns = np.column_stack([series.steps, pct, series.raw_tokens,
-                               *[series.by_category[c] for c in present]]) if n else np.zeros((0, 3 + len(present)))
+    columns = np.column_stack([series.steps, series.view_tokens, pct, series.raw_tokens,
+                               *[series.by_category[c] for c in present]]) if n else np.zeros((0, 4 + len(present)))
     recorded = (series.recorded_input_tokens.tolist() if series.recorded_input_tokens is not None
                 else [float("nan")] * n)
     rec_text = [f" · recorded input {int(rec):,}" if rec == rec else "" for rec in recorded]  # NaN: not recorded
     events_text = [f"<br>{events} event(s)" if events else "" for events in series.event_counts.tolist()]
-    template = ("<b>step %{customdata[0]}</b>: view %{y:,}"
-                + (" (%{customdata[1]}% of window)" if window_tokens else "")
-                + " · raw %{customdata[2]:,}%{text}<br>"
-                + "<br>".join(f"{esc(category_label(c))} %{{customdata[{3 + i}]:,}}" for i, c in enumerate(present))
+    template = ("<b>step %{customdata[0]}</b>: view %{customdata[1]:,}"
+                + (" (%{customdata[2]}% of window)" if window_tokens else "")
+                + " · raw %{customdata[3]:,}%{text}<br>"
+                + "<br>".join(f"{esc(category_label(c))} %{{customdata[{4 + i}]:,}}" for i, c in enumerate(present))
                 + "%{hovertext}<extra>click to open</extra>")
     # customdata: a 2-D array, sent as a typed array and copied cheaply
     # int64 on purpose: plotly's JSON encoder sends an int64 array as the narrowest integer type
     # that holds it (int16 for steps and most token counts, plotly 7.1 `to_typed_array_spec`)
     return template, columns.astype(np.int64), rec_text, events_text
+
+
+def click_layer(series: TimelineSeries, window_tokens: int, top: int) -> dict[str, Any]:
+    """The trace that hovers and opens a step: a transparent heatmap of one cell per step, each cell the
+    step's whole column from 0 to the axis top (never decimated).
+
+    The areas do not hover, so this carries every step's breakdown (`_step_hover`); plotly_click reports
+    the cell, whose customdata starts with the step (ui/timeline_chart.py). A zero-width line through the
+    view did this before, and hovered only within plotly's hover distance (20 px) of the view curve's top,
+    where docs/dashboard.md promises anywhere along a step (issue 35). A heatmap is one image however
+    many steps (invisible markers or bars cost a styled SVG node per step: ~0.3 s of a 1,000-step
+    newPlot in Chromium, docs/benchmarks.md); its customdata is 3-D (one row of cells), sent as a typed
+    array (plotly.js 4.1 decodes up to three dimensions, `decodeTypedArraySpec`).
+    """
+    template, customdata, rec_text, events_text = _step_hover(series, window_tokens)
+    n = len(series.steps)
+    return {"type": "heatmap", "x": series.steps, "y": [0, top], "z": np.zeros((1, n), dtype=np.int8),
+            "name": "steps (click to open)", "showscale": False, "showlegend": False, "opacity": 0,
+            "colorscale": [[0, "rgba(0,0,0,0)"], [1, "rgba(0,0,0,0)"]], "zmin": 0, "zmax": 1,
+            "customdata": customdata.reshape(1, n, customdata.shape[1]), "text": [rec_text],
+            "hovertext": [events_text], "hoverlabel": {"align": "left"}, "hovertemplate": template,
+            "xaxis": "x", "yaxis": "y"}
 
 
 # Lines with more points than this are decimated (issue 17: a 16,000-step thread drew 16,000-point
@@ -300,16 +322,8 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
             "hovertemplate": "step %{x}<br>%{hovertext}<extra></extra>", **lane_row})
         shapes.extend(_vline(s, RECORDED_COLOR, "dashdot", 2) for s, _ in recorded[:MAX_EVENT_LINES])
 
-    # The click layer: the areas do not hover, so an invisible line through the view carries every
-    # step (never decimated) and hovers the step's whole breakdown; a click on it opens the step
-    # (plotly_click reports a line's points: ui/timeline_chart.py). One SVG path: invisible markers
-    # cost a styled node per step, ~0.3 s of a 1,000-step newPlot in Chromium (docs/benchmarks.md).
-    template, customdata, rec_text, events_text = _step_hover(series, run.window_tokens)
-    data.append({"type": "scatter", "x": steps, "y": series.view_tokens, "mode": "lines",
-                 "name": "steps (click to open)", "showlegend": False,
-                 "line": {"width": 0, "color": "rgba(0,0,0,0)"}, "customdata": customdata,
-                 "text": rec_text, "hovertext": events_text, "hoverlabel": {"align": "left"}, "hovertemplate": template, **top_row})
     top, annotations = _y_top(series, lines, run.window_tokens, whole_window)
+    data.append(click_layer(series, run.window_tokens, top))
     last = max(0, len(steps) - 1)
     pad = max(0.6, 0.01 * last)  # room for the step-0 and last-step markers: never half clipped
     layout = copy.deepcopy(_subplots_layout((0.8, 0.2) if len(lanes) > 2 else (0.86, 0.14)))

@@ -42,8 +42,8 @@ def test_timeline_traces_lines_and_click_layer(run) -> None:  # noqa: ANN001
     assert "summarization (1)" in names and "patched tool calls (1)" in names
     assert "compaction recorded in the source (1)" in names
     hit = spec["data"][-1]
-    assert hit["type"] == "scatter" and hit["line"]["color"] == "rgba(0,0,0,0)"  # SVG: no WebGL context per redraw
-    assert fig.data[-1].customdata[:, 0].tolist() == list(range(10))  # a click carries the step
+    assert hit["type"] == "heatmap" and hit["opacity"] == 0  # one image, no WebGL context per redraw
+    assert fig.data[-1].customdata[0][:, 0].tolist() == list(range(10))  # a click carries the step
     shapes = spec["layout"]["shapes"]
     levels = {s["legendgroup"]: s["y0"] for s in shapes if s.get("legendgroup")}
     assert levels == {"window": 40_000, "trigger": 10_000, "keep": 2_000}
@@ -67,20 +67,22 @@ def test_only_the_click_layer_hovers_so_overlapping_curves_still_open_a_step(run
     assert raw.hoverinfo == "skip"
     hit = fig.data[-1]
     # the label is a template over per-step numbers (no per-step string): view, % of window, raw, categories
-    assert hit.hovertemplate == ("<b>step %{customdata[0]}</b>: view %{y:,} (%{customdata[1]}% of window)"
-                                    " · raw %{customdata[2]:,}%{text}<br>system prompt %{customdata[3]:,}<br>"
-                                    "tool schemas %{customdata[4]:,}<br>human %{customdata[5]:,}<br>"
-                                    "AI text %{customdata[6]:,}<br>tool calls %{customdata[7]:,}<br>"
-                                    "tool results %{customdata[8]:,}%{hovertext}<extra>click to open</extra>")
+    assert hit.hovertemplate == ("<b>step %{customdata[0]}</b>: view %{customdata[1]:,} (%{customdata[2]}% of "
+                                 "window) · raw %{customdata[3]:,}%{text}<br>system prompt %{customdata[4]:,}<br>"
+                                 "tool schemas %{customdata[5]:,}<br>human %{customdata[6]:,}<br>"
+                                 "AI text %{customdata[7]:,}<br>tool calls %{customdata[8]:,}<br>"
+                                 "tool results %{customdata[9]:,}%{hovertext}<extra>click to open</extra>")
     s3 = run.steps[3]
     by = s3.view_by_category
-    assert hit.customdata[3].tolist() == [3, round(100 * s3.view_tokens / run.window_tokens), s3.raw_tokens,
-                                    *[by.get(c, 0) for c in ("system", "tools", "human", "ai", "tool_calls",
-                                                             "tool_results")]]
-    assert sum(hit.customdata[3][3:]) == s3.view_tokens
+    cells = hit.customdata[0]  # one row of cells, one per step
+    assert cells[3].tolist() == [3, s3.view_tokens, round(100 * s3.view_tokens / run.window_tokens), s3.raw_tokens,
+                                 *[by.get(c, 0) for c in ("system", "tools", "human", "ai", "tool_calls",
+                                                          "tool_results")]]
+    assert sum(cells[3][4:]) == s3.view_tokens
     # what varies in shape stays text: the event count where a step has events, empty elsewhere
-    assert hit.hovertext[4] == "<br>1 event(s)" and hit.hovertext[6] == "<br>1 event(s)" and hit.hovertext[3] == ""
-    assert set(hit.text) == {""}  # no recorded input in this thread
+    events = hit.hovertext[0]
+    assert events[4] == "<br>1 event(s)" and events[6] == "<br>1 event(s)" and events[3] == ""
+    assert set(hit.text[0]) == {""}  # no recorded input in this thread
 
 
 def test_the_figure_is_valid_plotly_though_built_without_validation(run) -> None:  # noqa: ANN001
@@ -125,7 +127,7 @@ def test_lines_past_the_point_budget_are_decimated_keeping_peaks_and_drops(monke
     assert go_x(spec["data"][-1]["x"]) == list(range(12))
 
 
-def test_the_click_layer_is_one_invisible_line_and_the_legend_has_its_margin(run) -> None:  # noqa: ANN001
+def test_the_click_layer_covers_each_steps_whole_column_and_the_legend_has_its_margin(run) -> None:  # noqa: ANN001
     from ui import figures
 
     spec = json.loads(figures.timeline_figure(run).to_json())
@@ -133,8 +135,11 @@ def test_the_click_layer_is_one_invisible_line_and_the_legend_has_its_margin(run
     shown += [sh["name"] for sh in spec["layout"]["shapes"] if sh.get("showlegend")]
     longest = max(len(html.unescape(name)) for name in shown)
     assert spec["layout"]["margin"]["r"] == int(figures.LEGEND_PAD_PX + figures.LEGEND_CHAR_PX * longest)
-    click = spec["data"][-1]  # a line, not a marker per step: one SVG path whatever the steps
-    assert (click["type"], click["mode"], click["line"]["width"], "marker" in click) == ("scatter", "lines", 0, False)
+    # one transparent cell per step, from 0 to the axis top: hover and click anywhere in a step's column
+    # open it, not only within 20 px of the view curve (issue 35); one image whatever the steps
+    click = spec["data"][-1]
+    assert (click["type"], click["opacity"], click["showscale"]) == ("heatmap", 0, False)
+    assert click["y"] == [0, spec["layout"]["yaxis"]["range"][1]]
     assert go_x(click["x"]) == list(range(len(run.steps)))
     assert click["x"]["dtype"] in ("i1", "i2")  # plotly narrows int64 arrays to the type that holds them
     assert figures.legend_margin([{"name": "x" * 500}], []) == figures.MAX_LEGEND_MARGIN_PX
