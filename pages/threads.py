@@ -8,7 +8,7 @@ import importlib.util
 import streamlit as st
 
 from engine.base.errors import ContextInspectorError
-from engine.formats import list_threads, load_thread, upload_limit_mib
+from engine.formats import list_threads, load_thread
 from engine.formats.dburl import is_postgres_url, redact
 from engine.views.threads import thread_facts
 from engine.workspace.workspace import WorkspaceError
@@ -16,6 +16,7 @@ from ui import session
 from ui.frame import require_frame
 from ui.library import render_library
 from ui.text import error_text, escape_md
+from ui.upload_box import upload_box
 
 require_frame()
 
@@ -110,14 +111,7 @@ with upload_col:
                "chat/Responses dumps and JSONL logs, LangChain messages, a LangGraph SQLite checkpoint, SWE-agent "
                "or mini-swe-agent trajectories, tau-bench or tau2-bench results, or this tool's own JSON. "
                "The format is detected (docs/formats).")
-    # Streamlit writes the limit itself, rounded to a whole unit once past 500 of the smaller one:
-    # 512 MiB read "1GB per file" (its FileUploader's size formatter, 1.67). Its line is hidden and
-    # ours says the limit the importers apply (CTXI_MAX_BYTES, 512 MiB by default: README, SECURITY.md).
-    limit_mib = upload_limit_mib()
-    st.html("<style>.st-key-uploader [data-testid=stFileUploaderDropzoneInstructions] {display: none;}</style>")
-    files = st.file_uploader("Transcript file", key="uploader", accept_multiple_files=True,
-                             max_upload_size=limit_mib) or []
-    st.caption(f"Up to {limit_mib:,} MiB per file.")
+    files = upload_box("Transcript file") or []  # its limit written as the README writes it (ui/upload_box.py)
     mains = [f for f in files if not session.is_companion(f.name)]
     extras = [f for f in files if session.is_companion(f.name)]
     if not mains and extras:  # sub-agent files only: open the last one on its own

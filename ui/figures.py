@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import html
+import textwrap
 from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -99,6 +100,22 @@ def esc(text: str) -> str:
     return html.escape(text, quote=False)
 
 
+# A legend entry or lane name longer than this wraps onto more lines: the side legend's width is its
+# longest line, and "unrecorded prompt (agent's own prompt + tools)" or "claude-code compacts at
+# 167,000 tokens" took the legend to 317 px of an 820 px chart at 1280×720 (issue 35), the plot to 353.
+LABEL_LINE_CHARS = 24
+
+
+def wrapped(text: str, width: int = LABEL_LINE_CHARS) -> str:
+    """`text` escaped, its words wrapped onto lines of at most `width` characters joined by <br>."""
+    return "<br>".join(esc(line) for line in textwrap.wrap(text, width, break_long_words=False) or [""])
+
+
+def longest_line(text: str) -> int:
+    """The longest line of a legend or tick text (its <br>-separated lines, entities read as one character)."""
+    return max((len(html.unescape(line)) for line in str(text).split("<br>")), default=0)
+
+
 def category_label(category: str) -> str:
     return CATEGORY_LABELS.get(category, category)
 
@@ -110,7 +127,7 @@ def lane_label(lane: str) -> str:
 def _hline(line: ThresholdLine) -> dict[str, object]:
     style = LINE_STYLES.get(line.role, LINE_STYLES["trigger"])
     return {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": line.tokens, "y1": line.tokens,
-            "line": style, "layer": "above", "showlegend": True, "name": esc(line.label), "legendgroup": line.role}
+            "line": style, "layer": "above", "showlegend": True, "name": wrapped(line.label), "legendgroup": line.role}
 
 
 def _vline(x: float, color: str, dash: str, width: float = 1.0) -> dict[str, object]:
@@ -196,7 +213,7 @@ def legend_margin(data: Sequence[dict[str, Any]], shapes: Sequence[dict[str, Any
     texts = [str(t.get("name") or "") for t in data if t.get("showlegend", True) is not False]
     texts += [str((t.get("legendgrouptitle") or {}).get("text") or "") for t in data]
     texts += [str(sh.get("name") or "") for sh in shapes if sh.get("showlegend")]
-    longest = max((len(html.unescape(t)) for t in texts), default=0)
+    longest = max((longest_line(t) for t in texts), default=0)
     if not longest:
         return floor
     return max(floor, min(MAX_LEGEND_MARGIN_PX, int(LEGEND_PAD_PX + LEGEND_CHAR_PX * longest)))
@@ -266,7 +283,7 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
         y = series.by_category[cat]
         if not y.any():
             continue
-        data.append({"type": "scatter", "x": xs_line, "y": y[idx], "name": category_label(cat), "mode": "lines",
+        data.append({"type": "scatter", "x": xs_line, "y": y[idx], "name": wrapped(category_label(cat)), "mode": "lines",
                      "stackgroup": "view", "legendgroup": "categories",
                      "legendgrouptitle": {"text": "view by category"},
                      "line": {"width": 0.5, "color": CATEGORY_COLORS.get(cat)},
@@ -276,7 +293,7 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
                  **top_row})
     if series.recorded_input_tokens is not None:
         data.append({"type": "scatter", "x": xs_line, "y": series.recorded_input_tokens[idx],
-                     "name": "recorded input (provider usage)", "mode": "lines",
+                     "name": wrapped("recorded input (provider usage)"), "mode": "lines",
                      "line": {"color": "#0f766e", "width": 1, "dash": "dashdot"}, "connectgaps": False,
                      "hoverinfo": "skip", **top_row})
 
@@ -284,7 +301,7 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
     shapes = [_hline(li) for li in lines if li.tokens is not None]
     for li in lines:
         if li.tokens is None:  # a message count: listed in the legend, not drawn as a level
-            data.append({"type": "scatter", "x": [None], "y": [None], "mode": "lines", "name": esc(li.note),
+            data.append({"type": "scatter", "x": [None], "y": [None], "mode": "lines", "name": wrapped(li.note),
                          "legendgroup": li.role, "line": {**LINE_STYLES.get(li.role, {}), "width": 1},
                          "hoverinfo": "skip", **top_row})
 
@@ -296,7 +313,7 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
         xs = np.array([m.step for m in rows], dtype=np.int64)
         data.append({
             "type": "scatter", "x": xs, "y": [layer] * len(rows), "mode": "markers",
-            "name": f"{lane_label(layer)} ({len(rows)})", "meta": {"layer": layer, "events": len(rows)},
+            "name": wrapped(f"{lane_label(layer)} ({len(rows)})"), "meta": {"layer": layer, "events": len(rows)},
             "legendgroup": "events", "legendgrouptitle": {"text": "events by layer"}, "cliponaxis": False,
             # one value for the whole lane unless it mixes warnings in (most lanes have none)
             "marker": {"color": LAYER_COLORS.get(layer, "#334155"),
@@ -312,7 +329,7 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
         xs = np.array([s for s, _ in recorded], dtype=np.int64)
         data.append({
             "type": "scatter", "x": xs, "y": ["recorded (source)"] * len(recorded), "mode": "markers",
-            "name": f"compaction recorded in the source ({len(recorded)})", "legendgroup": "events",
+            "name": wrapped(f"compaction recorded in the source ({len(recorded)})"), "legendgroup": "events",
             "cliponaxis": False,
             "marker": {"symbol": "star-diamond", "size": 15, "color": RECORDED_COLOR, "line": {"width": 1, "color": "white"}},
             "customdata": xs,
@@ -327,7 +344,7 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
     last = max(0, len(steps) - 1)
     pad = max(0.6, 0.01 * last)  # room for the step-0 and last-step markers: never half clipped
     layout = copy.deepcopy(_subplots_layout((0.8, 0.2) if len(lanes) > 2 else (0.86, 0.14)))
-    lane_names = [lane_label(lane) for lane in reversed(lanes)]
+    lane_names = [wrapped(lane_label(lane)) for lane in reversed(lanes)]
     layout["yaxis"].update({"title": {"text": f"tokens in the view ({run.counts_label()})"}, "range": [0, top],
                             "tickformat": ",d"})
     steps_axis = {"title": {"text": "step (model call)"}, "range": [-pad, last + pad]}
@@ -346,7 +363,8 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
         layout["xaxis2" if lanes else "xaxis"].update({"tick0": 0, "dtick": 1})
     layout.update({
         "shapes": shapes, "height": height, "hovermode": "closest", "clickmode": "event+select",
-        "margin": {"l": max(MIN_LEFT_MARGIN_PX, int(LANE_PAD_PX + LANE_CHAR_PX * max(map(len, lane_names), default=0))),
+        "margin": {"l": max(MIN_LEFT_MARGIN_PX, int(LANE_PAD_PX + LANE_CHAR_PX * max(map(longest_line, lane_names),
+                                                                                      default=0))),
                    "r": legend_margin(data, shapes), "t": notes_margin(annotations), "b": BOTTOM_MARGIN_PX},
         "legend": {"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 11}, "groupclick": "toggleitem"},
         "uirevision": f"timeline-{'window' if whole_window else 'fit'}",  # a new scale resets the zoom

@@ -36,7 +36,7 @@ def run():  # noqa: ANN201
 def test_timeline_traces_lines_and_click_layer(run) -> None:  # noqa: ANN001
     fig = timeline_figure(run)
     spec = json.loads(fig.to_json())
-    names = [t.get("name") for t in spec["data"]]
+    names = [(t.get("name") or "").replace("<br>", " ") for t in spec["data"]]  # long names wrap (issue 35)
     assert names[:6] == ["system prompt", "tool schemas", "human", "AI text", "tool calls", "tool results"]
     assert "raw (no layers)" in names
     assert "summarization (1)" in names and "patched tool calls (1)" in names
@@ -133,8 +133,12 @@ def test_the_click_layer_covers_each_steps_whole_column_and_the_legend_has_its_m
     spec = json.loads(figures.timeline_figure(run).to_json())
     shown = [t["name"] for t in spec["data"] if t.get("showlegend", True) is not False and t.get("name")]
     shown += [sh["name"] for sh in spec["layout"]["shapes"] if sh.get("showlegend")]
-    longest = max(len(html.unescape(name)) for name in shown)
-    assert spec["layout"]["margin"]["r"] == int(figures.LEGEND_PAD_PX + figures.LEGEND_CHAR_PX * longest)
+    # long entries wrap onto lines of at most LABEL_LINE_CHARS: the legend is as wide as its longest line
+    # ("trigger fraction:0.25 = 10,000 tokens" is two lines here), not as its longest entry (issue 35)
+    lines = [html.unescape(line) for name in shown for line in name.split("<br>")]
+    assert max(map(len, lines)) <= figures.LABEL_LINE_CHARS
+    assert spec["layout"]["margin"]["r"] == int(figures.LEGEND_PAD_PX + figures.LEGEND_CHAR_PX * max(map(len, lines)))
+    assert spec["layout"]["margin"]["r"] <= 200
     # one transparent cell per step, from 0 to the axis top: hover and click anywhere in a step's column
     # open it, not only within 20 px of the view curve (issue 35); one image whatever the steps
     click = spec["data"][-1]
