@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from engine.config.links import link_notice
 from engine.config.presets import default_preset_name
 from engine.config.schema import EngineConfig, preset
 from engine.run.run import Run
@@ -62,6 +63,14 @@ if "cmp_b" not in st.session_state:  # the link's B once, else the first other s
         st.session_state["cmp_b"] = wanted
     else:
         st.session_state["cmp_b"] = next(k for k in keys if k != current)
+        if wanted:  # said once, like every other bad link value (issue 35: vs=library:… silently became a sample)
+            why = ("it is session A itself" if wanted == current else
+                   f"not available here: {session.load_error(wanted)}" if session.load_error(wanted) else
+                   "not available here: not a sample, nor in this workspace's library, nor opened in this session")
+            st.session_state["cmp_notice"] = link_notice(
+                VS_PARAM, wanted, why, f"comparing with {_label(st.session_state['cmp_b'], labels)} instead")
+if st.session_state.get("cmp_notice"):
+    st.warning(escape_md(st.session_state.pop("cmp_notice")))
 if st.session_state["cmp_b"] not in keys:
     st.session_state["cmp_b"] = next(k for k in keys if k != current)
 

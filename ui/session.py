@@ -19,7 +19,7 @@ import streamlit as st
 
 from engine.base.errors import ContextInspectorError, ThreadLoadError
 from engine.base.redaction import describe_error, one_line
-from engine.config.links import LIBRARY_PREFIX
+from engine.config.links import LIBRARY_PREFIX, link_step
 from engine.config.presets import RECORDED_PRESET, default_preset_name
 from engine.config.schema import EngineConfig, preset
 from engine.config.settings import RESERVED_PARAMS, config_from_params, url_params
@@ -441,7 +441,13 @@ def notify(message: str) -> None:
 
 # -- session start and URL ---------------------------------------------------------------------
 def init() -> None:
-    """First run of a session: defaults, then whatever the URL asks for (thread, step, settings)."""
+    """First run of a session: defaults, then whatever the URL asks for (thread, step, settings).
+
+    Every value the link gets wrong is said in one line (`engine.config.links.link_notice`) and the
+    URL is rewritten to what is shown (`sync_url`): a bad `step` is not quietly step 0, an unknown
+    preset falls back to the thread's own default (as-recorded for a recorded thread), not to
+    deepagents (issue 35).
+    """
     if st.session_state.get("initialised"):
         return
     st.session_state["initialised"] = True
@@ -449,13 +455,6 @@ def init() -> None:
     params = {k: st.query_params[k] for k in st.query_params}
     # what the link said, for a page that reads its own parameter once (the Workshop's `lesson`)
     st.session_state["link_params"] = dict(params)
-    config_params = {k: v for k, v in params.items() if k not in BOUND_PARAMS}
-    if "preset" in config_params or any(k not in RESERVED_PARAMS for k in config_params):
-        config, errors = config_from_params(config_params)
-        for e in errors:
-            notify(f"Ignored a setting from the link: {e}")
-    else:
-        config = None
     key = params.get("thread")
     if key and thread_for(key) is None:
         shown = key if len(key) <= 80 else key[:79] + "…"
@@ -469,14 +468,23 @@ def init() -> None:
         key = None
     st.session_state.setdefault("thread_key", key or default_thread_key())
     opened = st.session_state["thread_key"]
+    thread = thread_for(opened) if opened else None
+    default = default_preset_name(thread)
+    config_params = {k: v for k, v in params.items() if k not in BOUND_PARAMS}
+    if "preset" in config_params or any(k not in RESERVED_PARAMS for k in config_params):
+        config, errors = config_from_params(config_params, default=default)
+        for e in errors:
+            notify(f"Ignored a setting from the link: {e}")
+    else:
+        config = None
     # without settings in the link, a thread opens on its own default (as-recorded for recorded ones)
-    st.session_state.setdefault("config", config or preset(default_preset_name(thread_for(opened) if opened else None)))
-    if opened and thread_for(opened) is None and load_error(opened):
+    st.session_state.setdefault("config", config or preset(default))
+    if opened and thread is None and load_error(opened):
         notify(f"Could not open {opened.split(':', 1)[-1]}: {load_error(opened)}")
-    try:
-        st.session_state.setdefault("step", max(0, int(params.get("step", 0))))
-    except ValueError:
-        st.session_state.setdefault("step", 0)
+    step, notice = link_step(params.get("step"), len(thread.ai_indices()) if thread is not None else 1)
+    if notice and thread is not None:
+        notify(notice)
+    st.session_state.setdefault("step", step)
 
 
 def wanted_params() -> dict[str, str]:

@@ -92,19 +92,21 @@ def url_params(config: EngineConfig) -> dict[str, str]:
     return params
 
 
-def config_from_params(params: Mapping[str, str]) -> tuple[EngineConfig, list[str]]:
+def config_from_params(params: Mapping[str, str], default: str = DEFAULT_PRESET) -> tuple[EngineConfig, list[str]]:
     """Rebuild a config from query parameters; bad parameters are skipped and reported.
 
     A parameter that is not on the allow-list (`engine.config.links.LINK_SETTINGS`) is refused, whatever
-    its value: a link cannot set a path, a workspace, a model or an endpoint.
+    its value: a link cannot set a path, a workspace, a model or an endpoint. `default` is the preset the
+    link's thread opens on (`as-recorded` for a thread that recorded its usage): an unknown preset falls
+    back to it, as the link without a preset would, and the notice says so.
     """
-    name = params.get("preset") or DEFAULT_PRESET
+    name = params.get("preset") or default
     errors: list[str] = []
     try:
         config = preset(name) if name != "custom" else EngineConfig()
     except ConfigError as exc:
-        errors.append(str(exc))
-        config = preset(DEFAULT_PRESET)
+        errors.append(f"{exc}; showing {default}, this thread's default")
+        config = preset(default)
     for key, raw in params.items():
         if key in RESERVED_PARAMS:
             continue

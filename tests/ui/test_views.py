@@ -217,14 +217,21 @@ def test_url_params_hold_only_what_differs() -> None:
     assert config_from_params({"preset": "custom"}) == (EngineConfig(), [])
 
 
+def test_an_unknown_preset_falls_back_to_the_threads_default() -> None:
+    config, errors = config_from_params({"preset": "banana"}, default="as-recorded")
+    assert config == preset("as-recorded") and errors[0].endswith("; showing as-recorded, this thread's default")
+
+
 def test_bad_url_params_are_reported_and_skipped() -> None:
     config, errors = config_from_params({"preset": "nope", "summarization.keep": "bogus", "x.y": "1",
                                          "thread": "sample:a", "step": "3"})
     assert config == preset("deepagents")
     assert errors == [
         "preset: unknown preset 'nope'; choose one of as-recorded, claude-code, codex, gemini-cli, cline, openhands, "
-        "anthropic-compaction, openai-compaction, deepagents, langchain, deerflow, deerflow-head, stress",
-        "summarization.keep: expected TYPE:VALUE like tokens:30000, got 'bogus' (got 'bogus')",
+        "anthropic-compaction, openai-compaction, deepagents, langchain, deerflow, deerflow-head, stress; "
+        "showing deepagents, this thread's default",
+        # the value is named once (issue 35: "got 'bogus' (got 'bogus')")
+        "summarization.keep: expected TYPE:VALUE like tokens:30000, got 'bogus'",
         "x.y: not taken from a link (links may only carry the sidebar's and the Config form's replay settings); "
         "set it on the Config page if you want it",
     ]
