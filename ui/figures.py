@@ -445,7 +445,14 @@ def notes_margin(annotations: Sequence[dict[str, object]]) -> int:
 
 
 def compare_figure(a: Run, b: Run, *, height: int = 420) -> go.Figure:
-    """Run A and run B overlaid: view tokens per step, the raw curve, both windows and events."""
+    """Run A and run B overlaid: view tokens per step, the raw curve, the window and levels, compactions.
+
+    The y-axis fits A and B (the curves being compared) and the levels near them; a raw curve or a
+    level far above is clipped and said under the chart, as on the Timeline (issue 35: a lesson's
+    chart was scaled to the raw curve's 130k while A and B stayed under 25k). The legend sits above
+    the plot, in rows (at the side it took half a 1280 px projector's chart), and B's levels are drawn
+    only where they differ from A's.
+    """
     sa, sb = timeline_series(a), timeline_series(b)
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=sa.steps, y=sa.raw_tokens, name="raw (no layers)", mode="lines",
@@ -455,26 +462,51 @@ def compare_figure(a: Run, b: Run, *, height: int = 420) -> go.Figure:
     fig.add_trace(go.Scatter(x=sb.steps, y=sb.view_tokens, name="B: view tokens", mode="lines",
                              line={"color": "#ea580c", "width": 2}))
     # only the compactions: per-step layers (offloads, patches) would bury the lines; the delta table counts them
+    marked = 0
     for label, run, symbol, color in (("A", a, "circle", "#2563eb"), ("B", b, "diamond", "#ea580c")):
         markers = [m for m in event_markers(run) if m.layer == "summarization"
                    or (m.layer, m.kind) in COMPACTION_EVENTS]
         if markers:
+            marked = max(marked, max(m.tokens or 0 for m in markers))
             fig.add_trace(go.Scatter(
                 x=np.array([m.step for m in markers]), y=np.array([m.tokens for m in markers]),
-                mode="markers", name=f"{label}: summarizations and compactions ({len(markers)})",
+                mode="markers", name=f"{label}: compactions ({len(markers)})", showlegend=False,
                 marker={"symbol": symbol, "size": 10, "color": color, "line": {"width": 1, "color": "white"}},
                 hovertext=np.array([esc(m.text) for m in markers], dtype=object),
                 hovertemplate="step %{x}<br>%{hovertext}<extra></extra>"))
-    shapes = []
-    for label, run, dash in (("A", a, "solid"), ("B", b, "dash")):
-        for li in threshold_lines(run.config, run.window_tokens, run.thread.model, run.thread):
-            if li.tokens is not None:
-                line = {**_hline(li), "name": esc(f"{label}: {li.label}")}
-                line["line"] = {**LINE_STYLES.get(li.role, {}), "dash": dash, "width": 1}
-                shapes.append(line)
-    fig.update_layout(shapes=shapes, height=height, hovermode="x unified",
+    lines_a = [li for li in threshold_lines(a.config, a.window_tokens, a.thread.model, a.thread) if li.tokens is not None]
+    lines_b = [li for li in threshold_lines(b.config, b.window_tokens, b.thread.model, b.thread) if li.tokens is not None]
+    in_a, in_b = {(li.role, li.tokens) for li in lines_a}, {(li.role, li.tokens) for li in lines_b}
+    drawn = ([("" if (li.role, li.tokens) in in_b else "A: ", li, "solid") for li in lines_a]
+             + [("B: ", li, "dash") for li in lines_b if (li.role, li.tokens) not in in_a])
+    data_peak = max(int(sa.view_tokens.max(initial=0)), int(sb.view_tokens.max(initial=0)), marked, 1)
+    raw_peak = int(sa.raw_tokens.max(initial=0))
+    near = [li.tokens or 0 for _, li, _ in drawn if (li.tokens or 0) <= 1.5 * data_peak]
+    # headroom for a level's name drawn just above its line at the top of the plot
+    top = int(max([data_peak, *near, raw_peak if raw_peak <= 1.5 * data_peak else 0]) * 1.15)
+    # each level is named on its line, at the right end, rather than in the legend (five more entries
+    # that pushed the curves down on a projector)
+    shapes, labels = [], []
+    for prefix, li, dash in drawn:
+        line = {**_hline(li), "showlegend": False}
+        line.pop("name", None)
+        line["line"] = {**LINE_STYLES.get(li.role, {}), "dash": dash, "width": 1.5}
+        shapes.append(line)
+        if (li.tokens or 0) <= top:
+            labels.append({"xref": "paper", "x": 1, "xanchor": "right", "yref": "y", "y": li.tokens,
+                           "yanchor": "bottom", "showarrow": False, "text": esc(f"{prefix}{li.role} {li.tokens:,}"),
+                           "font": {"color": str(LINE_STYLES.get(li.role, {}).get("color", "#374151"))}})
+    notes = []  # under the chart, on a line of their own under "step"
+    if raw_peak > top:
+        notes.append(f"raw peaks at {raw_peak:,} (clipped)")
+    above = list(dict.fromkeys(f"{li.role} {li.tokens:,}" for _, li, _ in drawn if (li.tokens or 0) > top))
+    if above:
+        notes.append(", ".join(above) + " (above)")
+    fig.update_layout(shapes=shapes, annotations=labels, height=height, hovermode="x unified",
                       margin={"l": 60, "r": 20, "t": 30, "b": 50},
-                      xaxis={"title": {"text": "step"}}, yaxis={"title": {"text": "tokens in the view"}, "tickformat": ",d"})
+                      legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1.06, "yanchor": "bottom"},
+                      xaxis={"title": {"text": "<br>".join(["step", *([esc(" · ".join(notes))] if notes else [])])}},
+                      yaxis={"title": {"text": "tokens in the view"}, "tickformat": ",d", "range": [0, top]})
     return fig
 
 

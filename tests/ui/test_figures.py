@@ -201,6 +201,28 @@ def test_timeline_hover_text_is_escaped(run) -> None:  # noqa: ANN001
 def test_compare_figure(run) -> None:  # noqa: ANN001
     cmp = json.loads(compare_figure(run, run).to_json())
     assert [t["name"] for t in cmp["data"]][:3] == ["raw (no layers)", "A: view tokens", "B: view tokens"]
+    # the same levels on both sides are drawn once, each named on its line, and the legend runs in rows
+    # above the plot
+    assert len([sh for sh in cmp["layout"]["shapes"] if sh.get("legendgroup") == "trigger"]) == 1
+    # (here all three lie far above the curves: said under the chart, not drawn)
+    assert cmp["layout"]["xaxis"]["title"]["text"] == "step<br>window 40,000, trigger 10,000, keep 2,000 (above)"
+    assert (cmp["layout"]["legend"]["orientation"], cmp["layout"]["legend"]["yanchor"]) == ("h", "bottom")
+
+
+def test_compare_figure_fits_a_and_b_and_says_what_it_clips() -> None:
+    """A lesson's chart was scaled to the raw curve (130k) while A and B stayed under 25k (issue 35)."""
+    a = replay(build_thread(40, result_words=800), preset("stress"), token_counter=COUNTER)
+    b = replay(build_thread(40, result_words=800), preset("stress").with_overrides(["summarization.keep=messages:2"]),
+               token_counter=COUNTER)
+    view_peak = max(s.view_tokens for r in (a, b) for s in r.steps)
+    raw_peak = max(s.raw_tokens for s in a.steps)
+    assert raw_peak > 1.5 * view_peak
+    layout = json.loads(compare_figure(a, b).to_json())["layout"]
+    top = layout["yaxis"]["range"][1]
+    assert view_peak < top <= 1.5 * view_peak
+    assert layout["xaxis"]["title"]["text"].startswith(f"step<br>raw peaks at {raw_peak:,} (clipped)")
+    # a level both share is drawn once; one only A has (B keeps messages, no token level) says whose it is
+    assert [a["text"] for a in layout["annotations"]] == ["trigger 10,000", "A: keep 2,000"]
 
 
 # -- sidebar edits -----------------------------------------------------------------------------
