@@ -276,3 +276,15 @@ def test_standard_content_tool_call_blocks_are_counted_once() -> None:
     assert dict(c.breakdown(with_block)) == dict(c.breakdown(plain))
     reasoning = AIMessage([{"type": "reasoning", "reasoning": "think first"}, {"type": "text", "text": "ok"}])
     assert dict(c.breakdown(reasoning)) == {"ai": 3 + o200k("think first") + o200k("ok")}
+
+
+def test_tiktokens_cache_goes_to_a_temporary_folder(tmp_path_factory) -> None:  # noqa: ANN001
+    """tiktoken caches even the local file it reads (`read_file_cached`); the suite points it at a temporary
+    folder (tests/conftest.py) instead of $TMPDIR/data-gym-cache, which grew 5.1 MB a run (issue 35)."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    cache = os.environ.get("TIKTOKEN_CACHE_DIR")
+    assert cache and Path(cache).is_relative_to(tmp_path_factory.getbasetemp())
+    assert not Path(cache).is_relative_to(Path(tempfile.gettempdir()) / "data-gym-cache")
