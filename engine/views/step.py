@@ -143,6 +143,45 @@ def diff_counts(rows: Sequence[DiffRow]) -> dict[str, int]:
     return out
 
 
+# Categories of a step's view the transcript does not hold but the provider billed: the agent's own
+# system prompt and tool schemas (engine.recorded.calibration's "unrecorded prompt").
+AGENT_PROMPT_CATEGORIES: tuple[str, ...] = ("unrecorded_prompt",)
+
+
+def prompt_summary(step: StepRecord, counter: TokenCounter, source_format: str) -> str:
+    """What is known of the prompt a step sent, and where the rest is, in one sentence.
+
+    A Claude Code session records neither its system prompt nor its tool schemas: the Layers page said "0
+    tokens in 0 part(s); 0 tool schema(s)" above an empty table while the Step page counted 25,969 tokens
+    of the agent's own prompt for the same request (issue 35). The calibrated run carries those tokens
+    as their own category; this names them.
+    """
+    parts = system_parts(step, counter)
+    known = sum(p["tokens"] for p in parts)
+    agent = sum(int(step.view_by_category.get(c, 0)) for c in AGENT_PROMPT_CATEGORIES)
+    tools = len(step.tool_names)
+    said = (f"{known:,} tokens of system prompt in {len(parts)} part(s) are in the transcript" if parts
+            else f"the {source_format} transcript holds no system prompt")
+    said += f"; {tools} tool schema(s) sent alongside" if tools else "; it holds no tool schemas"
+    if agent > 0:
+        said += (f". The provider's recorded input shows {agent:,} more tokens at this step: the agent's own "
+                 "prompt and tool schemas, which the transcript does not hold (the *unrecorded prompt* row "
+                 "of the Step page's table, calibrated to the recorded usage)")
+    elif not parts and not tools:
+        said += ". Nothing recorded says how large the agent's own prompt was (no usage recorded)"
+    return said + "."
+
+
+def tools_sent(step: StepRecord) -> str:
+    """The Step page's count of tool schemas: a number when the transcript has them, else where they are."""
+    if step.tool_names:
+        return f"tools sent: {len(step.tool_names)}"
+    agent = sum(int(step.view_by_category.get(c, 0)) for c in AGENT_PROMPT_CATEGORIES)
+    if agent > 0:
+        return f"tool schemas: not in the transcript (in the agent's prompt, {agent:,} tokens unrecorded)"
+    return "tool schemas: none in the transcript"
+
+
 def system_parts(step: StepRecord, counter: TokenCounter) -> list[dict[str, Any]]:
     """The system prompt's parts (set by the prompt layers), each with its tokens."""
     if step.system is None:

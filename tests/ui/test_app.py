@@ -794,3 +794,24 @@ def test_a_new_figure_pauses_in_proportion_to_its_size_within_bounds() -> None:
     assert draw_pause_s(200 * 1024) == pytest.approx(200 * DRAW_PAUSE_S_PER_KB)  # ~1,000 steps: 80 ms
     assert FLUSH_PAUSE_S < draw_pause_s(200 * 1024) < draw_pause_s(250 * 1024) < DRAW_PAUSE_MAX_S
     assert draw_pause_s(50 * 1024 * 1024) == DRAW_PAUSE_MAX_S  # a huge figure: bounded
+
+
+def test_prompt_and_memory_say_what_a_claude_code_session_holds_and_where_the_rest_is(start, monkeypatch) -> None:  # noqa: ANN001
+    """Issue 35: "0 tokens in 0 part(s); 0 tool schema(s)" above an empty table, "tools sent: 0" on the Step
+    page, while the calibrated run counted the agent's own prompt for the same request."""
+    from ui import session
+
+    path = trace_path("claude-code", "4d5611e5-241a-462a-8d15-5122611a9569.jsonl")
+    monkeypatch.setenv("CTXI_OPEN", str(path))
+    at = start("pages/layers.py")
+    run = session.run_for(at.session_state["thread_key"], at.session_state["config"])
+    agent = run.steps[0].view_by_category["unrecorded_prompt"]
+    assert agent > 20_000
+    text = " ".join(re.sub(r"\\(.)", r"\1", m.value) for m in at.markdown)
+    assert (f"System prompt at step 0**: the claude_code transcript holds no system prompt; it holds no tool "
+            f"schemas. The provider's recorded input shows {agent:,} more tokens at this step: the agent's own "
+            "prompt and tool schemas") in text
+    assert "0 tokens in 0 part(s)" not in text
+    at.switch_page("pages/step.py").run()
+    assert any(f"tool schemas: not in the transcript (in the agent's prompt, {agent:,} tokens unrecorded)" in c.value
+               for c in at.caption)
