@@ -10,7 +10,7 @@ import streamlit as st
 from engine.base.errors import ContextInspectorError
 from engine.formats import list_threads, load_thread
 from engine.formats.dburl import is_postgres_url, redact
-from engine.views.threads import thread_facts
+from engine.views.threads import load_notes, thread_facts
 from engine.workspace.workspace import WorkspaceError
 from ui import session
 from ui.frame import require_frame
@@ -73,6 +73,8 @@ if thread is not None:
                    + (f" · model {escape_md(facts.model, limit=60)}" if facts.model else "")
                    + (f" · window {thread.max_input_tokens:,}" if thread.max_input_tokens else "")
                    + (f" · provider usage recorded for {facts.recorded_usage:,} calls" if facts.recorded_usage else ""))
+        for note in load_notes(thread):
+            st.warning(escape_md(note))
 
 samples_col, upload_col = st.columns(2)
 

@@ -29,6 +29,7 @@ from engine.run.replay import replay
 from engine.run.run import Run
 from engine.summarizers.choice import model_summarizers, with_offline_summaries
 from engine.thread.model import Thread
+from engine.views.threads import load_notes
 from engine.workspace import keys
 from engine.workspace.library import Library, LibraryEntry
 from ui.text import error_text, escape_md
@@ -407,6 +408,8 @@ def select_thread(key: str) -> None:
     st.session_state["thread_key"] = key
     st.session_state["step"] = 0
     st.session_state.pop("last_good_run", None)
+    for note in load_notes(thread_for(key)):  # a cut file, a file holding several copies: said once
+        notify(note)
 
 
 def add_upload(upload: Upload) -> str:
@@ -481,6 +484,8 @@ def init() -> None:
     st.session_state.setdefault("config", config or preset(default))
     if opened and thread is None and load_error(opened):
         notify(f"Could not open {opened.split(':', 1)[-1]}: {load_error(opened)}")
+    for note in load_notes(thread):
+        notify(note)
     step, notice = link_step(params.get("step"), len(thread.ai_indices()) if thread is not None else 1)
     if notice and thread is not None:
         notify(notice)
