@@ -42,6 +42,7 @@ from engine.recorded.history import RecordedHistory, keeps_all_thinking, recorde
 from engine.run.chain import model_chain, new_request, new_tool_request, tool_chain
 from engine.run.run import Run, StepRecord
 from engine.run.step_sums import Snapshot, StepSums, ViewLog
+from engine.run.thrash import flag_thrashing
 from engine.thread.events import EventRecorder, emit, recording
 from engine.thread.kinds import PARTS_KEY, message_kind
 from engine.thread.model import Thread
@@ -486,6 +487,7 @@ def replay(
                              unrecorded_prompt_tokens=calibration.prompt_tokens if calibration else 0,
                              provider=provider)
             steps, final_state = driver.run()
+            flag_thrashing(steps)  # a policy compacting call after call is part of the run's record
     summarizers = [sm for m in mws if getattr(m, "layer", None) in ("summarization", "compaction")
                    and (sm := getattr(m, "summarizer", None)) is not None]
     return Run(
