@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,24 +52,69 @@ class ViewEntry:
     unrecorded: int = 0
     # the tools an AI message calls, or the tool a tool result answers (for the Step page's filter)
     tools: tuple[str, ...] = ()
+    # each tool call's id, in the order of `tool_calls` (pairs a call with its result on the Step page)
+    call_ids: tuple[str, ...] = ()
+    # the text's reasoning part (thinking / reasoning blocks), shown labelled apart; "" when none
+    thinking: str = ""
+    # the text without the reasoning part
+    reply: str = ""
+
+
+# ANSI escape sequences a terminal agent's output carries (Claude Code's local-command stdout:
+# "\x1b[2mCompacted …\x1b[22m", "\x1b[1mDefault (recommended)\x1b[22m" in ../shared/traces): CSI
+# sequences (ECMA-48 §5.4: ESC [ parameters intermediates final byte) and OSC strings (ESC ] … BEL or ST).
+# In a browser the ESC is invisible and "[2m" was left on the page (issue 35); they are dropped from
+# what the pages show (token counts are of the message as sent).
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
+
+def display_text(text: str) -> str:
+    """Text as a page shows it: ANSI escape sequences removed."""
+    return _ANSI.sub("", text) if "\x1b" in text else text
+
+
+_REASONING_BLOCKS = frozenset({"thinking", "reasoning"})
+
+
+def reasoning_and_reply(m: BaseMessage) -> tuple[str, str]:
+    """An AI message's reasoning (Anthropic `thinking`, LangChain `reasoning` blocks) and the rest of its
+    text, each as the pages show it; ("", text) for a message without reasoning blocks."""
+    content = m.content
+    if not isinstance(m, AIMessage) or not isinstance(content, list) or not any(
+            isinstance(b, dict) and b.get("type") in _REASONING_BLOCKS for b in content):
+        return "", display_text(message_text(m))
+    thinking: list[str] = []
+    reply: list[str] = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "thinking":
+            thinking.append(str(block.get("thinking", "")))
+        elif isinstance(block, dict) and block.get("type") == "reasoning" and isinstance(block.get("reasoning"), str):
+            thinking.append(block["reasoning"])
+        else:
+            reply.append(message_text(AIMessage(content=[block])) if isinstance(block, dict) else str(block))
+    return display_text("\n".join(t for t in thinking if t)), display_text("\n".join(r for r in reply if r.strip()))
 
 
 def message_entry(position: int, m: BaseMessage, counter: TokenCounter,
                   call_names: Mapping[str, str] | None = None) -> ViewEntry:
-    """One message as the pages show it: role, kind, tokens, text and tool calls.
+    """One message as the pages show it: role, kind, tokens, text (ANSI escapes removed) and tool calls.
 
     `call_names` (tool call id -> tool name) names the tool a result answers when the result
     itself carries no name (LangChain's ToolMessage.name is optional).
     """
-    calls = tuple((str(tc.get("name", "")), tool_call_text(tc)) for tc in m.tool_calls) if isinstance(m, AIMessage) else ()
+    is_ai = isinstance(m, AIMessage)
+    calls = tuple((str(tc.get("name", "")), tool_call_text(tc)) for tc in m.tool_calls) if is_ai else ()
+    ids = tuple(str(tc.get("id") or "") for tc in m.tool_calls) if is_ai else ()
     if isinstance(m, ToolMessage):
         tool = m.name or (call_names or {}).get(m.tool_call_id)
         tools: tuple[str, ...] = (tool,) if tool else ()
     else:
         tools = tuple(dict.fromkeys(name for name, _ in calls if name))
+    thinking, reply = reasoning_and_reply(m)
+    text = display_text(message_text(m))
     return ViewEntry(position, str(m.id or f"#{position}"), m.type, message_kind(m), m.name, counter.count_message(m),
-                     message_text(m), calls, m.tool_call_id if isinstance(m, ToolMessage) else None,
-                     int(counter.breakdown(m).get("unrecorded", 0)), tools)
+                     text, calls, m.tool_call_id if isinstance(m, ToolMessage) else None,
+                     int(counter.breakdown(m).get("unrecorded", 0)), tools, ids, thinking, reply if thinking else text)
 
 
 def call_names(*histories: Sequence[BaseMessage]) -> dict[str, str]:
