@@ -33,10 +33,12 @@ from engine.views.step_page import (
     page_of,
     preview,
     searchable_text,
+    session_hits,
     snippets,
     text_diff,
 )
 from engine.views.timeline import ThresholdLine
+from ui import session
 from ui.chart_placeholder import chart_placeholder
 from ui.figures import category_label, esc
 from ui.text import MAX_SHOWN_CHARS, escape_md
@@ -137,6 +139,17 @@ def message_browser(run: Run, k: int, detail: StepDetail) -> None:
                        help="What a layer or the source made of a message; *unrecorded tokens*: the provider "
                             "billed it beyond our count.")
     flt = current_filter()
+    if flt.query:  # where else in the session the text is in what the model saw (issue 35: one step only)
+        hits = session_hits(run, flt.query)
+        row = st.columns([6, 1, 1], vertical_alignment="center")
+        row[0].markdown(f":gray[In the whole session: “{escape_md(flt.query, limit=60)}” is "
+                        f"{escape_md(hits.sentence())}.]")
+        for col, label, target, key in ((row[1], "first", hits.first, "step_search_first"),
+                                        (row[2], "last", hits.last, "step_search_last")):
+            if target is not None and col.button(f"Go to {label} ({target:,})", key=key, disabled=target == k):
+                session.set_step(target)
+                reset_page()
+                st.rerun()  # the whole page: the step is drawn outside this fragment
     # one card per model call: an AI message with its tool calls' results, or a message on its own
     shown = filter_cards(detail, flt)
     if st.session_state.get("step_order") == ORDERS[1]:

@@ -249,6 +249,78 @@ def filter_cards(detail: StepDetail, flt: StepFilter) -> ShownCards:
     return ShownCards(tuple(kept), tuple(counts), sum(counts))
 
 
+# -- search across the session -----------------------------------------------------------------
+@dataclass(frozen=True)
+class SessionHits:
+    """Where a text appears in the views of a whole run: the first and last step, and how many steps."""
+
+    query: str
+    first: int | None
+    last: int | None
+    steps: int
+    messages: int  # distinct messages holding it
+
+    def sentence(self) -> str:
+        if self.first is None:
+            return "in no step's view of this session"
+        where = (f"at step {self.first:,} only" if self.first == self.last
+                 else f"first at step {self.first:,}, last at step {self.last:,}")
+        return f"in the view of {self.steps:,} step{'s' if self.steps != 1 else ''}: {where} ({self.messages:,} message" \
+               f"{'s' if self.messages != 1 else ''})"
+
+
+SESSION_INDEX = "step_page.session_index"
+
+
+def _session_index(run: Any) -> list[tuple[str, list[tuple[int, int]]]]:
+    """Each distinct message of the run's views (system prompts included): its searchable text and the
+    step ranges whose view holds it. Built once per run (kept in `Run.derived`): a message sits in the
+    views of consecutive steps until a layer removes it, so a range or two each."""
+    hit = run.derived.get(SESSION_INDEX)
+    if hit is not None:
+        return hit  # type: ignore[no-any-return]
+    ranges: dict[str, list[list[int]]] = {}
+    texts: dict[str, str] = {}
+    names = call_names(*(s.view for s in run.steps[-1:]))
+    for step in run.steps:
+        messages = ([step.system] if step.system is not None else []) + list(step.view)
+        for m in messages:
+            key = f"{m.type}:{m.id}" if m.id else f"{m.type}:{id(m)}"
+            if key not in texts:
+                parts = [message_text(m)]
+                if isinstance(m, AIMessage):
+                    parts += [f"{tc.get('name', '')} {tool_call_text(tc)}" for tc in m.tool_calls]
+                if isinstance(m, ToolMessage) and (m.name or names.get(m.tool_call_id)):
+                    parts.append(str(m.name or names.get(m.tool_call_id)))
+                texts[key] = "\n".join(parts)
+            spans = ranges.setdefault(key, [])
+            if spans and spans[-1][1] == step.index - 1:
+                spans[-1][1] = step.index
+            elif not spans or spans[-1][1] != step.index:
+                spans.append([step.index, step.index])
+    index = [(texts[k], [(a, b) for a, b in v]) for k, v in ranges.items()]
+    run.derived[SESSION_INDEX] = index
+    return index
+
+
+def session_hits(run: Any, query: str) -> SessionHits:
+    """The steps of `run` whose view contains `query` (case-insensitive, literal): the first, the last,
+    how many. The Step page's search covered one step's view only (issue 35)."""
+    pattern = _pattern(query)
+    if pattern is None:
+        return SessionHits(query, None, None, 0, 0)
+    steps: set[int] = set()
+    found = 0
+    for text, spans in _session_index(run):
+        if pattern.search(text):
+            found += 1
+            for a, b in spans:
+                steps.update(range(a, b + 1))
+    if not steps:
+        return SessionHits(query, None, None, 0, found)
+    return SessionHits(query, min(steps), max(steps), len(steps), found)
+
+
 # -- pages -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Page:
@@ -412,7 +484,7 @@ def step_detail(step: StepRecord, counter: TokenCounter) -> StepDetail:
 
 
 __all__ = [
-    "Card", "EDIT_TOOLS", "ShownCards", "cards", "edit_diff", "filter_cards",
+    "Card", "EDIT_TOOLS", "SessionHits", "ShownCards", "cards", "edit_diff", "filter_cards", "session_hits",
     "FILTER_KINDS", "UNKNOWN_TOOL", "Page", "Shown", "Snippet", "StepDetail", "StepFilter", "ToolTokens",
     "apply_filter", "count_matches", "entry_kinds", "entry_tools", "event_step", "message_body", "page_of", "preview",
     "searchable_text", "snippets", "split_tokens", "step_detail", "text_diff", "tool_tokens",

@@ -196,3 +196,22 @@ def test_a_view_over_the_window_reads_as_a_positive_amount_over_it() -> None:
     assert over[-1] == {"category": "over the window", "tokens": excess,
                         "% of window": round(100 * excess / (step.view_tokens // 2), 1)}
     assert all(r["tokens"] >= 0 and r["% of window"] >= 0 for r in over)
+
+
+def test_search_says_where_else_in_the_session_the_text_is_and_goes_there(start) -> None:  # noqa: ANN001
+    """Issue 35: search covered one step's view; now the first and last step whose view holds the text."""
+    from engine.views.step_page import session_hits
+    from ui import session
+
+    at = start("pages/step.py", step="40")
+    run = session.run_for(at.session_state["thread_key"], at.session_state["config"])
+    at.text_input(key="step_search").input("GAUGE").run()
+    hits = session_hits(run, "GAUGE")
+    views = [k for k, s in enumerate(run.steps)
+             if any("gauge" in (str(m.content) + str(getattr(m, "tool_calls", ""))).lower() for m in s.view)]
+    assert (hits.first, hits.last, hits.steps) == (views[0], views[-1], len(views))
+    said = " ".join(plain(m.value) for m in at.markdown)
+    assert f"In the whole session: “GAUGE” is in the view of {len(views)} steps: first at step {views[0]}, last at " \
+           f"step {views[-1]}" in said
+    at.button(key="step_search_last").click().run()
+    assert titles(at) == [f"Step {views[-1]}"]
