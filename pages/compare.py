@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.config.links import link_notice
-from engine.config.presets import default_preset_name
-from engine.config.schema import EngineConfig, preset
+from engine.config.schema import EngineConfig
+from engine.config.settings import default_config
 from engine.run.run import Run
 from engine.views.threads import thread_facts
 from ui import session
@@ -31,7 +31,7 @@ def _label(key: str, labels: dict[str, str]) -> str:
 def _config_for(key: str, how: str) -> EngineConfig:
     if how == SIDEBAR:
         return st.session_state["config"]
-    return preset(default_preset_name(session.thread_for(key)))
+    return default_config(session.thread_for(key))
 
 
 def _run(key: str, how: str) -> Run | None:

@@ -22,7 +22,7 @@ from engine.base.redaction import describe_error, one_line
 from engine.config.links import LIBRARY_PREFIX, link_step
 from engine.config.presets import RECORDED_PRESET, default_preset_name
 from engine.config.schema import EngineConfig, preset
-from engine.config.settings import RESERVED_PARAMS, config_from_params, url_params
+from engine.config.settings import RESERVED_PARAMS, config_from_params, default_config, url_params
 from engine.formats import load_thread
 from engine.run.cache import DEFAULT_BUDGET_MB, MB, RunCache
 from engine.run.replay import replay
@@ -38,8 +38,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLES_ENV = "CTXI_SAMPLES_DIR"
 OPEN_ENV = "CTXI_OPEN"  # set by `ctxi ui FILE`: the one local file the dashboard may open by path
 DEMO_KEY = keys.DEMO_KEY
-# the sample a new visitor sees first: large tool results offloaded and a raw curve past the window
-PREFERRED_SAMPLES = ("code-analysis", "a_demo")
+# the sample a new visitor sees first: offloads, summaries, a todo reminder and a patched call on its
+# first screen (engine/scenarios/first_look.py), then the older landing threads
+PREFERRED_SAMPLES = ("first-look", "code-analysis", "a_demo")
 # set only by a real-model checkbox the user ticks (sidebar, Run panel); no widget binds it to the URL
 MODELS_KEY = "allow_real_models"
 # query parameters owned by widgets bound to the URL (bind="query-params"); never cleared by sync_url
@@ -402,9 +403,9 @@ def select_thread(key: str) -> None:
     # user has changed the settings away from the previous thread's default.
     old = current_thread()
     config = st.session_state.get("config")
-    if config is None or config == preset(default_preset_name(old)):
+    if config is None or config == default_config(old):
         new = thread_for(key)
-        st.session_state["config"] = preset(default_preset_name(new))
+        st.session_state["config"] = default_config(new)
     st.session_state["thread_key"] = key
     st.session_state["step"] = 0
     st.session_state.pop("last_good_run", None)
@@ -473,6 +474,7 @@ def init() -> None:
     opened = st.session_state["thread_key"]
     thread = thread_for(opened) if opened else None
     default = default_preset_name(thread)
+    opens_on = default_config(thread)
     config_params = {k: v for k, v in params.items() if k not in BOUND_PARAMS}
     if "preset" in config_params or any(k not in RESERVED_PARAMS for k in config_params):
         config, errors = config_from_params(config_params, default=default)
@@ -481,7 +483,7 @@ def init() -> None:
     else:
         config = None
     # without settings in the link, a thread opens on its own default (as-recorded for recorded ones)
-    st.session_state.setdefault("config", config or preset(default))
+    st.session_state.setdefault("config", config or opens_on)
     if opened and thread is None and load_error(opened):
         notify(f"Could not open {opened.split(':', 1)[-1]}: {load_error(opened)}")
     for note in load_notes(thread):

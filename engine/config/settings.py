@@ -13,7 +13,7 @@ import yaml
 
 from engine.base.errors import ConfigError
 from engine.config.links import VIEW_PARAMS, link_setting_allowed, refusal
-from engine.config.presets import DEFAULT_PRESET, PRESETS
+from engine.config.presets import DEFAULT_PRESET, PRESETS, default_preset_name
 from engine.config.schema import EngineConfig, preset
 from engine.config.sections import BUILTIN_LAYERS, DEFAULT_ORDER
 
@@ -118,3 +118,19 @@ def config_from_params(params: Mapping[str, str], default: str = DEFAULT_PRESET)
         except ConfigError as exc:
             errors.append(str(exc))
     return config, errors
+
+
+def default_config(thread: Any = None) -> EngineConfig:
+    """The settings a thread opens on in the dashboard: as recorded when its source recorded what it sent
+    (`default_preset_name`); for a sample one of our scenarios generated, the settings under which its
+    layers act (its lesson preset and overrides, recorded in the thread: the landing thread opens with
+    offloads, summaries, a reminder and patches on its first screen, issue 35); else the default preset."""
+    name = default_preset_name(thread)
+    scenario = (getattr(thread, "extra", None) or {}).get("scenario") if thread is not None else None
+    if name == DEFAULT_PRESET and isinstance(scenario, dict) and scenario.get("lesson_preset") in PRESETS:
+        overrides = [str(o) for o in scenario.get("lesson_overrides") or ()]
+        try:
+            return preset(str(scenario["lesson_preset"])).with_overrides(overrides)
+        except ConfigError:  # a hand-edited sample: its preset alone
+            return preset(str(scenario["lesson_preset"]))
+    return preset(name)
