@@ -136,10 +136,20 @@ class Scenario:
                          **({"lesson_overrides": list(self.lesson_overrides)} if self.lesson_overrides else {})},
             **run.extra,
         }
-        thread = run.session.thread(model_name=f"scenario:{self.name}", title=self.title, extra=extra,
+        thread = run.session.thread(model_name=f"scenario:{self.name}", title=self.run_title(run), extra=extra,
                                     subagents=run.toolbox.subagent_threads())
         return LiveResult(thread=thread, outcome=outcome, steps=run.session.steps,
                           events=list(run.session.events.events))
+
+    def run_title(self, run: ScenarioRun) -> str:
+        """The scenario's title for its bundled sample; another run says how it differs (issue 35: a
+        40-step live run was titled like the 66-step sample)."""
+        from engine.scenarios.build_samples import SAMPLE_SEED
+
+        if run.steps == self.sample_steps and run.seed == SAMPLE_SEED and run.task == self.task:
+            return self.title
+        return (f"{self.title} — {run.steps}-step run, seed {run.seed}"
+                + (", own task" if run.task != self.task else ""))
 
     def run_live(self, *, steps: int | None = None, seed: int = 0, task: str | None = None,
                  config: EngineConfig | None = None, on_step: ProgressCallback | None = None,
