@@ -103,7 +103,7 @@ def run_metrics(run: Run) -> None:
     cols[2].metric("Peak raw (no layers)", compact(t["peak_raw_tokens"]),
                    delta=f"{100 * t['peak_raw_tokens'] / window:.0f}% of window" if window else None, delta_color="off",
                    delta_arrow="off")
-    cols[3].metric("Input not sent (all steps)", compact(t["tokens_saved"]),
+    cols[3].metric("Input not sent", compact(t["tokens_saved"]),
                    help=f"{t['tokens_saved']:,} tokens: the sum over every step of raw − view, the input the layers "
                         "kept out of the requests. Cumulative, like the input sent (below), not one request's size.")
     cols[4].metric("Events", f"{t['events']:,}", help=", ".join(f"{k}: {v}" for k, v in t["events_by_layer"].items()) or None)

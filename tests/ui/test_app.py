@@ -35,7 +35,7 @@ def test_opens_on_the_first_sample_with_the_default_preset(start) -> None:  # no
     at = start()
     assert titles(at) == ["Timeline"]
     # the cost tiles are in the Cost section, drawn once opened (tests/ui/test_cost_pages.py)
-    assert [m.label for m in at.metric] == ["Steps", "Peak view", "Peak raw (no layers)", "Input not sent (all steps)", "Events",
+    assert [m.label for m in at.metric] == ["Steps", "Peak view", "Peak raw (no layers)", "Input not sent", "Events",
                                              "Summarizer calls"]
     from engine.views.timeline import event_markers
     from ui import session
