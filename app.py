@@ -6,12 +6,18 @@ settings), the URL, and the page navigation. Pages only read the current Run and
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from ui import follow_widget, session, sidebar
 from ui.frame import frame
 
-st.set_page_config(page_title="Context Inspector", page_icon=":material/explore:", layout="wide")
+# The favicon is a file of ours, served by this server: a `:material/…:` icon here makes the browser
+# fetch its SVG from fonts.gstatic.com (Streamlit 1.67 builds that URL for a page icon), which fails
+# offline with a console error on every page load (issue 35). Nothing is fetched from outside.
+FAVICON = Path(__file__).resolve().parent / "ui" / "favicon.svg"
+st.set_page_config(page_title="Context Inspector", page_icon=str(FAVICON), layout="wide")
 
 session.init()
 

@@ -25,7 +25,7 @@ from engine.workspace.disk_sessions import AGENTS, read_under
 from ui import session, sessions_state
 from ui.frame import require_frame
 from ui.text import error_text, escape_md
-from ui.widgets import table, table_height
+from ui.widgets import EMPTY_CELL, table, table_height
 
 require_frame()
 
@@ -118,7 +118,7 @@ def list_tab(result: Any) -> None:
     if not rows:
         st.info("No session matches." if result.rows else "No Claude Code, Codex, Gemini CLI or Cline session under the roots.")
         return
-    picked = st.dataframe(_rows_table(rows), hide_index=True, on_select="rerun", selection_mode="single-row",
+    picked = st.dataframe(_rows_table(rows), hide_index=True, placeholder=EMPTY_CELL, on_select="rerun", selection_mode="single-row",
                           key="ss_table", height=table_height(len(rows)), column_config=COLUMNS)
     chosen = picked.selection.rows if picked is not None else []
     if not chosen:
@@ -147,7 +147,7 @@ def across_tab(result: Any) -> None:
         st.info("No session to compare.")
         return
     st.caption("Select the sessions to look at together (the search and agent filter of the list apply).")
-    picked = st.dataframe(_rows_table(rows), hide_index=True, on_select="rerun", selection_mode="multi-row",
+    picked = st.dataframe(_rows_table(rows), hide_index=True, placeholder=EMPTY_CELL, on_select="rerun", selection_mode="multi-row",
                           key="ss_multi", height=table_height(len(rows), 12), column_config=COLUMNS)
     chosen = [rows[i] for i in (picked.selection.rows if picked is not None else [])] or rows
     total = totals(chosen)

@@ -7,6 +7,7 @@ import streamlit as st
 
 from engine.base.wording import plural
 from engine.views.decisions import run_lines
+from engine.views.step import tools_sent
 from engine.views.step_page import event_step
 from ui import session
 from ui.cost_panel import step_bill
@@ -93,7 +94,7 @@ if view_tab.open:
     with view_tab:
         has_system = bool(detail.entries) and detail.entries[0].role == "system"
         st.caption(plural(len(detail.entries), "message") + (", system prompt first" if has_system else "")
-                   + f"; tools sent: {len(step.tool_names)}. "
+                   + f"; {tools_sent(step)}. "
                    "Keys: j / k next / previous step, n / p next / previous step with events.")
         message_browser(run, k, detail)
 if diff_tab.open:

@@ -11,12 +11,13 @@ from engine.base.errors import ContextInspectorError
 from engine.formats import list_threads, load_thread
 from engine.formats.dburl import is_postgres_url, redact
 from engine.thread.model import load_warnings
-from engine.views.threads import thread_facts
+from engine.views.threads import load_notes, thread_facts
 from engine.workspace.workspace import WorkspaceError
 from ui import session
 from ui.frame import require_frame
 from ui.library import render_library
 from ui.text import error_text, escape_md, isolate_bidi
+from ui.upload_box import upload_box
 
 require_frame()
 
@@ -75,6 +76,8 @@ if thread is not None:
                    + (f" · provider usage recorded for {facts.recorded_usage:,} calls" if facts.recorded_usage else ""))
         for warning in load_warnings(thread):  # what the importer read other than as written
             st.warning(escape_md(warning, limit=400), icon=":material/warning:")
+        for note in load_notes(thread):
+            st.warning(escape_md(note, limit=400))
 
 samples_col, upload_col = st.columns(2)
 
@@ -114,7 +117,7 @@ with upload_col:
                "chat/Responses dumps and JSONL logs, LangChain messages, a LangGraph SQLite checkpoint, SWE-agent "
                "or mini-swe-agent trajectories, tau-bench or tau2-bench results, or this tool's own JSON. "
                "The format is detected (docs/formats).")
-    files = st.file_uploader("Transcript file", key="uploader", accept_multiple_files=True) or []
+    files = upload_box("Transcript file") or []  # its limit written as the README writes it (ui/upload_box.py)
     mains = [f for f in files if not session.is_companion(f.name)]
     extras = [f for f in files if session.is_companion(f.name)]
     if not mains and extras:  # sub-agent files only: open the last one on its own

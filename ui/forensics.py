@@ -24,7 +24,7 @@ from engine.evals.fact_classes import CLASS_LABELS, CLASSES
 from engine.run.run import Run
 from ui import session
 from ui.text import error_text, escape_md
-from ui.widgets import table, table_height
+from ui.widgets import EMPTY_CELL, table, table_height
 
 RULES = "docs/evals.md, *Compaction survival*"
 
@@ -62,7 +62,7 @@ def _selectable(rows: list[dict[str, object]], key: str, column: str) -> None:
         return
     numeric = [c for c in rows[0] if all(isinstance(r.get(c), int | None) and not isinstance(r.get(c), bool)
                                          for r in rows) and "step" not in c]
-    st.dataframe(rows, hide_index=True, key=key, on_select=lambda: _open_step(key, rows, column),
+    st.dataframe(rows, hide_index=True, key=key, placeholder=EMPTY_CELL, on_select=lambda: _open_step(key, rows, column),
                  selection_mode="single-row", height=table_height(len(rows)),
                  column_config={c: st.column_config.NumberColumn(c, format="localized") for c in numeric})
 

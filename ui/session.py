@@ -20,16 +20,17 @@ import streamlit as st
 from engine.base.errors import ConfigError, ContextInspectorError, ThreadLoadError
 from engine.base.redaction import describe_error, one_line
 from engine.cli.ui import LOOPBACK, NETWORK_CODE_ENV
-from engine.config.links import LIBRARY_PREFIX
+from engine.config.links import LIBRARY_PREFIX, link_step
 from engine.config.presets import RECORDED_PRESET, default_preset_name
 from engine.config.schema import EngineConfig, preset
-from engine.config.settings import RESERVED_PARAMS, config_from_params, url_params
+from engine.config.settings import RESERVED_PARAMS, config_from_params, default_config, url_params
 from engine.formats import load_thread
 from engine.run.cache import DEFAULT_BUDGET_MB, MB, RunCache
 from engine.run.replay import replay
 from engine.run.run import Run
 from engine.summarizers.choice import model_summarizers, with_offline_summaries
 from engine.thread.model import Thread
+from engine.views.threads import load_notes
 from engine.workspace import keys
 from engine.workspace.library import Library, LibraryEntry, as_uploaded
 from ui.text import error_text, escape_md, isolate_bidi
@@ -38,8 +39,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLES_ENV = "CTXI_SAMPLES_DIR"
 OPEN_ENV = "CTXI_OPEN"  # set by `ctxi ui FILE`: the one local file the dashboard may open by path
 DEMO_KEY = keys.DEMO_KEY
-# the sample a new visitor sees first: large tool results offloaded and a raw curve past the window
-PREFERRED_SAMPLES = ("code-analysis", "a_demo")
+# the sample a new visitor sees first: offloads, summaries, a todo reminder and a patched call on its
+# first screen (engine/scenarios/first_look.py), then the older landing threads
+PREFERRED_SAMPLES = ("first-look", "code-analysis", "a_demo")
 # set only by a real-model checkbox the user ticks (sidebar, Run panel); no widget binds it to the URL
 MODELS_KEY = "allow_real_models"
 # query parameters owned by widgets bound to the URL (bind="query-params"); never cleared by sync_url
@@ -487,12 +489,14 @@ def select_thread(key: str) -> None:
     # user has changed the settings away from the previous thread's default.
     old = current_thread()
     config = st.session_state.get("config")
-    if config is None or config == preset(default_preset_name(old)):
+    if config is None or config == default_config(old):
         new = thread_for(key)
-        st.session_state["config"] = preset(default_preset_name(new))
+        st.session_state["config"] = default_config(new)
     st.session_state["thread_key"] = key
     st.session_state["step"] = 0
     st.session_state.pop("last_good_run", None)
+    for note in load_notes(thread_for(key)):  # a cut file, a file holding several copies: said once
+        notify(note)
 
 
 def add_upload(upload: Upload) -> str:
@@ -527,7 +531,13 @@ def notify(message: str) -> None:
 
 # -- session start and URL ---------------------------------------------------------------------
 def init() -> None:
-    """First run of a session: defaults, then whatever the URL asks for (thread, step, settings)."""
+    """First run of a session: defaults, then whatever the URL asks for (thread, step, settings).
+
+    Every value the link gets wrong is said in one line (`engine.config.links.link_notice`) and the
+    URL is rewritten to what is shown (`sync_url`): a bad `step` is not quietly step 0, an unknown
+    preset falls back to the thread's own default (as-recorded for a recorded thread), not to
+    deepagents (issue 35).
+    """
     if st.session_state.get("initialised"):
         return
     st.session_state["initialised"] = True
@@ -535,13 +545,6 @@ def init() -> None:
     params = {k: st.query_params[k] for k in st.query_params}
     # what the link said, for a page that reads its own parameter once (the Workshop's `lesson`)
     st.session_state["link_params"] = dict(params)
-    config_params = {k: v for k, v in params.items() if k not in BOUND_PARAMS}
-    if "preset" in config_params or any(k not in RESERVED_PARAMS for k in config_params):
-        config, errors = config_from_params(config_params)
-        for e in errors:
-            notify(f"Ignored a setting from the link: {e}")
-    else:
-        config = None
     key = params.get("thread")
     if key and thread_for(key) is None:
         shown = key if len(key) <= 80 else key[:79] + "…"
@@ -555,14 +558,26 @@ def init() -> None:
         key = None
     st.session_state.setdefault("thread_key", key or default_thread_key())
     opened = st.session_state["thread_key"]
+    thread = thread_for(opened) if opened else None
+    default = default_preset_name(thread)
+    opens_on = default_config(thread)
+    config_params = {k: v for k, v in params.items() if k not in BOUND_PARAMS}
+    if "preset" in config_params or any(k not in RESERVED_PARAMS for k in config_params):
+        config, errors = config_from_params(config_params, default=default)
+        for e in errors:
+            notify(f"Ignored a setting from the link: {e}")
+    else:
+        config = None
     # without settings in the link, a thread opens on its own default (as-recorded for recorded ones)
-    st.session_state.setdefault("config", config or preset(default_preset_name(thread_for(opened) if opened else None)))
-    if opened and thread_for(opened) is None and load_error(opened):
+    st.session_state.setdefault("config", config or opens_on)
+    if opened and thread is None and load_error(opened):
         notify(f"Could not open {opened.split(':', 1)[-1]}: {load_error(opened)}")
-    try:
-        st.session_state.setdefault("step", max(0, int(params.get("step", 0))))
-    except ValueError:
-        st.session_state.setdefault("step", 0)
+    for note in load_notes(thread):
+        notify(note)
+    step, notice = link_step(params.get("step"), len(thread.ai_indices()) if thread is not None else 1)
+    if notice and thread is not None:
+        notify(notice)
+    st.session_state.setdefault("step", step)
 
 
 def wanted_params() -> dict[str, str]:

@@ -25,23 +25,27 @@ from engine.thread.decisions import Decision
 from engine.views.decisions import reserved
 from engine.views.step import DiffRow, ViewEntry, category_rows, diff_counts
 from engine.views.step_page import (
-    Shown,
+    Card,
+    ShownCards,
     StepDetail,
     StepFilter,
     ToolTokens,
-    apply_filter,
+    edit_diff,
+    filter_cards,
     message_body,
     page_of,
     preview,
     searchable_text,
+    session_hits,
     snippets,
     text_diff,
 )
 from engine.views.timeline import ThresholdLine
+from ui import session
 from ui.chart_placeholder import chart_placeholder
 from ui.figures import CATEGORY_LABELS, category_label, esc
 from ui.text import MAX_SHOWN_CHARS, escape_md
-from ui.widgets import BADGES, ROLE_ICONS, badge, table
+from ui.widgets import BADGES, EMPTY_CELL, ROLE_ICONS, badge, table
 
 # 10 a page by default: about what the first screen shows below the budget and the controls; each
 # message header is an expander, and 25 of them were ~0.3 s of the browser's main thread when a
@@ -138,19 +142,33 @@ def message_browser(run: Run, k: int, detail: StepDetail) -> None:
                        help="What a layer or the source made of a message; *hidden tokens*: the provider "
                             "billed it beyond its own text (first-turn context, re-attached, unexplained).")
     flt = current_filter()
-    shown = apply_filter(detail.entries, flt, detail.haystacks)
+    if flt.query:  # where else in the session the text is in what the model saw (issue 35: one step only)
+        hits = session_hits(run, flt.query)
+        row = st.columns([6, 1, 1], vertical_alignment="center")
+        row[0].markdown(f":gray[In the whole session: “{escape_md(flt.query, limit=60)}” is "
+                        f"{escape_md(hits.sentence())}.]")
+        for col, label, target, key in ((row[1], "first", hits.first, "step_search_first"),
+                                        (row[2], "last", hits.last, "step_search_last")):
+            if target is not None and col.button(f"Go to {label} ({target:,})", key=key, disabled=target == k):
+                session.set_step(target)
+                reset_page()
+                st.rerun()  # the whole page: the step is drawn outside this fragment
+    # one card per model call: an AI message with its tool calls' results, or a message on its own
+    shown = filter_cards(detail, flt)
     if st.session_state.get("step_order") == ORDERS[1]:
-        shown = Shown(shown.entries[::-1], shown.matches[::-1], shown.total_matches)
+        shown = ShownCards(shown.cards[::-1], shown.matches[::-1], shown.total_matches)
     size = int(st.session_state.get("step_page_size") or PAGE_SIZES[0])
     page = page_of(len(shown), int(st.session_state.get(PAGE, 1) or 1), size)
     st.session_state[PAGE] = page.number  # clamped before the widget exists in this run
 
-    total = len(detail.entries)
-    where = f"Messages {page.start + 1:,}–{page.stop:,} of {len(shown):,}" if len(shown) else "No messages shown"
-    note = where + (f" (of {total:,} in the view)" if len(shown) != total else " in the view")
+    total = len(detail.cards)
+    messages = len(detail.entries)
+    where = f"Cards {page.start + 1:,}–{page.stop:,} of {len(shown):,}" if len(shown) else "No messages shown"
+    note = where + (f" (of {total:,}" if len(shown) != total else " (") + \
+        f"{'; ' if len(shown) != total else ''}{messages:,} messages in the view: a call and its results share a card)"
     if flt.query:
         note += f" · **{shown.total_matches:,}** match{'es' if shown.total_matches != 1 else ''} for " \
-                f"“{escape_md(flt.query, limit=60)}” in {len(shown):,} message{'s' if len(shown) != 1 else ''}"
+                f"“{escape_md(flt.query, limit=60)}” in {len(shown):,} card{'s' if len(shown) != 1 else ''}"
     st.markdown(note)
     with st.container(horizontal=True, vertical_alignment="bottom"):
         st.button("◀ page", key="step_page_prev", disabled=page.number <= 1, on_click=_turn_page,
@@ -171,15 +189,14 @@ def message_browser(run: Run, k: int, detail: StepDetail) -> None:
         st.info("No message of this view matches." if flt.query or flt.roles or flt.tools or flt.kinds
                 else "This view is empty.")
         return
-    # collapsed unless the user expanded all: a page is then ~50 px per message, and a search puts
-    # each message's first match in its header line
+    # collapsed unless the user expanded all: a page is then ~50 px per card, and a search puts
+    # each card's first match in its header line
     opened = bool(st.session_state.get(OPEN, False))
     gen = st.session_state.get(OPEN_GEN, 0)
-    in_state = detail.in_state
-    for entry, matches in zip(shown.entries[page.start:page.stop], shown.matches[page.start:page.stop], strict=True):
-        step_message(entry, in_state=in_state[entry.position], query=flt.query, matches=matches,
-                     expanded=opened,
-                     key=f"step_msg_{gen}_{k}_{entry.position}")
+    for card, matches in zip(shown.cards[page.start:page.stop], shown.matches[page.start:page.stop], strict=True):
+        head = detail.entries[card.head]
+        step_card(detail, card, query=flt.query, matches=matches, expanded=opened,
+                  key=f"step_msg_{gen}_{k}_{head.position}")
 
 
 def message_label(entry: ViewEntry, *, in_state: bool | None, matches: int = 0, query: str = "") -> str:
@@ -249,6 +266,62 @@ def step_message(entry: ViewEntry, *, in_state: bool | None, query: str, matches
             _code(args)
 
 
+def step_card(detail: StepDetail, card: Card, *, query: str, matches: int, expanded: bool, key: str) -> None:
+    """A card: the message's header (its results counted in it), then its text — thinking labelled apart —
+    and each tool call followed by its result; an edit call as a diff of old -> new text."""
+    head = detail.entries[card.head]
+    results = {call: detail.entries[i] for call, i in card.results}
+    label = message_label(head, in_state=detail.in_state[head.position], matches=matches, query=query)
+    if results:
+        tokens = sum(r.tokens for r in results.values())
+        label += f" :gray[→ {len(results)} result{'s' if len(results) != 1 else ''}, {tokens:,} tokens]"
+    box = st.expander(label, expanded=expanded, key=key, icon=ROLE_ICONS.get(head.role), on_change="rerun")
+    if not box.open:
+        return
+    with box:
+        _message_meta(head)
+        if query and matches:
+            lines = [line for e in (head, *results.values()) for line in highlighted(searchable_text(e), query)]
+            st.markdown("  \n".join(lines[:3]) + (f"  \n:gray[… {matches - 3:,} more]" if matches > 3 else ""))
+        if head.thinking:
+            st.markdown(":violet-badge[thinking] :gray[the model's reasoning, sent back with the message]")
+            _code(head.thinking)
+            if head.reply.strip():
+                st.markdown(":gray[reply]")
+        body = (head.reply if head.thinking else head.text).strip("\n")
+        if body.strip() or not head.tool_calls:
+            _code(body)
+        for call, (name, args) in enumerate(head.tool_calls):
+            st.markdown(f"↳ tool call **{escape_md(name, limit=60)}**")
+            diff = edit_diff(name, args)
+            if diff is not None:
+                st.code(diff or "(no change)", language="diff", wrap_lines=True,
+                        height=CODE_HEIGHT_PX if diff.count("\n") > 16 else "content")
+            else:
+                _code(args)
+            result = results.get(call)
+            if result is None:
+                st.caption("no result in this view" + (" (a layer may have removed it)" if head.call_ids else ""))
+                continue
+            head_line = f"result #{result.position} · {result.tokens:,} tokens"
+            if result.kind != "original":
+                head_line += " " + badge(result.kind)
+            st.markdown(f":gray[{head_line}]")
+            _code(result.text)
+
+
+def _message_meta(entry: ViewEntry) -> None:
+    meta = f"id {escape_md(entry.id, limit=80)}"
+    if entry.tool_call_id:
+        meta += f" · answers {escape_md(entry.tool_call_id, limit=60)}"
+    if entry.name:
+        meta += f" · name {escape_md(entry.name, limit=60)}"
+    if entry.hidden:
+        parts = ", ".join(f"{n:,} {CATEGORY_LABELS.get(c, c)}" for c, n in entry.hidden_by)
+        meta += f" · {entry.tokens:,} its own, +{parts} billed with it beyond its text"
+    st.caption(meta)
+
+
 # -- the budget: used vs window, and the /context breakdown ----------------------------------------
 # Without a chart: the two plotly figures that drew these (an Indicator gauge, a stacked bar) were
 # most of what opening a Step page cost the browser once the message bodies went lazy — ~0.26 s of
@@ -304,7 +377,7 @@ def budget_panel(run: Run, k: int, lines: list[ThresholdLine]) -> None:
                     f"{window:,} tokens · raw (no layers) {step.raw_tokens:,} · state {step.state_tokens:,}"
                     + (f" · recorded by the provider {step.recorded_input_tokens:,}" if step.recorded_input_tokens
                        else ""))
-        st.dataframe(category_table(step, window, run), hide_index=True, key="step_categories", column_config={
+        st.dataframe(category_table(step, window, run), hide_index=True, key="step_categories", placeholder=EMPTY_CELL, column_config={
             # the longest label, "re-attached at compaction (not recorded)", needs the room
             "category": st.column_config.TextColumn("category", width=290),
             "tokens": st.column_config.NumberColumn("tokens", format="localized", width=80),

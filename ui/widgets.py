@@ -27,14 +27,21 @@ ROLE_ICONS = {"system": ":material/settings:", "human": ":material/person:", "ai
               "tool": ":material/build:"}
 
 
+# What an empty cell shows: Streamlit's dataframe writes "None" for a missing value unless told
+# otherwise (`st.dataframe(placeholder=...)`, streamlit/elements/arrow.py, 1.67), and "None" in a
+# "peak inside" column read as a value (issue 35).
+EMPTY_CELL = "—"
+
+
 def table(rows: list[dict[str, Any]], **kwargs: Any) -> None:
-    """A dataframe whose token and size columns read 12,345 (cells render as text, never as HTML)."""
+    """A dataframe whose token and size columns read 12,345 and whose empty cells read "—" (cells render
+    as text, never as HTML)."""
     columns = list(rows[0]) if rows else []
     numeric = [c for c in columns
                if all(isinstance(r.get(c), int | None) and not isinstance(r.get(c), bool) for r in rows)
                and c not in ("step", "index")]
     config = {c: st.column_config.NumberColumn(c, format="localized") for c in numeric}
-    st.dataframe(rows, hide_index=True, column_config=config, **kwargs)
+    st.dataframe(rows, hide_index=True, column_config=config, placeholder=EMPTY_CELL, **kwargs)
 
 
 TABLE_ROW_PX = 35  # st.dataframe's row height (and its header's), Streamlit 1.67
@@ -79,7 +86,8 @@ def run_totals(run: Run) -> dict[str, Any]:
     metrics asked for it twice on every rerun, a cached config's included.
     """
     if "ui.totals" not in run.derived:
-        run.derived["ui.totals"] = {**run.totals(), "billed_tokens": sum(s.view_tokens for s in run.steps)}
+        run.derived["ui.totals"] = {**run.totals(), "billed_tokens": sum(s.view_tokens for s in run.steps),
+                                    "raw_input_tokens": sum(s.raw_tokens for s in run.steps)}
     return run.derived["ui.totals"]  # type: ignore[no-any-return]
 
 
@@ -96,14 +104,26 @@ def run_metrics(run: Run) -> None:
     cols[2].metric("Peak raw (no layers)", compact(t["peak_raw_tokens"]),
                    delta=f"{100 * t['peak_raw_tokens'] / window:.0f}% of window" if window else None, delta_color="off",
                    delta_arrow="off")
-    cols[3].metric("Tokens saved", compact(t["tokens_saved"]),
-                   help=f"{t['tokens_saved']:,} tokens: sum over steps of raw − view (input not sent)")
+    cols[3].metric("Input not sent", compact(t["tokens_saved"]),
+                   help=f"{t['tokens_saved']:,} tokens: the sum over every step of raw − view, the input the layers "
+                        "kept out of the requests. Cumulative, like the input sent (below), not one request's size.")
     cols[4].metric("Events", f"{t['events']:,}", help=", ".join(f"{k}: {v}" for k, v in t["events_by_layer"].items()) or None)
     cols[5].metric("Summarizer calls", f"{t['summarizer_calls']:,}", help=f"summarizer: {run.summarizer_name}")
-    st.caption(counts_note(run) + f" Cumulative input over all steps (billed, not fill): {t['billed_tokens']:,} tokens.")
+    st.caption(counts_note(run) + " " + cumulative_note(t))
     whatif = against_recorded(run)
     if whatif is not None:
         st.info(escape_md(whatif.headline) + " :gray[(compared with the as-recorded run: what the agent really sent)]")
+
+
+def cumulative_note(t: dict[str, Any]) -> str:
+    """The run's input summed over every request, sent and not sent, in one sentence: "Tokens saved 5.0M"
+    beside "cumulative input 1,975,424" read as a contradiction (issue 35) until both said what they add up."""
+    steps, sent, raw, saved = t["steps"], t["billed_tokens"], t["raw_input_tokens"], t["tokens_saved"]
+    text = (f"Over all {plural(steps, 'step')} the requests held {sent:,} input tokens in total (what is billed, "
+            f"not how full the window was); without the layers they would have held {raw:,}: {saved:,} not sent.")
+    if raw - sent != saved:  # a step whose layers added more than they removed counts as nothing saved
+        text += f" (Steps where the layers added tokens count as 0 not sent: {saved - (raw - sent):,} tokens added there.)"
+    return text
 
 
 def counts_note(run: Run) -> str:

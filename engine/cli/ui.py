@@ -71,6 +71,7 @@ def app_path() -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    from engine.formats import upload_limit_mib
     from engine.formats.dburl import is_postgres_url, redact
 
     env = dict(os.environ)
@@ -103,9 +104,23 @@ def run(args: argparse.Namespace) -> int:
            # no page writes bare expressions: no syntax-tree rewrite on each page's first run
            "--runner.magicEnabled", "false",
            # a widget given both a default and a value in session state is intended (the sidebar, lazy tabs)
-           "--global.disableWidgetStateDuplicationWarning", "true"]
+           "--global.disableWidgetStateDuplicationWarning", "true",
+           # the largest upload the importers take (CTXI_MAX_BYTES); Streamlit's own default is 200
+           "--server.maxUploadSize", str(upload_limit_mib())]
     for name in hosts:  # DNS rebinding: a WebSocket whose Host is none of these is refused (403)
         cmd += ["--server.allowedHosts", name]
     if args.headless:
         cmd += ["--server.headless", "true"]
-    return subprocess.call(cmd, env=env)
+    return launch(cmd, env)
+
+
+def launch(cmd: list[str], env: dict[str, str]) -> int:
+    """Start the server; on POSIX this process becomes it and never returns."""
+    if os.name == "posix":
+        # Become the server (same pid) instead of waiting on a child: killing `ctxi ui` (SIGTERM from a
+        # supervisor, `kill PID`) then stops the dashboard, where a child Streamlit outlived its parent
+        # and kept serving (issue 35). stdout/stderr are flushed first: exec drops Python's buffers.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execve(sys.executable, cmd, env)
+    return subprocess.call(cmd, env=env)  # Windows: no exec that keeps the process; a child it stays

@@ -32,6 +32,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
+from engine.base.wording import money
 from engine.cost.bill import Bill, price_use, write_price
 from engine.cost.cache import Block, CacheRules, CacheUse, Joined, PromptCache, Request
 from engine.cost.cache_run import RequestBuilder, step_time
@@ -67,11 +68,11 @@ class CompactionCost:
                     "(no price for this model: add a cost.prices row to see dollars).")
         if self.paid_back_after is None:
             return (f"The compaction at {where} never paid back within {self.horizon_steps} step"
-                    f"{'s' if self.horizon_steps != 1 else ''}: net ${self.net_dollars:,.4f}.")
+                    f"{'s' if self.horizon_steps != 1 else ''}: net {money(self.net_dollars)}.")
         return (f"The compaction at {where} paid back after {self.paid_back_after} step"
-                f"{'s' if self.paid_back_after != 1 else ''}: it saved ${self.saved_dollars:,.4f} of later input, "
-                f"its cache misses cost ${self.cache_miss_dollars:,.4f} and its summarizer call "
-                f"${self.summarizer_dollars:,.4f} (net ${self.net_dollars:,.4f} over {self.horizon_steps} steps).")
+                f"{'s' if self.paid_back_after != 1 else ''}: it saved {money(self.saved_dollars)} of later input, "
+                f"its cache misses cost {money(self.cache_miss_dollars)} and its summarizer call "
+                f"{money(self.summarizer_dollars)} (net {money(self.net_dollars)} over {self.horizon_steps} steps).")
 
     def to_dict(self) -> dict[str, Any]:
         r = 6

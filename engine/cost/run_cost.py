@@ -33,6 +33,7 @@ from typing import Any
 from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from engine.base.wording import money
 from engine.cost.bill import Bill, price_recorded, price_use, recorded_dict, usd
 from engine.cost.cache import CacheRules, CacheUse, PromptCache, Request
 from engine.cost.cache_run import RequestBuilder, cache_rules, default_boundary, step_time
@@ -64,11 +65,19 @@ class SummarizerCall:
     recorded: dict[str, Any] | None = None
     recorded_bill: Bill | None = None
 
+    @property
+    def dollars(self) -> float:
+        """What the call cost: its recorded usage priced where the source recorded the call (a Claude Code
+        compaction's own request read its prefix from the cache as the provider billed it), else the
+        modelled bill. Payback and the Evals net use this (issue 35: a recorded call was priced as modelled)."""
+        return (self.recorded_bill or self.bill).total
+
     def to_dict(self) -> dict[str, Any]:
         return {"step": self.step, "layer": self.layer, "style": self.style, "input_tokens": self.input_tokens,
                 "output_tokens": self.output_tokens, "cache": self.cache.to_dict() if self.cache else None,
                 "dollars": self.bill.to_dict(), "recorded": self.recorded,
-                "recorded_dollars": self.recorded_bill.to_dict() if self.recorded_bill else None}
+                "recorded_dollars": self.recorded_bill.to_dict() if self.recorded_bill else None,
+                "priced_as": "recorded" if self.recorded_bill is not None else "modelled"}
 
 
 @dataclass
@@ -136,6 +145,9 @@ class RunCost:
             "dollars": usd(self.total()),
             "calls_dollars": usd(sum(s.bill.total for s in self.steps)),
             "summarizer_dollars": usd(sum(c.bill.total for c in self.summarizer_calls)),
+            # the same calls as recorded where the source recorded them (SummarizerCall.dollars); the
+            # modelled figures above stay modelled, so two runs compare like for like
+            "summarizer_billed_dollars": usd(sum(c.dollars for c in self.summarizer_calls)),
             "input_dollars": usd(sum(s.bill.input for s in self.steps)),
             "cache_read_dollars": usd(sum(s.bill.cache_read for s in self.steps)),
             "cache_write_dollars": usd(sum(s.bill.cache_write for s in self.steps)),
@@ -379,7 +391,7 @@ def _compute(run: Run, accounts: bool) -> RunCost:
                                     state_index, prompt_tokens)
             if call is not None:
                 calls.append(call)
-                summarizer[call.step] = summarizer.get(call.step, 0.0) + call.bill.total
+                summarizer[call.step] = summarizer.get(call.step, 0.0) + call.dollars
                 total += call.bill.total
                 if call.recorded_bill is not None:
                     recorded_total += call.recorded_bill.total
@@ -466,11 +478,11 @@ def cost_lines(cost: RunCost) -> list[str]:
     t = cost.totals()
     hit = f"{100 * t['hit_rate']:.1f}%" if t["hit_rate"] is not None else "-"
     where = cost.price.prefix if cost.price else "no price for this model (add cost.prices)"
-    lines = [f"cost         ${t['dollars']:,.4f} modelled ({cost.rules.kind} cache, {cost.rules.ttl}, priced as {where}); "
+    lines = [f"cost         {money(t['dollars'])} modelled ({cost.rules.kind} cache, {cost.rules.ttl}, priced as {where}); "
              f"cache hit rate {hit}"]
     if "recorded_dollars" in t:
         rec = f"{100 * t['recorded_hit_rate']:.1f}%" if t["recorded_hit_rate"] is not None else "-"
-        lines.append(f"recorded     ${t['recorded_dollars']:,.4f} from the recorded usage; cache hit rate {rec}")
+        lines.append(f"recorded     {money(t['recorded_dollars'])} from the recorded usage; cache hit rate {rec}")
     lines += [f"compaction   {c.headline}" for c in cost.compactions]
     return lines
 

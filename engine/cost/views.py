@@ -9,17 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from engine.base.wording import money
 from engine.cost.bill import write_price
 from engine.cost.payback import CompactionCost
 from engine.cost.run_cost import RunCost, StepCost, SummarizerCall
 
 
-def dollars(x: float | None, digits: int = 4) -> str:
-    """$1,234.5678, −$0.0199; '-' for None."""
-    if x is None:
-        return "-"
-    text = f"${abs(x):,.{digits}f}"
-    return "−" + text if x < 0 and text.strip("$0.,") else text
+def dollars(x: float | None) -> str:
+    """An amount as every page and the CLI write it (`engine.base.wording.money`): $1,234.57, −$0.0062; '-' for None."""
+    return money(x)
 
 
 def percent(x: float | None) -> str:
@@ -80,17 +78,17 @@ def step_bill_rows(cost: RunCost, k: int) -> list[dict[str, Any]]:
     for kind, tokens, rate, usd_, rtokens, rusd in rows:
         # an unpriced model's dollars are unknown ("-"), not $0.000000
         row: dict[str, Any] = {"kind": kind, "tokens": tokens, "$ per M tokens": "-" if rate is None else f"{rate:g}",
-                               "dollars": dollars(usd_ if price is not None else None, 6)}
+                               "dollars": dollars(usd_ if price is not None else None)}
         if s.recorded is not None:
             row["recorded tokens"] = rtokens
-            row["recorded dollars"] = dollars(rusd, 6)
+            row["recorded dollars"] = dollars(rusd)
         out.append(row)
     total: dict[str, Any] = {"kind": "total", "tokens": s.cache.total + s.output_tokens, "$ per M tokens": "",
-                             "dollars": dollars(s.bill.total if price is not None else None, 6)}
+                             "dollars": dollars(s.bill.total if price is not None else None)}
     if s.recorded is not None:
         rec_total = sum(int(rec.get(key) or 0) for key in ("input", "cache_read", "cache_write", "output"))
         total["recorded tokens"] = rec_total
-        total["recorded dollars"] = dollars(rb.total if rb else None, 6)
+        total["recorded dollars"] = dollars(rb.total if rb else None)
     out.append(total)
     return out
 
@@ -153,6 +151,20 @@ def recorded_cause_text(s: StepCost) -> str | None:
 
 def summarizer_calls_before(cost: RunCost, k: int) -> list[SummarizerCall]:
     return [c for c in cost.summarizer_calls if c.step == k]
+
+
+def summarizer_call_line(call: SummarizerCall) -> str:
+    """One line on a compaction's own model call: its tokens and what it cost — the recorded usage priced
+    where the source recorded the call (what payback and the net use), the modelled bill beside it."""
+    head = (f"Summarizer call before this step ({call.layer}, {call.style}"
+            + (", recorded" if call.recorded_bill is not None else "") + f"): {call.input_tokens:,} input tokens")
+    if call.recorded_bill is not None:
+        read = (call.recorded or {}).get("cache_read")
+        return (head + (f" ({read:,} read from the cache, as recorded)" if isinstance(read, int) else "")
+                + f", {call.output_tokens:,} output: {dollars(call.recorded_bill.total)} as recorded"
+                + f" (modelled: {dollars(call.bill.total)})")
+    return (head + (f" ({call.cache.read:,} read from the cache)" if call.cache is not None else "")
+            + f", {call.output_tokens:,} output: {dollars(call.bill.total)} modelled")
 
 
 def account_at(cost: RunCost, k: int) -> CompactionCost | None:
@@ -229,4 +241,4 @@ def cost_series(cost: RunCost) -> CostSeries:
 
 __all__ = ["CostSeries", "account_at", "compaction_rows", "compare_cost_rows", "cost_series", "dollars",
            "miss_text", "output_note", "recorded_cause_text", "paid_back", "paid_back_sentence", "percent", "pricing_note", "recorded_ttl_split", "step_bill_rows",
-           "summarizer_calls_before", "totals_rows"]
+           "summarizer_call_line", "summarizer_calls_before", "totals_rows"]

@@ -76,6 +76,15 @@ def max_bytes_default() -> int:
     return int(env) if env and env.isdigit() else DEFAULT_MAX_BYTES
 
 
+MIB = 1024 * 1024
+
+
+def upload_limit_mib() -> int:
+    """The largest file the dashboard takes, in MiB (Streamlit's `maxUploadSize` "megabytes" are MiB:
+    its upload route multiplies by 1024 * 1024): the importers' own limit, rounded up."""
+    return max(1, -(-max_bytes_default() // MIB))
+
+
 def open_source(
     path: str | os.PathLike[str] | None = None,
     *,

@@ -576,6 +576,8 @@ def to_thread(s: Session, thread_id: str) -> Thread:
         else:
             messages.append(item)
     extra: dict[str, Any] = {"skipped_records": dict(sorted(s.skipped.items()))}
+    if s.skipped.get("duplicate"):  # how many distinct records the copies repeat (engine.views.threads.load_notes)
+        extra["unique_records"] = len(s.seen_uuids)
     if s.recovered_count:
         extra["recovered_hook_messages"] = s.recovered_count
     for key, value in (("api_errors", s.api_errors), ("rewound", s.rewound)):

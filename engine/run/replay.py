@@ -43,6 +43,7 @@ from engine.recorded.history import RecordedHistory, recorded_history
 from engine.run.chain import model_chain, new_request, new_tool_request, tool_chain
 from engine.run.run import Run, StepRecord
 from engine.run.step_sums import Snapshot, StepSums, ViewLog
+from engine.run.thrash import flag_thrashing
 from engine.thread.decisions import DecisionLog, deciding
 from engine.thread.events import EventRecorder, emit, recording
 from engine.thread.kinds import PARTS_KEY, message_kind
@@ -498,6 +499,7 @@ def replay(
                              prompt_at=calibration.prompt_at if calibration else None,
                              provider=provider, rule=rule, decisions=decisions)
             steps, final_state = driver.run()
+            flag_thrashing(steps)  # a policy compacting call after call is part of the run's record
     summarizers = [sm for m in mws if getattr(m, "layer", None) in ("summarization", "compaction")
                    and (sm := getattr(m, "summarizer", None)) is not None]
     return Run(

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
+import secrets
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -148,14 +153,40 @@ def test_an_unpriced_model_has_no_dollars_rather_than_zero() -> None:
     assert len(rows) == 2 and all(" n/a " in row and "$" not in row for row in rows)
 
 
+@pytest.fixture
+def ray_in_a_temporary_folder(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Ray's session folder and auth token go to a folder of the test's own, removed after (issue 35: each
+    run left $TMPDIR/ray/session_* and ~/.ray/auth_token). Ray 2.60 writes a token to
+    `Path.home()/.ray/auth_token` for a new local cluster unless RAY_AUTH_TOKEN is set
+    (`ray/_private/authentication/authentication_token_setup.py`), and puts its sessions under
+    RAY_TMPDIR (`ray/_common/utils.py get_default_system_temp_dir`). The folder is short: Ray's Unix
+    sockets live in it, and a socket path has at most 107 bytes."""
+    folder = Path(tempfile.mkdtemp(prefix="ctxi-ray-"))
+    monkeypatch.setenv("RAY_TMPDIR", str(folder))
+    monkeypatch.setenv("RAY_AUTH_TOKEN", secrets.token_hex(32))
+    try:
+        yield folder
+    finally:
+        import ray
+
+        if ray.is_initialized():
+            ray.shutdown()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (optional extra)")
-def test_ray_executor_on_a_local_instance_equals_single_replays() -> None:
+def test_ray_executor_on_a_local_instance_equals_single_replays(ray_in_a_temporary_folder: Path) -> None:
+    token = Path.home() / ".ray" / "auth_token"
+    token_before = token.stat().st_mtime_ns if token.exists() else None
     threads = [needle_thread()]
     grid = {"summarization.trigger": ["messages:6", "messages:8"]}
     result = sweep(threads, BASE, grid, executor="ray", workers=2)
     assert result.executor == "ray"
     expected = [[run_metrics(replay(threads[0], p.config(BASE)), result.needles[0])] for p in grid_points(grid)]
     assert [p.threads for p in result.points] == expected
+    # Ray's files went to the test's folder, and no token was written in the home folder
+    assert (ray_in_a_temporary_folder / "ray").is_dir()
+    assert (token.stat().st_mtime_ns if token.exists() else None) == token_before
 
 
 def test_ray_missing_gives_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
