@@ -6,12 +6,18 @@ settings), the URL, and the page navigation. Pages only read the current Run and
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
-from ui import session, sidebar
+from ui import follow_widget, session, sidebar
 from ui.frame import frame
 
-st.set_page_config(page_title="Context Inspector", page_icon=":material/explore:", layout="wide")
+# The favicon is a file of ours, served by this server: a `:material/…:` icon here makes the browser
+# fetch its SVG from fonts.gstatic.com (Streamlit 1.67 builds that URL for a page icon), which fails
+# offline with a console error on every page load (issue 35). Nothing is fetched from outside.
+FAVICON = Path(__file__).resolve().parent / "ui" / "favicon.svg"
+st.set_page_config(page_title="Context Inspector", page_icon=str(FAVICON), layout="wide")
 
 session.init()
 
@@ -28,6 +34,7 @@ TIMELINE_PATHS = ("", "timeline")  # the default page's url_path reads "" (strea
 PAGES = {
     "Inspect": [
         st.Page("pages/threads.py", title="Threads", icon=":material/folder_open:", url_path="threads"),
+        st.Page("pages/sessions.py", title="Sessions", icon=":material/history:", url_path="sessions"),
         TIMELINE,
         st.Page("pages/timeline.py", title="Timeline", url_path="timeline", visibility="hidden"),
         st.Page("pages/step.py", title="Step", icon=":material/search:", url_path="step"),
@@ -49,6 +56,7 @@ page = st.navigation(PAGES)
 if (target := session.pending_page()) is not None:  # a callback asked for another page (ui.session.go_to)
     session.switch_page(target)  # before the sidebar: a run that only switches pages draws nothing
 session.sync_url()
+follow_widget.live_poller()  # a followed session: polls its file, reruns the page when lines arrive
 try:
     if page.url_path in TIMELINE_PATHS:
         # the Timeline draws the sidebar itself, inside its body's fragment (pages/timeline.py): a

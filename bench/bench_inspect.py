@@ -1,25 +1,33 @@
-"""`ctxi inspect` on many tiny messages: time and peak RSS at 20k/40k/80k (and 1M) messages, vs json.loads.
+"""`ctxi inspect` at growing sizes: time and peak RSS per message, vs the parse of the same file.
 
-Issue 11 found that 1M tiny messages took minutes and over 2 GB to inspect. Each figure here comes
-from a fresh child process (peak RSS is per process), which first loads the tokenizer (a fixed cost
-every size pays alike), then runs the floor, `json.loads` of the same file, and frees it, then runs
-`ctxi inspect FILE --json` (stdout to /dev/null) in the same process. A child reports:
+Issue 11 found that 1M tiny messages took minutes and over 2 GB to inspect; issues 38.4 / 39.6 that a
+Claude Code chain with recorded usage, OpenTelemetry spans and `.eval` archives were superlinear. Each
+figure here comes from a fresh child process (peak RSS is per process), which first loads the tokenizer
+(a fixed cost every size pays alike), then runs the floor, the parse of the same file, and frees it,
+then runs `ctxi inspect FILE --json` (stdout to /dev/null) in the same process. A child reports:
 
 - `inspect CPU`: CPU seconds of the whole `ctxi inspect --json` (load, count, write the JSON);
-- `floor CPU`: CPU seconds of `json.loads` of the file;
+- `floor CPU`: CPU seconds of parsing the file (`json.loads` of a JSON file, of each line of a JSONL
+  file, of each member of a zip after inflating it);
 - `peak RSS`: the child's high-water mark (VmHWM), and `own`, that mark minus the RSS before the
   floor ran (interpreter, imports and tokenizer are not the thread's);
-- `floor MB`: what the parsed JSON held (RSS after `json.loads` minus before).
+- `floor MB`: what the parsed file held (RSS after the parse minus before).
 
-Sizes alternate within each round (20k, 40k, 80k, 20k, …) so a burst of load hits all of them; a
-figure is the median with its range over the runs. The target (issue 11): from 40k to 80k messages
-the peak RSS, the own RSS and the CPU time grow at most 2.2x; it is printed `met` or `MISSED`.
-The threads are `--shape chat` (a JSON list of alternating user/assistant {role, content}
-messages, the issue's repro) or `--shape tools` (bench_memory's short tool calls and results, as
-native JSON).
+Per message: `us/msg` is inspect CPU per message, `B/msg` own RSS per message. Sizes alternate within
+each round (a burst of load hits all of them); a figure is the median with its range over the runs.
+Targets: from 40k to 80k messages peak RSS, own RSS and CPU grow at most 2.2x (issue 11); from one
+size to ten times it, CPU and own RSS per message grow at most 1.3x (issues 38.4, 39.6: linear within
+1.3x per decade), each printed `met` or `MISSED`.
 
-    python bench/bench_inspect.py [--runs 5] [--sizes 20000,40000,80000] [--shape chat|tools]
-    python bench/bench_inspect.py --runs 3 --sizes 40000,80000,1000000
+Shapes: `chat` (a JSON list of alternating user/assistant {role, content} messages, issue 11's repro),
+`tools` (bench_memory's short tool calls and results, as native JSON), and the hostile shapes of
+tests/formats/sized.py: `claude_code` / `claude_code_no_usage` (one parent chain of tool_use /
+tool_result records, with or without usage), `otel` / `otel_no_usage` / `otel_nested` (any-agent
+spans), `eval` (an Inspect `.eval` zip of one sample of tiny messages), `codex`, `gemini`,
+`gemini_rewinds`, `openai_messages`.
+
+    python bench/bench_inspect.py [--runs 5] [--sizes 20000,40000,80000] [--shape chat|tools|claude_code|...]
+    python bench/bench_inspect.py --runs 3 --shape claude_code --sizes 10000,100000,1000000
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from harness import ROOT, machine_line
 
@@ -39,14 +48,23 @@ CHILD = """
 import gc, io, json, os, sys, time
 def rss(field):
     return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith(field)) / 1024
-from engine.cli.main import main
+from engine.cli.ctxi import main
 from engine.tokens.counters import get_counter
 get_counter().count_text('warm')
 gc.collect()
 base = rss('VmRSS')
 c0 = time.process_time()
 with open(sys.argv[1], 'rb') as fh:
-    doc = json.loads(fh.read())
+    raw = fh.read()
+if raw[:4] == b'PK\x03\x04':
+    import zipfile
+    with zipfile.ZipFile(io.BytesIO(raw)) as zf:
+        doc = [json.loads(zf.read(n)) for n in zf.namelist() if n.endswith('.json')]
+elif sys.argv[1].endswith('.jsonl'):
+    doc = [json.loads(line) for line in raw.splitlines() if line.strip()]
+else:
+    doc = json.loads(raw)
+del raw
 floor_cpu = time.process_time() - c0
 floor_mb = rss('VmRSS') - base
 del doc
@@ -83,6 +101,16 @@ def write_tools(path: Path, messages: int) -> None:
     path.write_text(dumps(small_thread(messages), indent=None), encoding="utf-8")
 
 
+def shapes() -> dict[str, tuple[Any, str]]:
+    """Every shape: a writer (path, messages) and the file name it is written as."""
+    from tests.formats.sized import SIZED
+
+    out: dict[str, tuple[Any, str]] = {"chat": (write_chat, "chat.json"), "tools": (write_tools, "tools.json")}
+    for name, (generate, file_name, _fmt) in SIZED.items():
+        out[name] = ((lambda path, n, generate=generate: path.write_bytes(generate(n))), file_name)
+    return out
+
+
 def child(path: Path) -> dict[str, float]:
     done = subprocess.run([sys.executable, "-c", CHILD, str(path)], cwd=ROOT, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True)
@@ -101,15 +129,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--sizes", default="20000,40000,80000")
-    ap.add_argument("--shape", choices=("chat", "tools"), default="chat")
+    ap.add_argument("--shape", choices=sorted(shapes()), default="chat")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     print(machine_line())
     rows: dict[int, list[dict[str, float]]] = {n: [] for n in sizes}
+    write, file_name = shapes()[args.shape]
     with tempfile.TemporaryDirectory() as tmp:
-        paths = {n: Path(tmp) / f"{args.shape}-{n}.json" for n in sizes}
+        paths = {n: Path(tmp) / f"{n}-{file_name}" for n in sizes}
         for n, path in paths.items():
-            (write_chat if args.shape == "chat" else write_tools)(path, n)
+            write(path, n)
         for r in range(args.runs):
             for n in sizes:
                 rows[n].append(child(paths[n]))
@@ -134,6 +163,20 @@ def main() -> int:
               f"{med(n, 'floor_cpu'):>7.3f} {rng(n, 'floor_cpu', '.3f'):>12}{med(n, 'cpu') / med(n, 'floor_cpu'):>9.1f}"
               f"{med(n, 'peak'):>8.0f} {rng(n, 'peak'):>11}{med(n, 'own'):>7.0f} {rng(n, 'own'):>10}"
               f"{med(n, 'floor_mb'):>10.0f}{med(n, 'own') / max(med(n, 'floor_mb'), 1):>11.1f}")
+    print(f"per message: {'messages':>10}{'us/msg CPU':>20}{'B/msg own RSS':>24}")
+    for n in sizes:
+        cpu = [v["cpu"] / n * 1e6 for v in rows[n]]
+        own = [v["own"] * 2**20 / n for v in rows[n]]
+        print(f"             {n:>10,}{statistics.median(cpu):>9.1f} [{min(cpu):.1f}–{max(cpu):.1f}]"
+              f"{statistics.median(own):>11,.0f} [{min(own):,.0f}–{max(own):,.0f}]")
+    for small in sizes:
+        large = small * 10
+        if large in rows:
+            cpu_growth = (med(large, "cpu") / large) / (med(small, "cpu") / small)
+            own_growth = (med(large, "own") / large) / (med(small, "own") / small)
+            ok = cpu_growth <= 1.3 and own_growth <= 1.3
+            print(f"{large:,} / {small:,} messages, per message: CPU {cpu_growth:.2f}x, own RSS {own_growth:.2f}x; "
+                  f"target <= 1.3x per decade: {'met' if ok else 'MISSED'}")
     if 40_000 in rows and 80_000 in rows:
         growth = {key: med(80_000, key) / med(40_000, key) for key in ("peak", "own", "cpu")}
         ok = all(g <= 2.2 for g in growth.values())

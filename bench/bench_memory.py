@@ -1,7 +1,7 @@
 """Replay memory (bench/harness.py conventions: >= 5 runs, median and range).
 
     python bench/bench_memory.py [--runs 5] [--only run,scale] [--steps 1000] [--sizes 20000,40000,80000,100000]
-                                 [--preset deepagents|as-recorded|...]
+                                 [--preset deepagents|as-recorded|...] [--shape tools|chat|claude_code|eval|...]
 
 run     What a Run of synthetic_thread(1000) holds beyond the thread (tracemalloc, after a full
         collection, the Run alive): the thread and its counts cached by an earlier run are the floor,
@@ -14,7 +14,10 @@ scale   Peak RSS (the child's own VmHWM: a forked child's ru_maxrss would count 
         interpreter, libraries, the thread). Each child first imports the engine and loads the
         tokenizer, then notes its RSS (its start); `own` is the peak minus that start. Each size's
         runs are interleaved with the others'. Target: peak RSS 80k / 40k <= 2.2x, and the replay's
-        own RSS as well; the children's CPU and wall time are shown too.
+        own RSS as well; the children's CPU and wall time are shown too. `--shape` replays another
+        shape (bench_inspect.py's: `chat`, `claude_code` with usage (as-recorded) or without, `eval`,
+        `otel`, ...); per message the replay's own RSS and CPU are printed, and from a size to ten times
+        it their growth per message (issues 38.4 / 39.6: linear within 1.3x per decade).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from engine.tokens.counters import TiktokenCounter, prime_thread
 SECTIONS = ("run", "scale")
 # Each child imports the engine and loads the tokenizer (a fixed cost every size pays alike), notes
 # its RSS (its start), runs, then reports its high-water mark, its start, CPU and wall seconds.
-START = ("import gc, sys, time; w0 = time.perf_counter(); from engine.cli.main import main; "
+START = ("import gc, sys, time; w0 = time.perf_counter(); from engine.cli.ctxi import main; "
          "from engine.formats import load_thread; from engine.tokens.counters import get_counter; "
          "get_counter().count_text('warm'); gc.collect(); "
          "base = next(l for l in open('/proc/self/status') if l.startswith('VmRSS')); "
@@ -124,15 +127,22 @@ def _child(code: str, path: Path, extra: list[str]) -> tuple[float, float, float
     return int(kb) / 1024, int(base_kb) / 1024, float(cpu), float(wall)
 
 
-def bench_scale(sizes: list[int], runs: int, preset_name: str | None) -> bool:
+def bench_scale(sizes: list[int], runs: int, preset_name: str | None, shape: str = "tools") -> bool:
     extra = ["--preset", preset_name] if preset_name else []
     rows: dict[int, dict[str, list[tuple[float, float, float, float]]]] = {
         n: {"load": [], "replay": []} for n in sizes}
     with tempfile.TemporaryDirectory() as tmp:
         paths = {}
         for n in sizes:
-            paths[n] = Path(tmp) / f"small-{n}.json"
-            paths[n].write_text(dumps(small_thread(n), indent=None), encoding="utf-8")
+            if shape == "tools":
+                paths[n] = Path(tmp) / f"small-{n}.json"
+                paths[n].write_text(dumps(small_thread(n), indent=None), encoding="utf-8")
+            else:
+                from bench_inspect import shapes
+
+                write, file_name = shapes()[shape]
+                paths[n] = Path(tmp) / f"{n}-{file_name}"
+                write(paths[n], n)
         for r in range(runs):
             for n in sizes:
                 rows[n]["load"].append(_child(LOAD_ONLY, paths[n], []))
@@ -153,7 +163,7 @@ def bench_scale(sizes: list[int], runs: int, preset_name: str | None) -> bool:
         v = values(n, side, i)
         return f"{statistics.median(v):{fmt}} [{min(v):{fmt}}–{max(v):{fmt}}]"
 
-    print(f"`ctxi replay` ({preset_name or 'the CLI default'} preset, no JSON) on small-message threads; "
+    print(f"`ctxi replay` ({preset_name or 'the CLI default'} preset, no JSON) on {shape} threads; "
           f"{runs} runs a size; MB, median [range]")
     print("| messages | replay peak MB | replay own MB | replay CPU s | replay wall s | load-only peak MB "
           "| load-only own MB | load CPU s |")
@@ -163,11 +173,26 @@ def bench_scale(sizes: list[int], runs: int, preset_name: str | None) -> bool:
               f"| {cell(n, 'replay', WALL, '.1f')} | {cell(n, 'load', PEAK)} | {cell(n, 'load', -1)} "
               f"| {cell(n, 'load', CPU, '.1f')} |")
     ok = True
+    print("| messages | replay own B/msg | replay CPU us/msg |\n|---:|---:|---:|")
+    for n in sizes:
+        own = [v * 2**20 / n for v in values(n, "replay", -1)]
+        cpu = [v / n * 1e6 for v in values(n, "replay", CPU)]
+        print(f"| {n:,} | {statistics.median(own):,.0f} [{min(own):,.0f}–{max(own):,.0f}] "
+              f"| {statistics.median(cpu):,.1f} [{min(cpu):,.1f}–{max(cpu):,.1f}] |")
+    for small in sizes:
+        if small * 10 in rows:
+            large = small * 10
+            own_growth = (med(large, "replay", -1) / large) / (med(small, "replay", -1) / small)
+            cpu_growth = (med(large, "replay", CPU) / large) / (med(small, "replay", CPU) / small)
+            met = own_growth <= 1.3 and cpu_growth <= 1.3
+            ok &= met
+            print(f"{large:,} / {small:,} messages, per message: replay's own RSS {own_growth:.2f}x, CPU "
+                  f"{cpu_growth:.2f}x; target <= 1.3x per decade: {'met' if met else 'MISSED'}")
     if 40_000 in rows and 80_000 in rows:
         peak = med(80_000, "replay", PEAK) / med(40_000, "replay", PEAK)
         own = med(80_000, "replay", -1) / med(40_000, "replay", -1)
         cpu = med(80_000, "replay", CPU) / med(40_000, "replay", CPU)
-        ok = peak <= 2.2 and own <= 2.2
+        ok &= peak <= 2.2 and own <= 2.2
         print(f"80k / 40k messages: peak RSS {peak:.2f}x, replay's own RSS {own:.2f}x, CPU {cpu:.2f}x; "
               f"target <= 2.2x (peak and own RSS): {'met' if ok else 'MISSED'}")
     return ok
@@ -180,6 +205,7 @@ def main() -> int:
     ap.add_argument("--sizes", default="20000,40000,80000,100000")
     ap.add_argument("--only", default=",".join(SECTIONS))
     ap.add_argument("--preset", default=None, help="scale: the replay's preset (default: the CLI's choice)")
+    ap.add_argument("--shape", default="tools", help="scale: the thread shape (tools, or a bench_inspect.py shape)")
     args = ap.parse_args()
     only = [s.strip() for s in args.only.split(",") if s.strip()]
     print(machine_line())
@@ -188,7 +214,7 @@ def main() -> int:
         results["run"] = bench_run(args.steps, args.runs)
         print()
     if "scale" in only:
-        results["scale"] = bench_scale([int(s) for s in args.sizes.split(",")], args.runs, args.preset)
+        results["scale"] = bench_scale([int(s) for s in args.sizes.split(",")], args.runs, args.preset, args.shape)
     print("\n" + ", ".join(f"{k}: {'met' if v else 'MISSED'}" for k, v in results.items()))
     return 0
 

@@ -22,7 +22,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from engine import preset as _preset  # noqa: E402  (after the path fix above)
-from engine.cli.main import main  # noqa: E402
+from engine.cli.ctxi import main  # noqa: E402
 
 # Files in ../shared/traces that are not threads of their own (a sub-agent file opens with its parent).
 _SKIP_PARTS = ("subagents",)

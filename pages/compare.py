@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.config.presets import default_preset_name
-from engine.config.schema import EngineConfig, preset
+from engine.config.links import link_notice
+from engine.config.schema import EngineConfig
+from engine.config.settings import default_config
+from engine.cost.views import percent
+from engine.evals.account import forensics_summary
 from engine.run.run import Run
 from engine.views.threads import thread_facts
 from ui import session
-from ui.figures import timeline_figure
+from ui.figures import notes_margin, timeline_figure
 from ui.frame import require_frame
 from ui.text import error_text, escape_md
 from ui.widgets import no_run_message, table
@@ -30,7 +33,7 @@ def _label(key: str, labels: dict[str, str]) -> str:
 def _config_for(key: str, how: str) -> EngineConfig:
     if how == SIDEBAR:
         return st.session_state["config"]
-    return preset(default_preset_name(session.thread_for(key)))
+    return default_config(session.thread_for(key))
 
 
 def _run(key: str, how: str) -> Run | None:
@@ -62,6 +65,14 @@ if "cmp_b" not in st.session_state:  # the link's B once, else the first other s
         st.session_state["cmp_b"] = wanted
     else:
         st.session_state["cmp_b"] = next(k for k in keys if k != current)
+        if wanted:  # said once, like every other bad link value (issue 35: vs=library:… silently became a sample)
+            why = ("it is session A itself" if wanted == current else
+                   f"not available here: {session.load_error(wanted)}" if session.load_error(wanted) else
+                   "not available here: not a sample, nor in this workspace's library, nor opened in this session")
+            st.session_state["cmp_notice"] = link_notice(
+                VS_PARAM, wanted, why, f"comparing with {_label(st.session_state['cmp_b'], labels)} instead")
+if st.session_state.get("cmp_notice"):
+    st.warning(escape_md(st.session_state.pop("cmp_notice")))
 if st.session_state["cmp_b"] not in keys:
     st.session_state["cmp_b"] = next(k for k in keys if k != current)
 
@@ -93,7 +104,19 @@ def _facts(run: Run) -> dict[str, object]:
         "peak view tokens": totals["peak_view_tokens"], "peak raw tokens (no layers)": totals["peak_raw_tokens"],
         "tokens saved": totals["tokens_saved"], "events": totals["events"], "warnings": totals["warnings"],
         "summarizer calls": totals["summarizer_calls"], "settings": run.config.preset or "custom",
+        **_forensics(run),
     }
+
+
+def _forensics(run: Run) -> dict[str, object]:
+    """What the run's compactions kept and what the agent fetched again (engine.evals.account)."""
+    try:
+        f = forensics_summary(run)
+    except Exception as exc:  # an eval bug must not take the page down
+        return {"facts kept after compactions": f"failed: {error_text(exc)}"}
+    return {"facts kept after compactions": percent(f["facts kept"]), "re-fetches after compactions":
+            f"{f['re-fetches']} ({f['re-fetch basis']})", "input dollars re-sending history":
+            percent(f["replayed share of input dollars"])}
 
 
 def _cell(value: object) -> str:
@@ -122,7 +145,8 @@ for col, run, name, key in ((left, run_a, "A", current), (right, run_b, "B", b_k
                           margin={"r": 20, "b": COMPARE_LEGEND_PX + 60})
         # the chart's notes (clipped raw curve, levels above it) one per line: a half-width chart
         # cuts a single long line off at its left edge (the notes are built from numbers, and escaped)
-        fig.for_each_annotation(lambda a: a.update(text=str(a.text).replace(" · ", "<br>")))
+        fig.for_each_annotation(lambda a: a.update(text=str(a.text).replace(" (turn on", "<br>(turn on")))
+        fig.update_layout(margin={"t": notes_margin([a.to_plotly_json() for a in fig.layout.annotations])})
         st.plotly_chart(fig, key=f"cmp_chart_{name}", config={"displaylogo": False})
         if name == "B":
             st.button("Swap: open B as the current thread", key="cmp_open_b", on_click=_open_b, args=(current, b_key))

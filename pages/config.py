@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import streamlit as st
+import yaml
 
 from engine.base.errors import ConfigError
 from engine.config.presets import PRESETS
@@ -10,7 +11,7 @@ from engine.config.schema import EngineConfig, preset
 from engine.config.setting_warnings import setting_warnings
 from engine.config.settings import base_config, setting_text
 from engine.evals.policy_compare import COMPARABLE, DEFAULT_COMPARE, compare_policies
-from engine.layers.user import check_middleware
+from engine.layers.user import check_middleware, plan_middleware
 from engine.run.whatif import has_recorded_baseline
 from engine.views.compare import compare_runs
 from ui import session
@@ -26,6 +27,7 @@ from ui.config_form import (
 )
 from ui.cost_panel import compare_cost
 from ui.figures import compare_figure, policies_figure
+from ui.forensics import compare_section
 from ui.frame import require_frame
 from ui.text import error_text, escape_md
 from ui.widgets import keep_widget_state, no_run_message, table
@@ -49,15 +51,71 @@ SECTION_TITLES = {
 
 
 # `middleware:` imports and runs code: said wherever it can be typed (docs/config.md, SECURITY.md).
-MIDDLEWARE_NOTE = ("`middleware` entries import and run Python code on this server (`use: package.module:Class`). "
-                   "Only use code you wrote or trust. A link never sets this.")
+MIDDLEWARE_NOTE = ("`middleware` entries import and run Python code on this server (`use: package.module:Class`): "
+                   "each new list is shown for your confirmation before anything is imported. Only use code you "
+                   "wrote or trust. A link never sets this.")
 
 
-def _accept(new: EngineConfig) -> None:
-    """Apply a config the user typed or uploaded; its middleware is loaded first, so a bad one is an error here."""
-    if new.middleware and new.middleware != config.middleware:
-        check_middleware(new)
+PENDING_KEY = "middleware_pending"
+
+
+def _accept(new: EngineConfig, source: str) -> bool:
+    """Apply a config the user typed or uploaded; True when applied now.
+
+    Middleware is Python code: a list this session has not confirmed is checked without importing
+    anything (`plan_middleware`: `os:system`, a function, a module that defines no such class are one
+    line here) and then waits for the confirmation that lists each class and the file it imports
+    (`_confirmation`); a server open to a network refuses it unless started to allow it (SECURITY.md).
+    """
+    changed = bool(new.middleware) and new.middleware != config.middleware
+    if changed and not session.middleware_confirmed(new):
+        refused = session.middleware_refused_here()
+        if refused:
+            raise ConfigError(refused, key="middleware")
+        plans = plan_middleware(new)
+        st.session_state[PENDING_KEY] = (new, source, [p.describe() for p in plans])
+        return False
+    if changed:
+        check_middleware(new)  # confirmed before: imported and built now, so a bad one is an error here
+    st.session_state.pop(PENDING_KEY, None)
     session.set_config(new)
+    return True
+
+
+def _confirm() -> None:
+    """The user read the list and allowed exactly this middleware for this session."""
+    pending = st.session_state.pop(PENDING_KEY, None)
+    if pending is None:
+        return
+    new, source = pending[0], pending[1]
+    try:
+        session.confirm_middleware(new)
+        check_middleware(new)
+        session.set_config(new)
+        st.session_state.pop("middleware_error", None)
+    except ConfigError as exc:
+        st.session_state["middleware_error"] = f"{source} not applied: {exc}"
+
+
+def _confirmation() -> None:
+    """The pending config's middleware, class by class with the file each would import, and its kwargs."""
+    pending = st.session_state.get(PENDING_KEY)
+    failed = st.session_state.pop("middleware_error", None)
+    if failed:
+        st.error(escape_md(failed))
+    if pending is None:
+        return
+    new, source, described = pending
+    with st.container(border=True, key="middleware_confirm_box"):
+        st.warning(f"**{escape_md(source)} names middleware: Python code this server would import and run**, with "
+                   "its permissions and the API keys in its environment. Nothing has been imported yet. Apply it "
+                   "only if you wrote or trust every class below.", icon=":material/warning:")
+        st.markdown("\n".join(f"- {escape_md(d)}" for d in described))
+        st.code(yaml.safe_dump({"middleware": [m.model_dump(mode="json") for m in new.middleware]}, sort_keys=False,
+                               allow_unicode=True), language="yaml")
+        cols = st.columns([2, 1, 4])
+        cols[0].button("Import and run these", key="middleware_confirm", type="primary", on_click=_confirm)
+        cols[1].button("Cancel", key="middleware_cancel", on_click=st.session_state.pop, args=(PENDING_KEY, None))
 
 
 def _wkey(field: FormField) -> str:
@@ -67,19 +125,23 @@ def _wkey(field: FormField) -> str:
 def _apply_form() -> None:
     values = {f.key: st.session_state.get(_wkey(f)) for f in all_fields() if _wkey(f) in st.session_state}
     try:
-        _accept(apply_form(config, values))
+        _accept(apply_form(config, values), "The form")
         st.session_state.pop("form_error", None)
     except ConfigError as exc:
         st.session_state["form_error"] = (gen, exc.key, str(exc))
+    except Exception as exc:  # a bug, not the user's input: one line, the page and the run stay
+        st.session_state["form_error"] = (gen, None, f"unexpected problem ({error_text(exc)})")
 
 
 def _apply_yaml() -> None:
     text = st.session_state.get(f"yaml_{gen}", "")
     try:
-        _accept(EngineConfig.from_yaml(text, source="YAML editor"))
+        _accept(EngineConfig.from_yaml(text, source="YAML editor"), "The YAML editor")
         st.session_state.pop("yaml_error", None)
     except ConfigError as exc:
         st.session_state["yaml_error"] = (gen, str(exc))
+    except Exception as exc:  # a bug, not the user's input: one line, the page and the run stay
+        st.session_state["yaml_error"] = (gen, f"unexpected problem ({error_text(exc)})")
 
 
 def _load_preset() -> None:
@@ -120,6 +182,7 @@ def _field(field: FormField, error: str | None, warnings: dict[str, list[str]]) 
         st.warning(escape_md(warning), icon=":material/warning:")
 
 
+_confirmation()
 form_tab, yaml_tab, compare_tab = st.tabs(["Form", "YAML", "Compare runs"], key="tab", bind="query-params")
 
 # -- form --------------------------------------------------------------------------------------
@@ -167,15 +230,24 @@ with yaml_tab:
         st.markdown("**File**")
         st.download_button("Download YAML", data=config.to_yaml(), file_name="context-inspector.yaml",
                            mime="application/yaml", on_click="ignore", key="yaml_download")
+        if st.button("Export for an agent…", key="cfg_export", icon=":material/ios_share:",
+                     help="these settings as Claude Code, Codex, Gemini CLI, OpenHands, DeerFlow, LangChain or Deep "
+                          "Agents configuration (ctxi export-config)"):
+            from ui.export_dialog import export_dialog
+
+            export_dialog(config, session.current_thread())
         uploaded = st.file_uploader("Upload YAML", type=["yaml", "yml"], key="yaml_upload", max_upload_size=5)
         if uploaded is not None and st.session_state.get("yaml_upload_seen") != uploaded.file_id:
             st.session_state["yaml_upload_seen"] = uploaded.file_id
             try:
-                _accept(EngineConfig.from_yaml(uploaded.getvalue().decode("utf-8", "replace"), source=uploaded.name))
+                _accept(EngineConfig.from_yaml(uploaded.getvalue().decode("utf-8", "replace"), source=uploaded.name),
+                        uploaded.name)
             except ConfigError as exc:
                 st.error(f"{escape_md(uploaded.name)} not applied: {escape_md(str(exc))}")
+            except Exception as exc:  # a bug, not the file: one line, the page and the run stay
+                st.error(f"{escape_md(uploaded.name)} not applied: unexpected problem ({escape_md(error_text(exc))})")
             else:
-                st.rerun()
+                st.rerun()  # applied, or waiting for the confirmation shown at the top
         diff = {k: v for k, v in base_config(config).diff(config).items() if k != "preset"}
         st.markdown(f"**Differs from preset {escape_md(config.preset or 'defaults')}**")
         if diff:
@@ -207,7 +279,9 @@ def _policies_section() -> None:
     rows = compare_policies(runs, baseline)
     table(rows, height=38 + 35 * len(rows))
     st.caption("Needle retention: facts picked from the thread, tracked in each view. Summarizer input tokens: what "
-               "the summaries would cost a model (the offline summarizer writes them here). "
+               "the summaries would cost a model (the offline summarizer writes them here). Facts kept: of the "
+               "history each compaction removed (paths, commands, numbers, errors, identifiers, decisions); "
+               "re-fetches: what the agent fetched again (as-recorded) or the later steps would need (a policy's). "
                "`ctxi sweep FILE --grid preset=claude-code,codex,gemini-cli,deepagents` prints the same.")
 
 
@@ -243,6 +317,7 @@ def _compare_section() -> None:
             rows = compare_runs(run_a, run_b)
             table(rows, height=38 + 35 * len(rows))
             compare_cost(run_a, run_b)
+            compare_section(run_a, run_b)
 
 
 # The tabs track which one is open (bind="query-params" reruns on a switch), so the Compare tab's

@@ -18,7 +18,8 @@ from engine.evals import (
     step_ranges,
     stress_config,
 )
-from engine.evals.sweep import SweepResult, cost_axis, default_workers, grid_from_args, sweep
+from engine.evals.account import forensics_summary
+from engine.evals.sweep import PARETO_AXES, SweepResult, cost_axis, default_workers, grid_from_args, sweep
 from engine.run.run import Run
 from ui import session
 from ui.cost_panel import cost_of
@@ -26,11 +27,13 @@ from ui.eval_figures import (
     CLASS_LABELS,
     COST_AXIS_LABELS,
     SWEEP_X_AXES,
+    SWEEP_Y_AXES,
     retention_figure,
     selected_points,
     sweep_figure,
 )
 from ui.figures import compare_figure
+from ui.forensics import survival_section
 from ui.frame import require_frame
 from ui.text import error_text, escape_md
 from ui.widgets import keep_widget_state, no_run_message, table
@@ -66,7 +69,9 @@ def _eval_table(run: Run, label: str) -> dict[str, object]:
     t = run.totals()
     cost = cost_of(run)
     money = cost.totals() if cost is not None else {}
+    kept = forensics_summary(run)
     return {"run": label, "compactions": len(needle.compactions), "peak view": t["peak_view_tokens"],
+            "facts kept": _score(kept["facts kept"]), "re-fetches": kept["re-fetches"],
             "retention": _score(needle.score), "with recovery": _score(needle.recovery_score),
             "intent kept": _score(drift.score), "summarizer calls": t["summarizer_calls"],
             "summarizer tokens": t["summarizer_input_tokens"], "dollars": dollars(money.get("dollars")),
@@ -178,6 +183,10 @@ def _sweep_section() -> None:
             threads = [run.thread] + [t for k in st.session_state.get("ev_sweep_samples", [])
                                       if (t := session.thread_for(k)) is not None]
             bar = st.progress(0.0, text="Starting workers…")
+            if any(k.partition(".")[0] == "middleware" for k in grid):  # code: confirmed on the Config page only
+                raise ConfigError("a sweep on the dashboard does not vary middleware (Python code): apply each "
+                                  "list on the Config page, which asks first, or sweep it with ctxi sweep "
+                                  "--allow-middleware", key="grid")
             if not session.models_allowed() and any(k.endswith(("summarizer", "model_name")) for k in grid):
                 raise ConfigError("a sweep over summarizer models calls them: turn on \"Allow real models\" in the sidebar first",
                                   key="grid")
@@ -191,16 +200,23 @@ def _sweep_section() -> None:
     stored = st.session_state.get(RESULT_KEY)
     if stored is not None and stored[0] == thread_key:
         result = stored[1]
+        axes = st.multiselect("Pareto front on", list(PARETO_AXES), default=list(result.pareto_axes), key="ev_pareto",
+                              help="the metrics a point must not be beaten on all at once (at least two); `cost` is "
+                                   "dollars when the runs are priced, else summarizer input tokens")
+        if len(set(axes)) >= 2 and tuple(axes) != result.pareto_axes:
+            result = result.with_pareto(axes)  # nothing is replayed
         axis = cost_axis([p.metrics for p in result.points])
         st.caption(f"{len(result.points)} points × {len(result.thread_ids)} threads = {result.replays} replays in "
                    f"{result.elapsed_s:.1f} s ({result.executor}, {result.workers} workers). Pareto front: min peak "
                    f"view tokens, max retention, min {COST_AXIS_LABELS[axis]} (marker size). Click a point to open "
                    "its settings in the Timeline.")
-        x_axis = "peak_view_tokens"
-        if axis == "dollars":
-            x_axis = st.radio("X axis", list(SWEEP_X_AXES), format_func=SWEEP_X_AXES.__getitem__, horizontal=True,
-                              key="ev_sweep_x")
-        event = st.plotly_chart(sweep_figure(result, x_axis=x_axis),
+        x_options = [k for k in SWEEP_X_AXES if k != "dollars" or axis == "dollars"]
+        pick = st.columns(2)
+        x_axis = pick[0].radio("X axis", x_options, format_func=SWEEP_X_AXES.__getitem__, horizontal=True,
+                               key="ev_sweep_x")
+        y_axis = pick[1].radio("Y axis", list(SWEEP_Y_AXES), format_func=SWEEP_Y_AXES.__getitem__, horizontal=True,
+                               key="ev_sweep_y")
+        event = st.plotly_chart(sweep_figure(result, x_axis=x_axis, y_axis=y_axis),
                                 key=f"ev_sweep_chart_{st.session_state.get(NONCE_KEY, 0)}",
                                 on_select="rerun", selection_mode="points", config={"displaylogo": False})
         picked = selected_points(event)
@@ -212,7 +228,9 @@ def _sweep_section() -> None:
                 "intent kept": _score(p.metrics["drift"]), "compactions": p.metrics["compactions"],
                 "summarizer calls": p.metrics["summarizer_calls"],
                 "summarizer tokens": p.metrics["summarizer_input_tokens"],
-                "dollars": dollars(p.metrics.get("dollars")), "cache hit rate": percent(p.metrics.get("hit_rate"))}
+                "dollars": dollars(p.metrics.get("dollars")), "cache hit rate": percent(p.metrics.get("hit_rate")),
+                "facts kept": _score(p.metrics.get("survival")), "re-fetches": p.metrics.get("recovery_calls"),
+                "cache misses": dollars(p.metrics.get("cache_lost_dollars"))}
                for p in result.points],
               height=min(420, 38 + 35 * len(result.points)))
         cols = st.columns([3, 1], vertical_alignment="bottom")
@@ -230,10 +248,16 @@ def _sweep_section() -> None:
 # for a 1,000-step thread when every tab ran (2026-12-03). The closed tabs' widgets keep their
 # values (the stress table reads the needles typed in the first tab).
 keep_widget_state("ev_needles", "ev_stress_pct", "ev_grid", "ev_sweep_samples", "ev_executor", "ev_workers",
+                  "ev_pareto", "ev_sweep_y", "fx_eval_pick",
                   "ev_sweep_x", "ev_open_point")
-needle_tab, stress_tab, sweep_tab = st.tabs(["Needle retention & goal drift", "Stress mode", "Sweep"], key="tab",
-                                            bind="query-params")
-for tab, section in ((needle_tab, _needle_section), (stress_tab, _stress_section), (sweep_tab, _sweep_section)):
+def _survival_section() -> None:
+    survival_section(run, cost_of(run))
+
+
+needle_tab, survival_tab, stress_tab, sweep_tab = st.tabs(
+    ["Needle retention & goal drift", "Compaction survival", "Stress mode", "Sweep"], key="tab", bind="query-params")
+for tab, section in ((needle_tab, _needle_section), (survival_tab, _survival_section), (stress_tab, _stress_section),
+                     (sweep_tab, _sweep_section)):
     if tab.open:
         with tab:
             section()

@@ -14,10 +14,11 @@ from engine.thread.kinds import message_kind
 from engine.tokens.content import message_text
 from engine.views.layers import file_rows, stub_for, subagent_rows
 from engine.views.middleware import edited_messages, middleware_events, middleware_layers
-from engine.views.step import message_entry, system_parts
+from engine.views.step import message_entry, prompt_summary, system_parts
 from engine.views.timeline import describe_event, events_of, layer_order, payload_value
 from ui import session
 from ui.cost_panel import compactions_table, cost_of, payback_line
+from ui.forensics import card_at
 from ui.frame import require_frame
 from ui.library import all_subagent_buttons
 from ui.text import escape_md, show_text
@@ -145,6 +146,8 @@ with tabs[1]:
         payback = payback_line(summaries_cost, e.step)
         if payback:
             st.info(payback)
+        # what this compaction kept, lost and cost to recover, and the cache it broke (ui.forensics)
+        card_at(run, e.step, summaries_cost)
         if e.severity == "warning":
             st.warning(escape_md(e.message or "warning"))
         elif e.message:
@@ -239,9 +242,10 @@ with tabs[5]:
         k = session.current_step(run)
         step = run.steps[k]
         parts = system_parts(step, run.counter)
-        st.markdown(f"**System prompt at step {k}**: {sum(p['tokens'] for p in parts):,} tokens in {len(parts)} part(s); "
-                    f"{len(step.tool_names)} tool schema(s) sent alongside.")
-        table([{k2: v for k2, v in p.items() if k2 != "text"} for p in parts])
+        st.markdown(f"**System prompt at step {k}**: " + escape_md(prompt_summary(step, run.counter,
+                                                                                 run.thread.source_format)))
+        if parts:  # no empty table under "the transcript holds no system prompt"
+            table([{k2: v for k2, v in p.items() if k2 != "text"} for p in parts])
         for i, p in enumerate(parts):
             with st.expander(f"{escape_md(p['part'], limit=60)} — {p['tokens']:,} tokens", expanded=i == 0 and len(parts) == 1):
                 st.code(p["text"] or " ", language=None, wrap_lines=True)

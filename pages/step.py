@@ -6,8 +6,9 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.base.wording import plural
+from engine.views.decisions import run_lines
+from engine.views.step import tools_sent
 from engine.views.step_page import event_step
-from engine.views.timeline import threshold_lines
 from ui import session
 from ui.cost_panel import step_bill
 from ui.frame import require_frame
@@ -64,7 +65,7 @@ if not run.steps:
     st.stop()
 
 step = run.steps[k]
-lines = threshold_lines(run.config, run.window_tokens, run.thread.model, run.thread)
+lines = run_lines(run)
 budget_panel(run, k, lines)
 
 if step.events:
@@ -93,7 +94,7 @@ if view_tab.open:
     with view_tab:
         has_system = bool(detail.entries) and detail.entries[0].role == "system"
         st.caption(plural(len(detail.entries), "message") + (", system prompt first" if has_system else "")
-                   + f"; tools sent: {len(step.tool_names)}. "
+                   + f"; {tools_sent(step)}. "
                    "Keys: j / k next / previous step, n / p next / previous step with events.")
         message_browser(run, k, detail)
 if diff_tab.open:

@@ -10,12 +10,14 @@ import streamlit as st
 from engine.base.errors import ContextInspectorError
 from engine.formats import list_threads, load_thread
 from engine.formats.dburl import is_postgres_url, redact
-from engine.views.threads import thread_facts
+from engine.thread.model import load_warnings
+from engine.views.threads import load_notes, thread_facts
 from engine.workspace.workspace import WorkspaceError
 from ui import session
 from ui.frame import require_frame
 from ui.library import render_library
-from ui.text import error_text, escape_md
+from ui.text import error_text, escape_md, isolate_bidi
+from ui.upload_box import upload_box
 
 require_frame()
 
@@ -72,6 +74,10 @@ if thread is not None:
                    + (f" · model {escape_md(facts.model, limit=60)}" if facts.model else "")
                    + (f" · window {thread.max_input_tokens:,}" if thread.max_input_tokens else "")
                    + (f" · provider usage recorded for {facts.recorded_usage:,} calls" if facts.recorded_usage else ""))
+        for warning in load_warnings(thread):  # what the importer read other than as written
+            st.warning(escape_md(warning, limit=400), icon=":material/warning:")
+        for note in load_notes(thread):
+            st.warning(escape_md(note, limit=400))
 
 samples_col, upload_col = st.columns(2)
 
@@ -105,12 +111,13 @@ with upload_col:
     st.caption("Claude Code session (.jsonl, with its sub-agent files agent-*.jsonl if you like), a Codex CLI "
                "rollout (.jsonl), a Gemini CLI chat (.json or .jsonl), an OpenHands event stream, a Cline task "
                "(api_conversation_history.json with its ui_messages.json, task_metadata.json and "
-               "context_history.json), an Inspect AI log (.eval or .json), OpenTelemetry GenAI spans (OTLP JSON), "
-               "VCR cassettes of Anthropic or OpenAI Responses calls (.yaml), Anthropic Messages or OpenAI "
+               "context_history.json, or ui_messages.json alone), an Inspect AI log (.eval or .json), OpenTelemetry GenAI spans (OTLP JSON), "
+               "VCR cassettes of Anthropic or OpenAI Responses calls (.yaml), request logs (one logged request a "
+               "line, Context Lens .lhar), streamed responses (SSE, .chunks.txt), Anthropic Messages or OpenAI "
                "chat/Responses dumps and JSONL logs, LangChain messages, a LangGraph SQLite checkpoint, SWE-agent "
                "or mini-swe-agent trajectories, tau-bench or tau2-bench results, or this tool's own JSON. "
                "The format is detected (docs/formats).")
-    files = st.file_uploader("Transcript file", key="uploader", accept_multiple_files=True) or []
+    files = upload_box("Transcript file") or []  # its limit written as the README writes it (ui/upload_box.py)
     mains = [f for f in files if not session.is_companion(f.name)]
     extras = [f for f in files if session.is_companion(f.name)]
     if not mains and extras:  # sub-agent files only: open the last one on its own
@@ -137,7 +144,7 @@ with upload_col:
         if len(refs) == 1:
             chosen = refs[0].thread_id
         elif len(refs) > 1:
-            labels = {r.thread_id: (f"{r.thread_id}: {r.title}" if r.title and r.title != r.thread_id else r.thread_id)
+            labels = {r.thread_id: isolate_bidi(f"{r.thread_id}: {r.title}" if r.title and r.title != r.thread_id else r.thread_id)
                       + f" ({r.messages if r.messages is not None else '?'} messages)" for r in refs}
             pick = st.selectbox(f"{len(refs)} threads in this file; pick one", list(labels),
                                 format_func=lambda t: labels[t], key="upload_pick")
@@ -186,7 +193,7 @@ with upload_col:
         if len(refs) == 1:
             pg_chosen = refs[0].thread_id if listed else None  # one thread opens at once, as an upload does
         elif refs:
-            pg_labels = {r.thread_id: (f"{r.thread_id}: {r.title}" if r.title and r.title != r.thread_id else r.thread_id)
+            pg_labels = {r.thread_id: isolate_bidi(f"{r.thread_id}: {r.title}" if r.title and r.title != r.thread_id else r.thread_id)
                          + f" ({r.messages if r.messages is not None else '?'} messages)" for r in refs}
             pg_pick = st.selectbox("Pick a thread", list(pg_labels), format_func=lambda t: pg_labels[t], key="pg_pick")
             if st.button("Open this thread", key="pg_open"):

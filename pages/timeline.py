@@ -5,7 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.run.run import Run
-from engine.views.timeline import event_markers, recorded_compactions, threshold_lines
+from engine.views.decisions import run_lines
+from engine.views.timeline import event_markers, recorded_compactions
 from engine.views.timeline_table import rows_csv, timeline_rows
 from ui import session, sidebar
 from ui.cost_panel import timeline_cost
@@ -47,10 +48,11 @@ def chart(run: Run) -> None:
     if (target := session.pending_page()) is not None:  # a click ran `_open_clicked_step`; this may be
         session.switch_page(target)                      # a fragment-only rerun, which app.py does not see
 
-    notes = [li.note for li in threshold_lines(run.config, run.window_tokens, run.thread.model, run.thread) if li.note]
+    notes = [li.note for li in run_lines(run) if li.note]
     caption = ("Stacked areas: what the model saw at each step, by category. Dotted: the raw thread with no layers. "
-               "Lines: window, trigger and keep from the live settings. Markers: events, coloured by layer "
-               "(× = warning). Click a step to open it.")
+               "Dashed curves: what each policy decides on (the request before it acts, or its own count), with its "
+               "trigger and keep lines on that curve: the curve reaches its line where the policy fires. Markers: "
+               "events, coloured by layer (× = warning). Click a step to open it.")
     if recorded_compactions(run):
         caption += " Purple stars and dash-dot lines: compactions the source agent itself recorded."
     st.caption(caption + ("  \n" + " · ".join(notes) if notes else ""))

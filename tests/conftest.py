@@ -37,6 +37,25 @@ def trace_path(*parts: str) -> Path:
 E2E_TIMEOUT_MS = 120_000
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _caches_in_temporary_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Nothing a test runs writes outside its temporary folders (issue 35): tiktoken's loader caches
+    even a local file it reads (`tiktoken/load.py` `read_file_cached`: TIKTOKEN_CACHE_DIR, else
+    DATA_GYM_CACHE_DIR, else $TMPDIR/data-gym-cache, 5.1 MB a run)."""
+    folder = tmp_path_factory.mktemp("tiktoken-cache")
+    saved = {k: os.environ.get(k) for k in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")}
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
+    os.environ.pop("DATA_GYM_CACHE_DIR", None)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 def pytest_configure(config: pytest.Config) -> None:
     try:
         from playwright.sync_api import expect

@@ -2,7 +2,10 @@
 
 Every request is recorded. In "echo" mode the server answers 401 with an error whose message quotes
 the credentials it was sent (`Authorization`, `x-api-key`), the worst a provider or a proxy could do;
-in "ok" mode it answers an OpenAI chat completion (and an Anthropic message) with a fixed text.
+in "ok" mode it answers an OpenAI chat completion (and an Anthropic message) with a fixed text; in
+"leak" mode a 200 answer whose text quotes the key it was sent, whole and cut short, and whose first
+answer is a tool call whose argument holds a piece of it (a compromised endpoint, or a proxy echoing
+headers into the body).
 """
 
 from __future__ import annotations
@@ -29,6 +32,10 @@ class FakeProvider:
                 provider.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
                 if provider.mode == "ok":
                     status, doc = 200, _ok_response(self.path)
+                elif provider.mode == "leak":
+                    key = (self.headers.get("Authorization") or "").removeprefix("Bearer ") or \
+                        self.headers.get("x-api-key") or ""
+                    status, doc = 200, _leak_response(key, first=len(provider.requests) == 1)
                 else:
                     status, doc = 401, {"error": {
                         "message": f"Incorrect API key provided: {self.headers.get('Authorization')} "
@@ -58,6 +65,24 @@ class FakeProvider:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def leaked_text(key: str) -> str:
+    """What a leaking endpoint writes: the key whole, then 20 characters of it glued to other text."""
+    return f"{OK_TEXT}\nYour key is {key}; again: id={key[5:25]}xyz"
+
+
+def _leak_response(key: str, *, first: bool) -> dict[str, Any]:
+    if first:  # a tool call whose argument carries part of the key
+        message: dict[str, Any] = {"role": "assistant", "content": f"Listing {key[3:19]}", "tool_calls": [
+            {"id": "call_leak", "type": "function",
+             "function": {"name": "ls", "arguments": json.dumps({"path": f"/project/{key[8:28]}"})}}]}
+        finish = "tool_calls"
+    else:
+        message, finish = {"role": "assistant", "content": leaked_text(key)}, "stop"
+    return {"id": "chatcmpl-leak", "object": "chat.completion", "created": 0, "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
 
 
 def _ok_response(path: str) -> dict[str, Any]:

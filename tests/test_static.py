@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -181,3 +182,20 @@ def test_every_browser_expect_passes_the_files_timeout() -> None:
     missing = {str(p.relative_to(ROOT)): lines for p in sorted((ROOT / "tests" / "e2e").glob("*.py"))
                if (lines := _expects_without_timeout(p.read_text(encoding="utf-8")))}
     assert missing == {}, f"expect(...) without timeout= at {missing}"
+
+
+def test_the_quick_start_has_one_launch_and_one_test_command_and_ci_runs_the_test_one() -> None:
+    """README: exactly one command that installs and launches, one that installs and runs the suite, both in a
+    virtual environment (stock Debian has no `python` and its pip refuses system installs, issue 35);
+    `.ci/run` runs the same test command."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick = readme[readme.index("## Quick start"):readme.index("## What you can do")]
+    commands = re.findall(r"```bash\n(.*?)\n```", quick, re.S)
+    assert len(commands) == 2 and all("\n" not in c for c in commands)
+    launch, test = commands
+    assert launch.startswith("python3 -m venv .venv && ") and "streamlit run app.py" in launch
+    assert test.startswith("python3 -m venv .venv && ") and test.endswith("-m pytest -n 2")
+    ci = [line for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+          if line and not line.startswith("#")]
+    assert ci[-1] == test
+    assert "PostgreSQL" in quick and "../shared/traces" in quick

@@ -13,7 +13,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 import yaml
 from pydantic import BaseModel
 
-from engine.base.errors import ConfigError
+from engine.config.safe_yaml import load_yaml
 from engine.config.schema import EngineConfig
 from engine.config.settings import layer_enabled
 from engine.config.sizes import ContextSize
@@ -160,10 +160,7 @@ def _parse(field: FormField, raw: Any) -> Any:
         text = str(raw or "").strip()
         if not text:
             return None if field.optional else []
-        try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"invalid YAML: {getattr(exc, 'problem', exc)}", key=field.key) from None
+        return load_yaml(text, source=field.key)  # bounded: depth and aliases, one line at the line
     if field.widget in ("text", "textarea"):
         text = str(raw or "")
         return text if text.strip() or not field.optional else None

@@ -104,12 +104,17 @@ def set_layer(config: EngineConfig, name: str, on: bool) -> EngineConfig:
 
 
 def switch_preset(config: EngineConfig, name: str) -> EngineConfig:
-    """A preset's layers and thresholds, keeping the user's window, token counter and own middleware
-    (which then runs after the preset's layers)."""
+    """A preset's layers, thresholds and counting, keeping the user's window, token counter and own
+    middleware (which then runs after the preset's layers).
+
+    Only the counter the user picked (`tokens.counter`) is kept of the `tokens` section: what a framework
+    decides with (`layer_counter`) and whether counts are calibrated belong to the preset. Keeping the whole
+    section carried as-recorded's `layer_counter: null` into `deepagents`, a run no `?preset=deepagents` link
+    gives (issue 31: one preset name, one run and one URL)."""
     base = preset(name)
     d = base.to_dict()
     mine = config.to_dict()
     d["model"] = mine["model"]
-    d["tokens"] = mine["tokens"]
+    d["tokens"] = {**d["tokens"], "counter": mine["tokens"]["counter"]}
     d["middleware"] = mine["middleware"]
     return EngineConfig.from_dict(d, source="sidebar")

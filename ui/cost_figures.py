@@ -6,6 +6,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from engine.base.wording import money
+from engine.cost.payback import CompactionCost
 from engine.cost.run_cost import RunCost
 from engine.cost.views import cost_series, paid_back_sentence
 from ui.figures import esc
@@ -15,6 +17,19 @@ KIND_COLORS = {"uncached input": "#f59e0b", "cache read": "#16a34a", "cache writ
 MODELLED_COLOR = "#111827"
 RECORDED_COLOR = "#0f766e"
 MAX_COMPACTION_LINES = 60
+
+
+def payback_label(c: CompactionCost) -> str:
+    """The label at a compaction's line: "paid back in 4 steps", "never paid back", "unpriced"."""
+    if not c.priced:
+        return "unpriced"
+    if c.paid_back_after is None:
+        return "never paid back"
+    return f"paid back in {c.paid_back_after} step{'s' if c.paid_back_after != 1 else ''}"
+
+
+def _money(values: list[float] | list[float | None]) -> list[str]:
+    return [money(v) for v in values]
 
 
 def cost_figure(cost: RunCost, *, height: int = 560) -> go.Figure:
@@ -31,20 +46,20 @@ def cost_figure(cost: RunCost, *, height: int = 560) -> go.Figure:
         if not y.any():
             continue
         fig.add_trace(go.Bar(x=steps, y=y, name=f"{name} (per step)", marker_color=KIND_COLORS[name],
-                             legendgroup="bill", legendgrouptitle_text="each step's bill",
-                             hovertemplate=f"{name}: $%{{y:,.4f}}<extra>step %{{x}}</extra>"),
+                             legendgroup="bill", legendgrouptitle_text="each step's bill", text=_money(values),
+                             textposition="none", hovertemplate=f"{name}: %{{text}}<extra>step %{{x}}</extra>"),
                       row=1, col=1, secondary_y=False)
     fig.add_trace(go.Scatter(x=steps, y=np.array(s.cumulative, dtype=np.float64), name="cumulative (modelled)",
                              mode="lines", line={"color": MODELLED_COLOR, "width": 2.5}, legendgroup="cumulative",
-                             legendgrouptitle_text="cumulative",
-                             hovertemplate="cumulative modelled: $%{y:,.4f}<extra>step %{x}</extra>"),
+                             legendgrouptitle_text="cumulative", text=_money(s.cumulative),
+                             hovertemplate="cumulative modelled: %{text}<extra>step %{x}</extra>"),
                   row=1, col=1, secondary_y=True)
     if any(v is not None for v in s.recorded_cumulative):
         rec = np.array([np.nan if v is None else v for v in s.recorded_cumulative], dtype=np.float64)
         fig.add_trace(go.Scatter(x=steps, y=rec, name="cumulative (recorded usage)", mode="lines",
                                  line={"color": RECORDED_COLOR, "width": 2, "dash": "dash"}, legendgroup="cumulative",
-                                 connectgaps=True,
-                                 hovertemplate="cumulative recorded: $%{y:,.4f}<extra>step %{x}</extra>"),
+                                 connectgaps=True, text=_money(s.recorded_cumulative),
+                                 hovertemplate="cumulative recorded: %{text}<extra>step %{x}</extra>"),
                       row=1, col=1, secondary_y=True)
     hit = np.array([np.nan if v is None else 100 * v for v in s.hit_rate], dtype=np.float64)
     fig.add_trace(go.Scatter(x=steps, y=hit, name="hit rate (modelled)", mode="lines+markers",
@@ -60,17 +75,13 @@ def cost_figure(cost: RunCost, *, height: int = 560) -> go.Figure:
     for n, c in enumerate(cost.compactions[:MAX_COMPACTION_LINES]):
         shapes.append({"type": "line", "xref": "x", "x0": c.step, "x1": c.step, "yref": "paper", "y0": 0, "y1": 1,
                        "line": {"color": KIND_COLORS["summarizer call"], "dash": "dot", "width": 1.5}})
-        # short labels on two alternating rows: neighbouring compactions' labels must not overlap
-        short = "never" if c.paid_back_after is None else f"{c.paid_back_after} step{'s' if c.paid_back_after != 1 else ''}"
+        # each label says what it is at its own line ("paid back after:" stood alone at the far left,
+        # issue 35); two alternating rows so neighbouring compactions' labels do not overlap
         annotations.append({"xref": "x", "x": c.step, "yref": "paper", "y": 1.0, "yanchor": "bottom",
                             "yshift": 14 * (n % 2), "showarrow": False,
                             "font": {"size": 11, "color": KIND_COLORS["summarizer call"]},
-                            "text": esc(short if c.priced else "unpriced"),
+                            "text": esc(payback_label(c)),
                             "hovertext": esc(f"the compaction at step {c.step} {paid_back_sentence(c)}")})
-    if annotations:
-        annotations.append({"xref": "paper", "x": 0, "yref": "paper", "y": 1.0, "yanchor": "bottom", "xanchor": "right",
-                            "yshift": 7, "showarrow": False, "font": {"size": 11, "color": KIND_COLORS["summarizer call"]},
-                            "text": "paid back after:"})
     fig.update_layout(barmode="stack", height=height, shapes=shapes, annotations=annotations, hovermode="x unified",
                       margin={"l": 70, "r": 70, "t": 60, "b": 40},
                       legend={"orientation": "v", "x": 1.08, "y": 1, "groupclick": "toggleitem"})
@@ -89,7 +100,7 @@ def compare_cost_figure(a: RunCost, b: RunCost, *, height: int = 360) -> go.Figu
         s = cost_series(cost)
         fig.add_trace(go.Scatter(x=np.array(s.steps, dtype=np.int64), y=np.array(s.cumulative, dtype=np.float64),
                                  name=f"{label}: cumulative dollars", mode="lines", line={"color": color, "width": 2},
-                                 hovertemplate=f"{label}: $%{{y:,.4f}}<extra>step %{{x}}</extra>"))
+                                 text=_money(s.cumulative), hovertemplate=f"{label}: %{{text}}<extra>step %{{x}}</extra>"))
         for c in cost.compactions:
             fig.add_trace(go.Scatter(x=[c.step], y=[s.cumulative[c.step]], mode="markers", showlegend=False,
                                      marker={"color": color, "size": 9, "symbol": "diamond"},

@@ -19,8 +19,10 @@ from engine.cost.views import (
     paid_back_sentence,
     percent,
     pricing_note,
+    recorded_cause_text,
     recorded_ttl_split,
     step_bill_rows,
+    summarizer_call_line,
     summarizer_calls_before,
 )
 from engine.run.run import Run
@@ -58,7 +60,9 @@ def timeline_cost(run: Run) -> None:
     cols[2].metric("Cache hit rate", percent(t["hit_rate"]),
                    delta=f"recorded {percent(t['recorded_hit_rate'])}" if t.get("recorded_hit_rate") is not None else None,
                    delta_color="off", delta_arrow="off", help="cache reads over all input sent, over the session")
-    cols[3].metric("Summarizer dollars", dollars(t["summarizer_dollars"]), help="the compactions' own model calls")
+    cols[3].metric("Summarizer dollars", dollars(t["summarizer_billed_dollars"]),
+                   help="the compactions' own model calls: as recorded where the source recorded the call, "
+                        "else modelled")
     cols[4].metric("Cache writes", dollars(t["cache_write_dollars"]),
                    help="; ".join(f"{cause}: {n:,} tokens not read again" for cause, n in t["lost_tokens"].items())
                    or "no cached prefix was lost")
@@ -95,9 +99,9 @@ def step_bill(run: Run, k: int) -> None:
     if cost is None or k >= len(cost.steps):
         return
     s = cost.steps[k]
-    modelled = f"{dollars(s.bill.total, 6)} modelled" if cost.price is not None else "not priced (no price for the model)"
+    modelled = f"{dollars(s.bill.total)} modelled" if cost.price is not None else "not priced (no price for the model)"
     head = (f"**This step's bill**: {modelled}"
-            + (f" · {dollars(s.recorded_bill.total, 6)} from the recorded usage" if s.recorded_bill is not None else "")
+            + (f" · {dollars(s.recorded_bill.total)} from the recorded usage" if s.recorded_bill is not None else "")
             + f" · cache hit rate {percent(s.cache.hit_rate)}"
             + (f" (recorded {percent((s.recorded or {}).get('hit_rate'))})" if s.recorded is not None else "")
             + (f" · cumulative {dollars(s.cumulative)}" if cost.price is not None else ""))
@@ -113,13 +117,12 @@ def step_bill(run: Run, k: int) -> None:
     why = miss_text(s)
     if why:
         notes.append(why)
+    recorded = recorded_cause_text(s)
+    if recorded:
+        notes.append(recorded)
     st.caption(escape_md(" · ".join(notes)))
     for call in summarizer_calls_before(cost, k):
-        st.markdown(escape_md(
-            f"Summarizer call before this step ({call.layer}, {call.style}): {call.input_tokens:,} input tokens"
-            + (f" ({call.cache.read:,} read from the cache)" if call.cache is not None else "")
-            + f", {call.output_tokens:,} output: {dollars(call.bill.total, 6)}"
-            + (f" (recorded usage: {dollars(call.recorded_bill.total, 6)})" if call.recorded_bill is not None else "")))
+        st.markdown(escape_md(summarizer_call_line(call)))
     line = payback_line(cost, k)
     if line:
         st.info(line)

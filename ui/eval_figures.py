@@ -16,6 +16,7 @@ from ui.figures import esc
 
 # One colour per retention class; the session intent's statuses reuse them (kept = in view, ...).
 CLASS_COLORS: dict[str, str] = {
+    "never": "#f8fafc",
     "absent": "#e5e7eb",
     "in_view": "#16a34a",
     "in_summary": "#2563eb",
@@ -23,6 +24,7 @@ CLASS_COLORS: dict[str, str] = {
     "lost": "#dc2626",
 }
 CLASS_LABELS: dict[str, str] = {
+    "never": "never in the thread",
     "absent": "not in the thread yet",
     "in_view": "in view",
     "in_summary": "in summary",
@@ -81,18 +83,22 @@ def retention_figure(needles: NeedleReport, drift: DriftReport | None = None, *,
     return fig
 
 
-SWEEP_X_AXES = {"peak_view_tokens": "peak view tokens", "dollars": "dollars"}
+SWEEP_X_AXES = {"peak_view_tokens": "peak view tokens", "dollars": "dollars", "recovery_calls": "re-fetches after compactions",
+                "recovery_tokens": "re-fetched tokens"}
+SWEEP_Y_AXES = {"retention": "needle retention", "survival": "facts kept after compactions"}
 COST_AXIS_LABELS = {"dollars": "dollars", "summarizer_input_tokens": "summarizer input tokens"}
 
 
-def sweep_figure(result: SweepResult, *, height: int = 460, x_axis: str = "peak_view_tokens") -> go.Figure:
+def sweep_figure(result: SweepResult, *, height: int = 460, x_axis: str = "peak_view_tokens",
+                 y_axis: str = "retention") -> go.Figure:
     """Peak view tokens (or dollars) vs retention, marker size = the Pareto front's cost axis (dollars when the
     runs are priced, else summarizer input tokens: engine.evals.sweep.cost_axis); the Pareto front joined up."""
     metrics = [p.metrics for p in result.points]
     axis = cost_axis(metrics)
     x_key = x_axis if x_axis in SWEEP_X_AXES and (x_axis != "dollars" or axis == "dollars") else "peak_view_tokens"
     x = np.array([m[x_key] for m in metrics], dtype=np.float64 if x_key == "dollars" else np.int64)
-    y = np.array([np.nan if m["retention"] is None else m["retention"] for m in metrics], dtype=np.float64)
+    y_key = y_axis if y_axis in SWEEP_Y_AXES else "retention"
+    y = np.array([np.nan if m.get(y_key) is None else m[y_key] for m in metrics], dtype=np.float64)
     cost = np.array([m[axis] for m in metrics], dtype=np.float64)
     spread = cost.max() - cost.min()
     # relative to the cheapest point: costs of one sweep are often close, and equal sizes would hide them
@@ -103,6 +109,7 @@ def sweep_figure(result: SweepResult, *, height: int = 460, x_axis: str = "peak_
                  f"{m['summarizer_input_tokens']:,} tokens<br>cost "
                  + (f"${m['dollars']:,.4f}" if m.get("dollars") is not None else "-")
                  + (f" · cache hit rate {100 * m['hit_rate']:.1f}%" if m.get("hit_rate") is not None else "")
+                 + (f"<br>facts kept {m['survival']} · {m['recovery_calls']} re-fetches" if "survival" in m else "")
                  ).replace("&lt;br&gt;", "<br>")
              for p, m in zip(result.points, metrics, strict=True)]
     fig = go.Figure()
@@ -125,7 +132,7 @@ def sweep_figure(result: SweepResult, *, height: int = 460, x_axis: str = "peak_
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
         xaxis={"title": {"text": f"{SWEEP_X_AXES[x_key]} (lower is better) · marker size: {COST_AXIS_LABELS[axis]}"},
                "tickformat": "$,.3f" if x_key == "dollars" else ",d"},
-        yaxis={"title": {"text": "needle retention (higher is better)"}, "range": [-0.05, 1.05]})
+        yaxis={"title": {"text": f"{SWEEP_Y_AXES[y_key]} (higher is better)"}, "range": [-0.05, 1.05]})
     return fig
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import html
+import textwrap
 from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -16,13 +17,13 @@ from plotly.subplots import make_subplots
 from engine.run.run import Run
 from engine.run.whatif import COMPACTION_EVENTS
 from engine.thread.kinds import CATEGORIES
+from engine.views.decisions import DecisionSeries, decision_series, run_lines
 from engine.views.timeline import (
     ThresholdLine,
     TimelineSeries,
     event_markers,
     layer_order,
     recorded_compactions,
-    threshold_lines,
     timeline_series,
 )
 
@@ -38,8 +39,11 @@ CATEGORY_COLORS: dict[str, str] = {
     "summary": "#ec4899",
     "reminders": "#f97316",
     "patches": "#ef4444",
-    "unrecorded_prompt": "#cbd5e1",
-    "unrecorded": "#94a3b8",
+    "thinking": "#38bdf8",
+    "agent_prompt": "#cbd5e1",
+    "first_turn_context": "#c4b5fd",
+    "restored_context": "#f9a8d4",
+    "unexplained": "#94a3b8",
 }
 CATEGORY_LABELS: dict[str, str] = {
     "system": "system prompt",
@@ -53,8 +57,11 @@ CATEGORY_LABELS: dict[str, str] = {
     "summary": "summary",
     "reminders": "reminders",
     "patches": "patches",
-    "unrecorded_prompt": "unrecorded prompt (agent's own prompt + tools)",
-    "unrecorded": "unrecorded in messages",
+    "thinking": "thinking",
+    "agent_prompt": "agent prompt (not recorded)",
+    "first_turn_context": "first-turn context (not recorded)",
+    "restored_context": "re-attached at compaction (not recorded)",
+    "unexplained": "unexplained",
 }
 LAYER_COLORS: dict[str, str] = {
     "filesystem": "#65a30d",
@@ -67,6 +74,8 @@ LAYER_COLORS: dict[str, str] = {
     "recorded": "#7c3aed",
     "compaction": "#be185d",
     "context_editing": "#0d9488",
+    "durable_context": "#9333ea",
+    "coalesce": "#64748b",
 }
 LINE_STYLES: dict[str, dict[str, object]] = {
     "window": {"color": "#111827", "width": 2, "dash": "solid"},
@@ -85,6 +94,8 @@ LANE_LABELS: dict[str, str] = {
     "input_context": "prompt assembly",
     "recorded": "recorded history",
     "compaction": "compaction",
+    "durable_context": "durable context (DeerFlow)",
+    "coalesce": "system messages merged",
     "recorded (source)": "compaction in the source",
 }
 RECORDED_COLOR = "#7c3aed"
@@ -99,6 +110,22 @@ def esc(text: str) -> str:
     return html.escape(text, quote=False)
 
 
+# A legend entry or lane name longer than this wraps onto more lines: the side legend's width is its
+# longest line, and "unrecorded prompt (agent's own prompt + tools)" or "claude-code compacts at
+# 167,000 tokens" took the legend to 317 px of an 820 px chart at 1280×720 (issue 35), the plot to 353.
+LABEL_LINE_CHARS = 24
+
+
+def wrapped(text: str, width: int = LABEL_LINE_CHARS) -> str:
+    """`text` escaped, its words wrapped onto lines of at most `width` characters joined by <br>."""
+    return "<br>".join(esc(line) for line in textwrap.wrap(text, width, break_long_words=False) or [""])
+
+
+def longest_line(text: str) -> int:
+    """The longest line of a legend or tick text (its <br>-separated lines, entities read as one character)."""
+    return max((len(html.unescape(line)) for line in str(text).split("<br>")), default=0)
+
+
 def category_label(category: str) -> str:
     return CATEGORY_LABELS.get(category, category)
 
@@ -110,7 +137,7 @@ def lane_label(lane: str) -> str:
 def _hline(line: ThresholdLine) -> dict[str, object]:
     style = LINE_STYLES.get(line.role, LINE_STYLES["trigger"])
     return {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": line.tokens, "y1": line.tokens,
-            "line": style, "layer": "above", "showlegend": True, "name": esc(line.label), "legendgroup": line.role}
+            "line": style, "layer": "above", "showlegend": True, "name": wrapped(line.label), "legendgroup": line.role}
 
 
 def _vline(x: float, color: str, dash: str, width: float = 1.0) -> dict[str, object]:
@@ -118,7 +145,8 @@ def _vline(x: float, color: str, dash: str, width: float = 1.0) -> dict[str, obj
             "line": {"color": color, "dash": dash, "width": width}, "layer": "below"}
 
 
-def _step_hover(series: TimelineSeries, window_tokens: int) -> tuple[str, np.ndarray, list[str], list[str]]:
+def _step_hover(series: TimelineSeries, window_tokens: int,
+                decided: Sequence[DecisionSeries] = ()) -> tuple[str, np.ndarray, list[str], list[str]]:
     """The click layer's hover: a template, per-step numbers (customdata) and the per-step extras.
 
     The label lists view vs window, raw, recorded input and each category of the run in the legend's
@@ -126,27 +154,64 @@ def _step_hover(series: TimelineSeries, window_tokens: int) -> tuple[str, np.nda
     travel as `customdata` rows read by the template: a per-step string for 1,000 steps was 227 KB
     of the 572 KB figure (issue 17); only what varies in shape (recorded input, event count) stays
     text (`text` after raw, `hovertext` at the end), empty at most steps. Column 0 is the step, which a
-    click selection carries.
+    click carries; column 1 the view's tokens.
     """
     present = [c for c in CATEGORIES if series.by_category[c].any()]
     n = len(series.steps)
     pct = (np.rint(100 * series.view_tokens / window_tokens).astype(np.int64) if window_tokens
            else np.zeros(n, dtype=np.int64))
-    columns = np.column_stack([series.steps, pct, series.raw_tokens,
-                               *[series.by_category[c] for c in present]]) if n else np.zeros((0, 3 + len(present)))
+    # each rule's measured quantity at the step (0 where it measured nothing), against its threshold
+    shown = [d for d in decided if d.threshold is not None]
+    measured = [np.nan_to_num(d.measured, nan=0.0).astype(np.int64) for d in shown]
+    columns = (np.column_stack([series.steps, series.view_tokens, pct, series.raw_tokens,
+                                *[series.by_category[c] for c in present], *measured])
+               if n else np.zeros((0, 4 + len(present) + len(shown))))
     recorded = (series.recorded_input_tokens.tolist() if series.recorded_input_tokens is not None
                 else [float("nan")] * n)
     rec_text = [f" · recorded input {int(rec):,}" if rec == rec else "" for rec in recorded]  # NaN: not recorded
     events_text = [f"<br>{events} event(s)" if events else "" for events in series.event_counts.tolist()]
-    template = ("<b>step %{customdata[0]}</b>: view %{y:,}"
-                + (" (%{customdata[1]}% of window)" if window_tokens else "")
-                + " · raw %{customdata[2]:,}%{text}<br>"
-                + "<br>".join(f"{esc(category_label(c))} %{{customdata[{3 + i}]:,}}" for i, c in enumerate(present))
-                + "%{hovertext}<extra>click to open</extra>")
+    # a step where a rule fired, or did something its numbers do not say, names it (the Step page has the rest)
+    for d in shown:
+        for i, dec in enumerate(d.decisions):
+            if dec is not None and (dec.fired or dec.reason):
+                events_text[i] += "<br>" + esc(f"{d.rule}: " + ("fired" if dec.fired else "not fired")
+                                               + (f" ({dec.reason})" if dec.reason else ""))
+    first = 4 + len(present)
+    decisions = "".join(
+        f"<br>{esc(d.rule)}: {esc(d.series_label)} %{{customdata[{first + j}]:,}} "
+        f"{'≥' if d.op == '>=' else '>'} {d.threshold:,}?" for j, d in enumerate(shown))
+    template = ("<b>step %{customdata[0]}</b>: view %{customdata[1]:,}"
+                + (" (%{customdata[2]}% of window)" if window_tokens else "")
+                + " · raw %{customdata[3]:,}%{text}<br>"
+                + "<br>".join(f"{esc(category_label(c))} %{{customdata[{4 + i}]:,}}" for i, c in enumerate(present))
+                + decisions + "%{hovertext}<extra>click to open</extra>")
     # customdata: a 2-D array, sent as a typed array and copied cheaply
     # int64 on purpose: plotly's JSON encoder sends an int64 array as the narrowest integer type
     # that holds it (int16 for steps and most token counts, plotly 7.1 `to_typed_array_spec`)
     return template, columns.astype(np.int64), rec_text, events_text
+
+
+def click_layer(series: TimelineSeries, window_tokens: int, top: int,
+                decided: Sequence[DecisionSeries] = ()) -> dict[str, Any]:
+    """The trace that hovers and opens a step: a transparent heatmap of one cell per step, each cell the
+    step's whole column from 0 to the axis top (never decimated).
+
+    The areas do not hover, so this carries every step's breakdown (`_step_hover`); plotly_click reports
+    the cell, whose customdata starts with the step (ui/timeline_chart.py). A zero-width line through the
+    view did this before, and hovered only within plotly's hover distance (20 px) of the view curve's top,
+    where docs/dashboard.md promises anywhere along a step (issue 35). A heatmap is one image however
+    many steps (invisible markers or bars cost a styled SVG node per step: ~0.3 s of a 1,000-step
+    newPlot in Chromium, docs/benchmarks.md); its customdata is 3-D (one row of cells), sent as a typed
+    array (plotly.js 4.1 decodes up to three dimensions, `decodeTypedArraySpec`).
+    """
+    template, customdata, rec_text, events_text = _step_hover(series, window_tokens, decided)
+    n = len(series.steps)
+    return {"type": "heatmap", "x": series.steps, "y": [0, top], "z": np.zeros((1, n), dtype=np.int8),
+            "name": "steps (click to open)", "showscale": False, "showlegend": False, "opacity": 0,
+            "colorscale": [[0, "rgba(0,0,0,0)"], [1, "rgba(0,0,0,0)"]], "zmin": 0, "zmax": 1,
+            "customdata": customdata.reshape(1, n, customdata.shape[1]), "text": [rec_text],
+            "hovertext": [events_text], "hoverlabel": {"align": "left"}, "hovertemplate": template,
+            "xaxis": "x", "yaxis": "y"}
 
 
 # Lines with more points than this are decimated (issue 17: a 16,000-step thread drew 16,000-point
@@ -174,7 +239,7 @@ def legend_margin(data: Sequence[dict[str, Any]], shapes: Sequence[dict[str, Any
     texts = [str(t.get("name") or "") for t in data if t.get("showlegend", True) is not False]
     texts += [str((t.get("legendgrouptitle") or {}).get("text") or "") for t in data]
     texts += [str(sh.get("name") or "") for sh in shapes if sh.get("showlegend")]
-    longest = max((len(html.unescape(t)) for t in texts), default=0)
+    longest = max((longest_line(t) for t in texts), default=0)
     if not longest:
         return floor
     return max(floor, min(MAX_LEGEND_MARGIN_PX, int(LEGEND_PAD_PX + LEGEND_CHAR_PX * longest)))
@@ -244,7 +309,7 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
         y = series.by_category[cat]
         if not y.any():
             continue
-        data.append({"type": "scatter", "x": xs_line, "y": y[idx], "name": category_label(cat), "mode": "lines",
+        data.append({"type": "scatter", "x": xs_line, "y": y[idx], "name": wrapped(category_label(cat)), "mode": "lines",
                      "stackgroup": "view", "legendgroup": "categories",
                      "legendgrouptitle": {"text": "view by category"},
                      "line": {"width": 0.5, "color": CATEGORY_COLORS.get(cat)},
@@ -254,15 +319,24 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
                  **top_row})
     if series.recorded_input_tokens is not None:
         data.append({"type": "scatter", "x": xs_line, "y": series.recorded_input_tokens[idx],
-                     "name": "recorded input (provider usage)", "mode": "lines",
+                     "name": wrapped("recorded input (provider usage)"), "mode": "lines",
                      "line": {"color": "#0f766e", "width": 1, "dash": "dashdot"}, "connectgaps": False,
                      "hoverinfo": "skip", **top_row})
 
-    lines = threshold_lines(run.config, run.window_tokens, run.thread.model, run.thread)
+    # each rule's decided quantity, drawn where it reaches its line (engine.views.decisions)
+    decided = decision_series(run)
+    for d in decided:
+        if not d.drawable:
+            continue
+        data.append({"type": "scatter", "x": steps, "y": d.measured, "name": wrapped(d.name), "mode": "lines",
+                     "legendgroup": "decided", "legendgrouptitle": {"text": "what the policy decides on"},
+                     "line": {"color": LAYER_COLORS.get(d.layer, "#334155"), "width": 1.5, "dash": "dash"},
+                     "connectgaps": False, "hoverinfo": "skip", **top_row})
+    lines = run_lines(run)
     shapes = [_hline(li) for li in lines if li.tokens is not None]
     for li in lines:
         if li.tokens is None:  # a message count: listed in the legend, not drawn as a level
-            data.append({"type": "scatter", "x": [None], "y": [None], "mode": "lines", "name": esc(li.note),
+            data.append({"type": "scatter", "x": [None], "y": [None], "mode": "lines", "name": wrapped(li.note),
                          "legendgroup": li.role, "line": {**LINE_STYLES.get(li.role, {}), "width": 1},
                          "hoverinfo": "skip", **top_row})
 
@@ -274,7 +348,7 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
         xs = np.array([m.step for m in rows], dtype=np.int64)
         data.append({
             "type": "scatter", "x": xs, "y": [layer] * len(rows), "mode": "markers",
-            "name": f"{lane_label(layer)} ({len(rows)})", "meta": {"layer": layer, "events": len(rows)},
+            "name": wrapped(f"{lane_label(layer)} ({len(rows)})"), "meta": {"layer": layer, "events": len(rows)},
             "legendgroup": "events", "legendgrouptitle": {"text": "events by layer"}, "cliponaxis": False,
             # one value for the whole lane unless it mixes warnings in (most lanes have none)
             "marker": {"color": LAYER_COLORS.get(layer, "#334155"),
@@ -290,7 +364,7 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
         xs = np.array([s for s, _ in recorded], dtype=np.int64)
         data.append({
             "type": "scatter", "x": xs, "y": ["recorded (source)"] * len(recorded), "mode": "markers",
-            "name": f"compaction recorded in the source ({len(recorded)})", "legendgroup": "events",
+            "name": wrapped(f"compaction recorded in the source ({len(recorded)})"), "legendgroup": "events",
             "cliponaxis": False,
             "marker": {"symbol": "star-diamond", "size": 15, "color": RECORDED_COLOR, "line": {"width": 1, "color": "white"}},
             "customdata": xs,
@@ -300,20 +374,14 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
             "hovertemplate": "step %{x}<br>%{hovertext}<extra></extra>", **lane_row})
         shapes.extend(_vline(s, RECORDED_COLOR, "dashdot", 2) for s, _ in recorded[:MAX_EVENT_LINES])
 
-    # The click layer: the areas do not hover, so an invisible line through the view carries every
-    # step (never decimated) and hovers the step's whole breakdown; a click on it opens the step
-    # (plotly_click reports a line's points: ui/timeline_chart.py). One SVG path: invisible markers
-    # cost a styled node per step, ~0.3 s of a 1,000-step newPlot in Chromium (docs/benchmarks.md).
-    template, customdata, rec_text, events_text = _step_hover(series, run.window_tokens)
-    data.append({"type": "scatter", "x": steps, "y": series.view_tokens, "mode": "lines",
-                 "name": "steps (click to open)", "showlegend": False,
-                 "line": {"width": 0, "color": "rgba(0,0,0,0)"}, "customdata": customdata,
-                 "text": rec_text, "hovertext": events_text, "hoverlabel": {"align": "left"}, "hovertemplate": template, **top_row})
-    top, annotations = _y_top(series, lines, run.window_tokens, whole_window)
+    decided_peak = max((int(np.nanmax(d.measured)) for d in decided if d.drawable and not np.isnan(d.measured).all()),
+                       default=0)
+    top, annotations = _y_top(series, lines, run.window_tokens, whole_window, decided_peak)
+    data.append(click_layer(series, run.window_tokens, top, decided))
     last = max(0, len(steps) - 1)
     pad = max(0.6, 0.01 * last)  # room for the step-0 and last-step markers: never half clipped
     layout = copy.deepcopy(_subplots_layout((0.8, 0.2) if len(lanes) > 2 else (0.86, 0.14)))
-    lane_names = [lane_label(lane) for lane in reversed(lanes)]
+    lane_names = [wrapped(lane_label(lane)) for lane in reversed(lanes)]
     layout["yaxis"].update({"title": {"text": f"tokens in the view ({run.counts_label()})"}, "range": [0, top],
                             "tickformat": ",d"})
     steps_axis = {"title": {"text": "step (model call)"}, "range": [-pad, last + pad]}
@@ -332,8 +400,9 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
         layout["xaxis2" if lanes else "xaxis"].update({"tick0": 0, "dtick": 1})
     layout.update({
         "shapes": shapes, "height": height, "hovermode": "closest", "clickmode": "event+select",
-        "margin": {"l": max(MIN_LEFT_MARGIN_PX, int(LANE_PAD_PX + LANE_CHAR_PX * max(map(len, lane_names), default=0))),
-                   "r": legend_margin(data, shapes), "t": 20, "b": BOTTOM_MARGIN_PX},
+        "margin": {"l": max(MIN_LEFT_MARGIN_PX, int(LANE_PAD_PX + LANE_CHAR_PX * max(map(longest_line, lane_names),
+                                                                                      default=0))),
+                   "r": legend_margin(data, shapes), "t": notes_margin(annotations), "b": BOTTOM_MARGIN_PX},
         "legend": {"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 11}, "groupclick": "toggleitem"},
         "uirevision": f"timeline-{'window' if whole_window else 'fit'}",  # a new scale resets the zoom
     })
@@ -367,19 +436,22 @@ def cached_timeline_figure(run: Run, *, height: int = 620, whole_window: bool = 
                          lambda: timeline_figure(run, height=height, whole_window=whole_window))
 
 
-NOTE_LINE_HEADROOM = 0.045  # of the y range, a line of the notes above the curves
+NOTE_LINE_PX = 15  # one line of the notes (11 px type) in the margin above the plot
+TOP_MARGIN_PX = 20
 
 
 def _y_top(series: TimelineSeries, lines: Sequence[ThresholdLine], window_tokens: int,
-           whole_window: bool) -> tuple[int, list[dict[str, object]]]:
+           whole_window: bool, decided_peak: int = 0) -> tuple[int, list[dict[str, object]]]:
     """The y-axis top and the notes on what lies above it.
 
     By default the axis fits the data, so a small run is not a flat line under a 200k window; a raw
     curve far above what the model saw is clipped (and labelled) rather than squashing the view.
+    The notes sit in the margin above the plot, one a line (`notes_margin`): drawn inside it, at its
+    top right, they covered the trigger line running there (issue 35).
     """
     view_peak = int(series.view_tokens.max(initial=0))
-    recorded_peak = (int(np.nanmax(series.recorded_input_tokens))
-                     if series.recorded_input_tokens is not None else 0)
+    recorded_peak = max(decided_peak, int(np.nanmax(series.recorded_input_tokens))
+                        if series.recorded_input_tokens is not None else 0)
     raw_peak = int(series.raw_tokens.max(initial=0))
     levels = [li for li in lines if li.tokens is not None]
     if whole_window:
@@ -388,33 +460,36 @@ def _y_top(series: TimelineSeries, lines: Sequence[ThresholdLine], window_tokens
         data = max(view_peak, recorded_peak, 1)
         top = max(data, raw_peak) if raw_peak <= 1.5 * data else int(1.5 * data)
     top = int(top * 1.06)
-
-    def notes_over(top: int) -> list[str]:
-        notes = []
-        if raw_peak > top:
-            notes.append(f"raw curve clipped: it peaks at {raw_peak:,} tokens")
-        above = list(dict.fromkeys(f"{li.role} {li.tokens:,}" for li in levels if (li.tokens or 0) > top))
-        if above:
-            notes.append("above the chart: " + ", ".join(above))
-            notes.append("(turn on Whole window to see them)")
-        return notes
-
-    notes = notes_over(top)
-    if notes:
-        # headroom for the notes' lines (11 px type on a ~400 px plot), so they do not cover the curves'
-        # top; then the notes say what lies above that top
-        top = int(top * (1 + NOTE_LINE_HEADROOM * len(notes)))
-        notes = notes_over(top)
+    notes = []
+    if raw_peak > top:
+        notes.append(f"raw curve clipped: it peaks at {raw_peak:,} tokens")
+    above = list(dict.fromkeys(f"{li.role} {li.tokens:,}" for li in levels if (li.tokens or 0) > top))
+    if above:
+        notes.append("above the chart: " + ", ".join(above) + " (turn on Whole window to see them)")
     annotations: list[dict[str, object]] = []
     if notes:  # one note a line: on a half-width chart (Compare sessions) one long line ran off the left edge
-        annotations.append({"xref": "paper", "x": 0.99, "yref": "y domain", "y": 0.99, "showarrow": False,
-                            "xanchor": "right", "yanchor": "top", "font": {"size": 11, "color": "#374151"},
-                            "bgcolor": "rgba(255,255,255,0.8)", "text": "<br>".join(esc(n) for n in notes)})
+        annotations.append({"xref": "paper", "x": 0, "yref": "paper", "y": 1, "yshift": 4, "showarrow": False,
+                            "xanchor": "left", "yanchor": "bottom", "align": "left",
+                            "font": {"size": 11, "color": "#374151"}, "name": "notes",
+                            "text": "<br>".join(esc(n) for n in notes)})
     return top, annotations
 
 
+def notes_margin(annotations: Sequence[dict[str, object]]) -> int:
+    """The top margin that holds the notes' lines above the plot (plotly does not grow it for them)."""
+    lines = sum(str(a.get("text", "")).count("<br>") + 1 for a in annotations if a.get("name") == "notes")
+    return TOP_MARGIN_PX + NOTE_LINE_PX * lines
+
+
 def compare_figure(a: Run, b: Run, *, height: int = 420) -> go.Figure:
-    """Run A and run B overlaid: view tokens per step, the raw curve, both windows and events."""
+    """Run A and run B overlaid: view tokens per step, the raw curve, the window and levels, compactions.
+
+    The y-axis fits A and B (the curves being compared) and the levels near them; a raw curve or a
+    level far above is clipped and said under the chart, as on the Timeline (issue 35: a lesson's
+    chart was scaled to the raw curve's 130k while A and B stayed under 25k). The legend sits above
+    the plot, in rows (at the side it took half a 1280 px projector's chart), and B's levels are drawn
+    only where they differ from A's.
+    """
     sa, sb = timeline_series(a), timeline_series(b)
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=sa.steps, y=sa.raw_tokens, name="raw (no layers)", mode="lines",
@@ -424,26 +499,51 @@ def compare_figure(a: Run, b: Run, *, height: int = 420) -> go.Figure:
     fig.add_trace(go.Scatter(x=sb.steps, y=sb.view_tokens, name="B: view tokens", mode="lines",
                              line={"color": "#ea580c", "width": 2}))
     # only the compactions: per-step layers (offloads, patches) would bury the lines; the delta table counts them
+    marked = 0
     for label, run, symbol, color in (("A", a, "circle", "#2563eb"), ("B", b, "diamond", "#ea580c")):
         markers = [m for m in event_markers(run) if m.layer == "summarization"
                    or (m.layer, m.kind) in COMPACTION_EVENTS]
         if markers:
+            marked = max(marked, max(m.tokens or 0 for m in markers))
             fig.add_trace(go.Scatter(
                 x=np.array([m.step for m in markers]), y=np.array([m.tokens for m in markers]),
-                mode="markers", name=f"{label}: summarizations and compactions ({len(markers)})",
+                mode="markers", name=f"{label}: compactions ({len(markers)})", showlegend=False,
                 marker={"symbol": symbol, "size": 10, "color": color, "line": {"width": 1, "color": "white"}},
                 hovertext=np.array([esc(m.text) for m in markers], dtype=object),
                 hovertemplate="step %{x}<br>%{hovertext}<extra></extra>"))
-    shapes = []
-    for label, run, dash in (("A", a, "solid"), ("B", b, "dash")):
-        for li in threshold_lines(run.config, run.window_tokens, run.thread.model, run.thread):
-            if li.tokens is not None:
-                line = {**_hline(li), "name": esc(f"{label}: {li.label}")}
-                line["line"] = {**LINE_STYLES.get(li.role, {}), "dash": dash, "width": 1}
-                shapes.append(line)
-    fig.update_layout(shapes=shapes, height=height, hovermode="x unified",
+    lines_a = [li for li in run_lines(a) if li.tokens is not None]
+    lines_b = [li for li in run_lines(b) if li.tokens is not None]
+    in_a, in_b = {(li.role, li.tokens) for li in lines_a}, {(li.role, li.tokens) for li in lines_b}
+    drawn = ([("" if (li.role, li.tokens) in in_b else "A: ", li, "solid") for li in lines_a]
+             + [("B: ", li, "dash") for li in lines_b if (li.role, li.tokens) not in in_a])
+    data_peak = max(int(sa.view_tokens.max(initial=0)), int(sb.view_tokens.max(initial=0)), marked, 1)
+    raw_peak = int(sa.raw_tokens.max(initial=0))
+    near = [li.tokens or 0 for _, li, _ in drawn if (li.tokens or 0) <= 1.5 * data_peak]
+    # headroom for a level's name drawn just above its line at the top of the plot
+    top = int(max([data_peak, *near, raw_peak if raw_peak <= 1.5 * data_peak else 0]) * 1.15)
+    # each level is named on its line, at the right end, rather than in the legend (five more entries
+    # that pushed the curves down on a projector)
+    shapes, labels = [], []
+    for prefix, li, dash in drawn:
+        line = {**_hline(li), "showlegend": False}
+        line.pop("name", None)
+        line["line"] = {**LINE_STYLES.get(li.role, {}), "dash": dash, "width": 1.5}
+        shapes.append(line)
+        if (li.tokens or 0) <= top:
+            labels.append({"xref": "paper", "x": 1, "xanchor": "right", "yref": "y", "y": li.tokens,
+                           "yanchor": "bottom", "showarrow": False, "text": esc(f"{prefix}{li.role} {li.tokens:,}"),
+                           "font": {"color": str(LINE_STYLES.get(li.role, {}).get("color", "#374151"))}})
+    notes = []  # under the chart, on a line of their own under "step"
+    if raw_peak > top:
+        notes.append(f"raw peaks at {raw_peak:,} (clipped)")
+    above = list(dict.fromkeys(f"{li.role} {li.tokens:,}" for _, li, _ in drawn if (li.tokens or 0) > top))
+    if above:
+        notes.append(", ".join(above) + " (above)")
+    fig.update_layout(shapes=shapes, annotations=labels, height=height, hovermode="x unified",
                       margin={"l": 60, "r": 20, "t": 30, "b": 50},
-                      xaxis={"title": {"text": "step"}}, yaxis={"title": {"text": "tokens in the view"}, "tickformat": ",d"})
+                      legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1.06, "yanchor": "bottom"},
+                      xaxis={"title": {"text": "<br>".join(["step", *([esc(" · ".join(notes))] if notes else [])])}},
+                      yaxis={"title": {"text": "tokens in the view"}, "tickformat": ",d", "range": [0, top]})
     return fig
 
 

@@ -54,10 +54,12 @@ def render_library() -> None:
     st.subheader("Library")
     lib = session.library()
     try:
-        entries = lib.entries()
+        entries, problems = lib.scan()
     except Exception as exc:
         st.error(f"Could not read the library in {escape_md(str(lib.dir))}: {escape_md(error_text(exc))}")
         return
+    for problem in problems:  # one broken entry.json is skipped, said once, and hides nothing else
+        st.warning(f"Skipped a library entry: {escape_md(problem, limit=400)}", icon=":material/warning:")
     st.caption(f"Every upload is saved in the workspace ({escape_md(str(lib.dir))}, content-addressed, with its "
                "sub-agent files) and opens again from a link after a reload or a server restart.")
     if not entries:

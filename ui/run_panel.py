@@ -19,9 +19,9 @@ from engine.config.schema import EngineConfig, preset
 from engine.formats.native import dumps
 from engine.scenarios import get_scenario, scenario_names
 from engine.scenarios.live import save_run
-from engine.scenarios.live_run import LiveRunHandle, start_live
+from engine.scenarios.live_run import LiveRunHandle, live_runs, start_live
 from engine.workspace.workspace import Workspace
-from ui.text import escape_md
+from ui.text import escape_md, isolate_bidi
 
 HANDLE_KEY = "run_handle"
 POLL_S = 0.25
@@ -55,22 +55,31 @@ def _failed(handle: LiveRunHandle) -> bool:
     return handle.result is not None and (handle.result.outcome == "error" or handle.result.error is not None)
 
 
-def _finish(handle: LiveRunHandle) -> None:
-    """Save the result (and any earlier thread of the same run) once; open it unless the run failed.
+OPENED_KEY = "run_opened"  # the id of the run this session opened: a finished run is opened once
 
-    A failed run is saved as partial (its thread records the outcome and the redacted error) and
-    never replaces the thread the user has open; a save that fails is said, not raised.
+
+def _finish(handle: LiveRunHandle) -> None:
+    """Save the result (and any earlier thread of the same run) once, if the worker did not; open it, once,
+    unless the run failed.
+
+    The worker saves what ran itself (`start_live(save_to=...)`), so a run survives the page that
+    started it; a failed run is saved as partial (its thread records the outcome and the redacted error)
+    and never replaces the thread the user has open; a save that fails is said, not raised.
     """
-    if handle.saved or handle.result is None or st.session_state.get("run_save_error"):
+    if handle.result is None:
         return
-    ws = _workspace()
-    try:
-        handle.saved.extend(save_run(handle.result, ws))  # renames keep previous_thread links valid
+    if handle.save_error:
+        st.session_state["run_save_error"] = handle.save_error
+        return
+    if not handle.saved and not st.session_state.get("run_save_error"):
+        try:
+            handle.saved.extend(save_run(handle.result, _workspace()))  # renames keep previous_thread links valid
+        except ContextInspectorError as exc:
+            st.session_state["run_save_error"] = one_line(str(exc))
+            return
+    if not _failed(handle) and st.session_state.get(OPENED_KEY) != handle.id:
+        st.session_state[OPENED_KEY] = handle.id
         thread = handle.result.thread
-    except ContextInspectorError as exc:
-        st.session_state["run_save_error"] = one_line(str(exc))
-        return
-    if not _failed(handle):
         _open_thread_bytes(f"{thread.thread_id}.json", dumps(thread).encode("utf-8"))
 
 
@@ -107,7 +116,7 @@ def _saved_runs() -> None:
     if not refs:
         return
     with st.expander(f"Saved runs in {escape_md(str(ws.root))} ({len(refs)})"):
-        labels = {r.thread_id: f"{r.title or r.thread_id} ({r.messages} messages)" for r in refs}
+        labels = {r.thread_id: f"{isolate_bidi(r.title or r.thread_id)} ({r.messages} messages)" for r in refs}
         pick = st.selectbox("Saved run", list(labels), format_func=lambda t: labels[t], key="run_saved_pick")
         st.button("Open saved run", key="run_saved_open", on_click=_open_saved, args=(ws, pick))
 
@@ -136,7 +145,13 @@ def _start(kind: str, target: str, choice: str, kwargs: dict[str, Any]) -> None:
         st.session_state["run_error"] = ("A real model is called with the API key in the server's environment: "
                                          "turn on \"Allow real models\" in the sidebar first.")
         return
-    st.session_state[HANDLE_KEY] = start_live(target, config=_config(choice), **kwargs)
+    try:
+        config = _config(choice)
+    except ContextInspectorError as exc:  # middleware this session did not confirm (ui/session.py)
+        st.session_state["run_error"] = f"Not started: {exc}"
+        return
+    # the worker saves what ran in the workspace: the run survives a reload of this page
+    st.session_state[HANDLE_KEY] = start_live(target, config=config, save_to=_workspace(), **kwargs)
 
 
 def _cancel() -> None:
@@ -145,8 +160,35 @@ def _cancel() -> None:
         handle.cancel()
 
 
+def _watch(handle_id: str) -> None:
+    handle = next((h for h in live_runs() if h.id == handle_id), None)
+    if handle is not None:
+        st.session_state[HANDLE_KEY] = handle
+
+
+def _other_runs() -> None:
+    """Runs this dashboard started from another page load (a reload makes a new session): still running
+    ones can be watched and cancelled again, finished ones were saved by their worker."""
+    mine = st.session_state.get(HANDLE_KEY)
+    others = [h for h in live_runs() if h is not mine]
+    running = [h for h in others if not h.done]
+    for h in running:
+        snap = h.snapshot()
+        cols = st.columns([5, 1], vertical_alignment="center")
+        cols[0].info(escape_md(f"A run started at {h.started:%H:%M:%S} UTC is still going: {h.target}, step "
+                               f"{snap['step']}{'/' + str(snap['max_steps']) if snap['max_steps'] else ''}. "
+                               "It is saved when it ends, whether or not a page watches it."))
+        cols[1].button("Watch it", key=f"run_watch_{h.id}", on_click=_watch, args=(h.id,))
+    finished = [h for h in others if h.done and h.saved]
+    if finished:
+        st.caption("Runs started earlier (another page load) and saved when they ended: "
+                   + "; ".join(escape_md(f"{h.target} at {h.started:%H:%M:%S} UTC → {h.saved[-1]}") for h in finished[-3:])
+                   + ". Open them under *Saved runs* below.")
+
+
 def render_run_panel() -> None:
     """Choose a scenario or `provider:model`, a config, start; progress per step; cancel keeps the run."""
+    _other_runs()
     handle: LiveRunHandle | None = st.session_state.get(HANDLE_KEY)
     running = handle is not None and not handle.done
     kind = st.radio("Agent", ["Scenario (offline)", "Real model"], horizontal=True, key="run_kind", disabled=running)
@@ -200,7 +242,7 @@ def render_run_panel() -> None:
         elif handle.result is not None and st.session_state.get("run_save_error"):
             st.error(f"The run finished but could not be saved: {escape_md(st.session_state['run_save_error'], limit=300)}")
         elif handle.result is not None:
-            first = not handle.saved
+            first = st.session_state.get(OPENED_KEY) != handle.id
             _finish(handle)
             if not handle.saved:  # the save failed just now: said on the rerun
                 st.rerun()

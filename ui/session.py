@@ -17,28 +17,31 @@ from typing import Any, NoReturn
 
 import streamlit as st
 
-from engine.base.errors import ContextInspectorError, ThreadLoadError
+from engine.base.errors import ConfigError, ContextInspectorError, ThreadLoadError
 from engine.base.redaction import describe_error, one_line
-from engine.config.links import LIBRARY_PREFIX
+from engine.cli.ui import LOOPBACK, NETWORK_CODE_ENV
+from engine.config.links import LIBRARY_PREFIX, link_step
 from engine.config.presets import RECORDED_PRESET, default_preset_name
 from engine.config.schema import EngineConfig, preset
-from engine.config.settings import RESERVED_PARAMS, config_from_params, url_params
+from engine.config.settings import RESERVED_PARAMS, config_from_params, default_config, url_params
 from engine.formats import load_thread
 from engine.run.cache import DEFAULT_BUDGET_MB, MB, RunCache
 from engine.run.replay import replay
 from engine.run.run import Run
 from engine.summarizers.choice import model_summarizers, with_offline_summaries
 from engine.thread.model import Thread
+from engine.views.threads import load_notes
 from engine.workspace import keys
-from engine.workspace.library import Library, LibraryEntry
-from ui.text import error_text, escape_md
+from engine.workspace.library import Library, LibraryEntry, as_uploaded
+from ui.text import error_text, escape_md, isolate_bidi
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES_ENV = "CTXI_SAMPLES_DIR"
 OPEN_ENV = "CTXI_OPEN"  # set by `ctxi ui FILE`: the one local file the dashboard may open by path
 DEMO_KEY = keys.DEMO_KEY
-# the sample a new visitor sees first: large tool results offloaded and a raw curve past the window
-PREFERRED_SAMPLES = ("code-analysis", "a_demo")
+# the sample a new visitor sees first: offloads, summaries, a todo reminder and a patched call on its
+# first screen (engine/scenarios/first_look.py), then the older landing threads
+PREFERRED_SAMPLES = ("first-look", "code-analysis", "a_demo")
 # set only by a real-model checkbox the user ticks (sidebar, Run panel); no widget binds it to the URL
 MODELS_KEY = "allow_real_models"
 # query parameters owned by widgets bound to the URL (bind="query-params"); never cleared by sync_url
@@ -66,8 +69,14 @@ def sample_file(key: str) -> Path | None:
 
 
 def _roots() -> keys.ThreadRoots:
-    """Where this server's keys may lead (engine.workspace.keys.ThreadRoots)."""
-    return keys.roots_from_environment(samples_dir(), opened_env=OPEN_ENV, library=library())
+    """Where this server's keys may lead (engine.workspace.keys.ThreadRoots): also the sessions its roots
+    list (ui/sessions_state.py), by id only."""
+    from dataclasses import replace
+
+    from ui import sessions_state
+
+    roots = keys.roots_from_environment(samples_dir(), opened_env=OPEN_ENV, library=library())
+    return replace(roots, sessions=sessions_state.lookup)
 
 
 @dataclass(frozen=True)
@@ -81,14 +90,18 @@ class Upload:
     companions: tuple[tuple[str, bytes], ...] = ()
 
 
-# A Cline task's other files: they belong beside its api_conversation_history.json (engine/formats/cline.py).
+# A Cline task's other files: they belong beside its api_conversation_history.json (engine/formats/cline.py);
+# an OpenHands V1 conversation's settings beside its events.json (engine/formats/openhands_state.py).
 CLINE_COMPANIONS = frozenset({"ui_messages.json", "claude_messages.json", "task_metadata.json", "context_history.json"})
+OPENHANDS_COMPANIONS = frozenset({"trajectory.json", "base_state.json"})
 
 
 def is_companion(name: str) -> bool:
     """A file that belongs beside the transcript it came with rather than being a thread to open:
-    a Claude Code sub-agent file, or a Cline task's ui_messages / task_metadata / context_history."""
-    return (name.startswith("agent-") and name.endswith(".jsonl")) or name in CLINE_COMPANIONS
+    a Claude Code sub-agent file, a Cline task's ui_messages / task_metadata / context_history, an
+    OpenHands conversation's trajectory.json / base_state.json."""
+    return (name.startswith("agent-") and name.endswith(".jsonl")) or name in CLINE_COMPANIONS \
+        or name in OPENHANDS_COMPANIONS
 
 
 # -- loading (cached: one Thread object per key, shared by every rerun) -------------------------
@@ -108,7 +121,11 @@ def _load_upload(key: str, _upload: Upload) -> Thread:
         main.write_bytes(_upload.data)
         for name, data in _upload.companions:
             (Path(folder) / Path(name).name).write_bytes(data)
-        return load_thread(main, thread_id=_upload.thread_id)
+        try:
+            return load_thread(main, thread_id=_upload.thread_id)
+        except ThreadLoadError as exc:  # name the uploaded files, not the scratch folder
+            raise as_uploaded(exc, Path(folder), {Path(n).name: n for n, _ in ((_upload.name, b""),
+                                                                               *_upload.companions)}) from None
 
 
 # -- the library: uploads saved in the workspace (engine/workspace/library.py) ------------------------------
@@ -152,11 +169,17 @@ def known_threads() -> dict[str, str]:
     except ContextInspectorError:
         entries = []
     for entry in entries:
-        out[LIBRARY_PREFIX + entry.id] = f"library · {entry.title[:70]} ({entry.source_format}, {entry.steps} steps)"
+        out[LIBRARY_PREFIX + entry.id] = (f"library · {isolate_bidi(entry.title[:70])} ({entry.source_format}, "
+                                          f"{entry.steps} steps)")
     for key, upload in st.session_state.get("uploads", {}).items():
-        out.setdefault(key, f"upload · {upload.name}")
+        out.setdefault(key, f"upload · {isolate_bidi(upload.name)}")
     for key, thread in st.session_state.get("database_threads", {}).items():
-        out.setdefault(key, f"PostgreSQL · {thread.title or thread.thread_id}")
+        out.setdefault(key, f"PostgreSQL · {isolate_bidi(thread.title or thread.thread_id)}")
+    from ui import sessions_state
+
+    for sid, entry in list(sessions_state.server().followed.items()):  # sessions opened from the Sessions page
+        if entry.thread is not None:
+            out.setdefault(f"session:{sid}", f"session · {isolate_bidi((entry.thread.title or entry.thread.thread_id)[:70])}")
     return out
 
 
@@ -236,6 +259,12 @@ def _thread_for(key: str) -> Thread | None:
     if source.kind == "subagent":
         parent = thread_for(source.parent_key)
         return parent.subagents.get(source.call_id or "") if parent is not None else None
+    if source.kind == "session":
+        # a session found under the server's roots, read by its follower (only new bytes since the last read)
+        from ui import sessions_state
+
+        assert source.session is not None
+        return sessions_state.server().thread(source.session)
     upload = st.session_state.get("uploads", {}).get(key)
     return _load_upload(key, upload) if upload is not None else None
 
@@ -244,6 +273,10 @@ def _thread_version(key: str) -> str:
     source = keys.resolve_thread_key(key, _roots())
     if source is not None and source.kind == "subagent":  # a sub-agent changes when its parent's file does
         return f"{_thread_version(source.parent_key or '')}>{source.call_id}"
+    if source is not None and source.kind == "session" and source.session is not None:
+        from ui import sessions_state
+
+        return sessions_state.server().version(source.session)  # bumped when the follower read new lines
     return source.version() if source is not None else key
 
 
@@ -286,7 +319,12 @@ def _replay_cached(thread_version: str, config: EngineConfig, offline_summaries:
     if hit is not None:
         return hit
     with st.spinner("Replaying the thread through the layers…"):
-        run = replay(thread, config, summarizer="offline" if offline_summaries else None)
+        if thread_version.startswith("session:"):  # a followed session resumes from its previous Run
+            from ui import sessions_state
+
+            run = sessions_state.server().replay(thread_version.split("#", 1)[0], config, offline_summaries, thread)
+        else:
+            run = replay(thread, config, summarizer="offline" if offline_summaries else None)
     # sized once the page is sent (settle_runs, app.py): the chart does not wait for the walk
     return _RUNS.put(key, run, defer_size=True)
 
@@ -306,11 +344,60 @@ def settle_runs() -> None:
 
 
 def run_for(thread_key: str, config: EngineConfig) -> Run:
-    """The cached run; a model summarizer is only called once the user allowed real models (`models_allowed`)."""
+    """The cached run; a model summarizer is only called once the user allowed real models (`models_allowed`),
+    a middleware's code only once the user confirmed it (`require_confirmed`)."""
     thread = thread_for(thread_key)
     if thread is None:
         raise LookupError(f"thread {thread_key!r} is not available")
+    require_confirmed(config)
     return _replay_cached(_thread_version(thread_key), config, model_gated(config), thread)
+
+
+# -- the user's own middleware: Python code, run only after the user confirmed it here -------------
+# The middleware lists (every entry: class and kwargs) the user confirmed in this session; set only by
+# the confirmation button on the Config page, never from a link or a config.
+CODE_KEY = "confirmed_middleware"
+# `ctxi ui --host ADDRESS --allow-middleware` sets NETWORK_CODE_ENV: a dashboard open to a network applies
+# no config that names middleware unless its server was started with it (SECURITY.md).
+
+
+def middleware_refused_here() -> str | None:
+    """Why this server applies no config that names middleware (it listens beyond this machine and was
+    not started with --allow-middleware), or None."""
+    address = str(st.get_option("server.address") or "")
+    if address in LOOPBACK or os.environ.get(NETWORK_CODE_ENV) == "1":
+        return None
+    return (f"this dashboard listens on {address or 'every address of this machine'}, so a config that names "
+            "middleware (Python code) is not applied here; start it with `ctxi ui --host ADDRESS --allow-middleware` "
+            "to allow it after a confirmation (SECURITY.md)")
+
+
+def _runs_code(config: EngineConfig) -> bool:
+    return any(m.enabled for m in config.middleware)
+
+
+def middleware_confirmed(config: EngineConfig) -> bool:
+    """No enabled middleware, or exactly this list was confirmed in this session."""
+    return not _runs_code(config) or config.middleware in st.session_state.get(CODE_KEY, ())
+
+
+def confirm_middleware(config: EngineConfig) -> None:
+    """The user clicked the confirmation showing this config's module:Class list (pages/config.py)."""
+    refused = middleware_refused_here()
+    if refused:
+        raise ConfigError(refused, key="middleware")
+    st.session_state.setdefault(CODE_KEY, set()).add(config.middleware)
+
+
+def require_confirmed(config: EngineConfig) -> None:
+    """A ConfigError for a config whose middleware this session did not confirm (nothing is imported)."""
+    if _runs_code(config):
+        refused = middleware_refused_here()
+        if refused:
+            raise ConfigError(refused, key="middleware")
+        if not middleware_confirmed(config):
+            raise ConfigError("not confirmed in this session: apply the config on the Config page, which lists the "
+                              "classes it would import and asks first", key="middleware")
 
 
 # -- real models: only after the user allows them in this session --------------------------------
@@ -336,7 +423,8 @@ def model_gated(config: EngineConfig) -> bool:
 
 def runnable_config(config: EngineConfig) -> EngineConfig:
     """`config` as the dashboard may run it outside `run_for` (sweeps, live runs): offline summaries
-    unless real models are allowed."""
+    unless real models are allowed; a ConfigError for middleware not confirmed in this session."""
+    require_confirmed(config)
     return with_offline_summaries(config) if model_gated(config) else config
 
 
@@ -401,12 +489,14 @@ def select_thread(key: str) -> None:
     # user has changed the settings away from the previous thread's default.
     old = current_thread()
     config = st.session_state.get("config")
-    if config is None or config == preset(default_preset_name(old)):
+    if config is None or config == default_config(old):
         new = thread_for(key)
-        st.session_state["config"] = preset(default_preset_name(new))
+        st.session_state["config"] = default_config(new)
     st.session_state["thread_key"] = key
     st.session_state["step"] = 0
     st.session_state.pop("last_good_run", None)
+    for note in load_notes(thread_for(key)):  # a cut file, a file holding several copies: said once
+        notify(note)
 
 
 def add_upload(upload: Upload) -> str:
@@ -441,7 +531,13 @@ def notify(message: str) -> None:
 
 # -- session start and URL ---------------------------------------------------------------------
 def init() -> None:
-    """First run of a session: defaults, then whatever the URL asks for (thread, step, settings)."""
+    """First run of a session: defaults, then whatever the URL asks for (thread, step, settings).
+
+    Every value the link gets wrong is said in one line (`engine.config.links.link_notice`) and the
+    URL is rewritten to what is shown (`sync_url`): a bad `step` is not quietly step 0, an unknown
+    preset falls back to the thread's own default (as-recorded for a recorded thread), not to
+    deepagents (issue 35).
+    """
     if st.session_state.get("initialised"):
         return
     st.session_state["initialised"] = True
@@ -449,13 +545,6 @@ def init() -> None:
     params = {k: st.query_params[k] for k in st.query_params}
     # what the link said, for a page that reads its own parameter once (the Workshop's `lesson`)
     st.session_state["link_params"] = dict(params)
-    config_params = {k: v for k, v in params.items() if k not in BOUND_PARAMS}
-    if "preset" in config_params or any(k not in RESERVED_PARAMS for k in config_params):
-        config, errors = config_from_params(config_params)
-        for e in errors:
-            notify(f"Ignored a setting from the link: {e}")
-    else:
-        config = None
     key = params.get("thread")
     if key and thread_for(key) is None:
         shown = key if len(key) <= 80 else key[:79] + "…"
@@ -469,14 +558,26 @@ def init() -> None:
         key = None
     st.session_state.setdefault("thread_key", key or default_thread_key())
     opened = st.session_state["thread_key"]
+    thread = thread_for(opened) if opened else None
+    default = default_preset_name(thread)
+    opens_on = default_config(thread)
+    config_params = {k: v for k, v in params.items() if k not in BOUND_PARAMS}
+    if "preset" in config_params or any(k not in RESERVED_PARAMS for k in config_params):
+        config, errors = config_from_params(config_params, default=default)
+        for e in errors:
+            notify(f"Ignored a setting from the link: {e}")
+    else:
+        config = None
     # without settings in the link, a thread opens on its own default (as-recorded for recorded ones)
-    st.session_state.setdefault("config", config or preset(default_preset_name(thread_for(opened) if opened else None)))
-    if opened and thread_for(opened) is None and load_error(opened):
+    st.session_state.setdefault("config", config or opens_on)
+    if opened and thread is None and load_error(opened):
         notify(f"Could not open {opened.split(':', 1)[-1]}: {load_error(opened)}")
-    try:
-        st.session_state.setdefault("step", max(0, int(params.get("step", 0))))
-    except ValueError:
-        st.session_state.setdefault("step", 0)
+    for note in load_notes(thread):
+        notify(note)
+    step, notice = link_step(params.get("step"), len(thread.ai_indices()) if thread is not None else 1)
+    if notice and thread is not None:
+        notify(notice)
+    st.session_state.setdefault("step", step)
 
 
 def wanted_params() -> dict[str, str]:

@@ -14,6 +14,7 @@ from engine.config.settings import TOGGLE_LAYERS, layer_enabled
 from engine.config.sizes import AllOf, ContextSize
 from engine.summarizers.choice import model_summarizers
 from engine.tokens.counters import COUNTERS
+from engine.views.timeline import compaction_trigger_as
 from ui import controls, session
 from ui import library as library_ui
 from ui.preload import preload_elements
@@ -91,14 +92,17 @@ def _on_preset() -> None:
 
 def _on_trigger_type(i: int) -> None:
     new_type = st.session_state[f"sb_trig_type_{i}"]
-    clause = controls.trigger_clauses(_config())[i]
+    clauses = controls.trigger_clauses(_config())
+    # a timer rerun (a followed session's poll) can carry the value of a clause row the config no longer has
+    clause = clauses[i] if i < len(clauses) else None
     if isinstance(clause, ContextSize):
         _edit(lambda c: controls.set_trigger_clause(c, i, controls.convert_size(clause, new_type, _window())))
 
 
 def _on_trigger_value(i: int, kind: str) -> None:
     value = st.session_state[f"sb_trig_val_{i}_{kind}"]
-    _edit(lambda c: controls.set_trigger_clause(c, i, ContextSize(type=kind, value=value)))
+    if i < len(controls.trigger_clauses(_config())):  # see _on_trigger_type
+        _edit(lambda c: controls.set_trigger_clause(c, i, ContextSize(type=kind, value=value)))
 
 
 def _on_keep_type() -> None:
@@ -111,14 +115,30 @@ def _on_keep_value(kind: str) -> None:
     _edit(lambda c: controls.set_keep(c, ContextSize(type=kind, value=value)))
 
 
-def _on_compaction_trigger() -> None:
+def _on_compaction_trigger_type() -> None:
+    """Another kind of threshold, at the level the policy compacts at now (its default, or the value
+    set): "policy default" (167,000) → tokens keeps 167,000 (issue 35: it jumped to half the window)."""
     kind = st.session_state["sb_ctrig_type"]
     if kind == POLICY_DEFAULT:
         _edit(lambda c: controls.set_compaction_trigger(c, None))
         return
+    thread = session.current_thread()
+    model = thread.model if thread is not None else None
+
+    def change(c: EngineConfig) -> EngineConfig:
+        same = compaction_trigger_as(c, kind, _window(), model, thread)
+        if same is None:  # no token level to keep: a start the user then moves
+            same = ContextSize(type=kind, value=0.8 if kind == "fraction" else max(1, _window() // 2))
+        return controls.set_compaction_trigger(c, same)
+
+    _edit(change)
+
+
+def _on_compaction_trigger_value() -> None:
+    kind = st.session_state["sb_ctrig_type"]
     value = st.session_state.get(f"sb_ctrig_val_{kind}")
-    if value is None or (kind == "fraction" and not 0 < float(value) <= 1):
-        value = 0.8 if kind == "fraction" else max(1, _window() // 2)
+    if kind == POLICY_DEFAULT or value is None:
+        return
     _edit(lambda c: controls.set_compaction_trigger(c, ContextSize(type=kind, value=value)))
 
 
@@ -129,15 +149,16 @@ def _compaction_controls(config: EngineConfig) -> None:
     kinds = [POLICY_DEFAULT, "fraction", "tokens"]
     ctype = trigger.type if trigger is not None else POLICY_DEFAULT
     _show("sb_ctrig_type", ctype)
-    cols = st.columns(2)
-    cols[0].selectbox("compaction threshold type", kinds, key="sb_ctrig_type", label_visibility="collapsed",
-                      index=_index(kinds, ctype),
-                      on_change=_on_compaction_trigger,
-                      help="The policy's own threshold, or a lower one: a fraction of the agent's effective "
-                           "window (like CLAUDE_AUTOCOMPACT_PCT_OVERRIDE) or a token count.")
+    # the kind on its own row, the value under it: two columns clipped "policy default" to "policy defa…"
+    st.selectbox("compaction threshold type", kinds, key="sb_ctrig_type", label_visibility="collapsed",
+                 index=_index(kinds, ctype),
+                 on_change=_on_compaction_trigger_type,
+                 help="The policy's own threshold, or a lower one: a fraction of the agent's effective "
+                      "window (like CLAUDE_AUTOCOMPACT_PCT_OVERRIDE) or a token count. Switching keeps the "
+                      "level it compacts at.")
     if trigger is not None:
-        with cols[1]:
-            _size_input("compaction threshold value", f"sb_ctrig_val_{trigger.type}", trigger, _on_compaction_trigger)
+        _size_input("compaction threshold value", f"sb_ctrig_val_{trigger.type}", trigger,
+                    _on_compaction_trigger_value)
 
 
 def _on_window() -> None:

@@ -14,31 +14,38 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
 
 from engine.run.run import Run, StepRecord
+from engine.thread.decisions import Decision
+from engine.views.decisions import reserved
 from engine.views.step import DiffRow, ViewEntry, category_rows, diff_counts
 from engine.views.step_page import (
-    Shown,
+    Card,
+    ShownCards,
     StepDetail,
     StepFilter,
     ToolTokens,
-    apply_filter,
+    edit_diff,
+    filter_cards,
     message_body,
     page_of,
     preview,
     searchable_text,
+    session_hits,
     snippets,
     text_diff,
 )
 from engine.views.timeline import ThresholdLine
+from ui import session
 from ui.chart_placeholder import chart_placeholder
-from ui.figures import category_label, esc
+from ui.figures import CATEGORY_LABELS, category_label, esc
 from ui.text import MAX_SHOWN_CHARS, escape_md
-from ui.widgets import BADGES, ROLE_ICONS, badge, table
+from ui.widgets import BADGES, EMPTY_CELL, ROLE_ICONS, badge, table
 
 # 10 a page by default: about what the first screen shows below the budget and the controls; each
 # message header is an expander, and 25 of them were ~0.3 s of the browser's main thread when a
@@ -49,7 +56,7 @@ DIFF_SCOPES = ("differences", "all rows")
 DIFF_PAGE_SIZE = 10
 CODE_HEIGHT_PX = 360  # a longer body scrolls inside its box instead of stretching the page
 CHARS_PER_LINE = 140  # about what a code line holds in the wide layout, to tell a long body
-KIND_LABELS = {**{k: v[0] for k, v in BADGES.items()}, "unrecorded": "unrecorded tokens", "original": "original"}
+KIND_LABELS = {**{k: v[0] for k, v in BADGES.items()}, "hidden": "hidden tokens", "original": "original"}
 
 # -- per-step data, computed once ------------------------------------------------------------------
 # (id(run), step) -> (weak ref to the run, detail). A Run lives in ui.session's run cache; the weak
@@ -132,22 +139,36 @@ def message_browser(run: Run, k: int, detail: StepDetail) -> None:
         st.multiselect("Kind", _options(detail.kinds, "step_kinds"), key="step_kinds", on_change=reset_page,
                        format_func=lambda c: f"{KIND_LABELS.get(c, c)} ({detail.kinds.get(c, 0)})",
                        placeholder="all kinds",
-                       help="What a layer or the source made of a message; *unrecorded tokens*: the provider "
-                            "billed it beyond our count.")
+                       help="What a layer or the source made of a message; *hidden tokens*: the provider "
+                            "billed it beyond its own text (first-turn context, re-attached, unexplained).")
     flt = current_filter()
-    shown = apply_filter(detail.entries, flt, detail.haystacks)
+    if flt.query:  # where else in the session the text is in what the model saw (issue 35: one step only)
+        hits = session_hits(run, flt.query)
+        row = st.columns([6, 1, 1], vertical_alignment="center")
+        row[0].markdown(f":gray[In the whole session: “{escape_md(flt.query, limit=60)}” is "
+                        f"{escape_md(hits.sentence())}.]")
+        for col, label, target, key in ((row[1], "first", hits.first, "step_search_first"),
+                                        (row[2], "last", hits.last, "step_search_last")):
+            if target is not None and col.button(f"Go to {label} ({target:,})", key=key, disabled=target == k):
+                session.set_step(target)
+                reset_page()
+                st.rerun()  # the whole page: the step is drawn outside this fragment
+    # one card per model call: an AI message with its tool calls' results, or a message on its own
+    shown = filter_cards(detail, flt)
     if st.session_state.get("step_order") == ORDERS[1]:
-        shown = Shown(shown.entries[::-1], shown.matches[::-1], shown.total_matches)
+        shown = ShownCards(shown.cards[::-1], shown.matches[::-1], shown.total_matches)
     size = int(st.session_state.get("step_page_size") or PAGE_SIZES[0])
     page = page_of(len(shown), int(st.session_state.get(PAGE, 1) or 1), size)
     st.session_state[PAGE] = page.number  # clamped before the widget exists in this run
 
-    total = len(detail.entries)
-    where = f"Messages {page.start + 1:,}–{page.stop:,} of {len(shown):,}" if len(shown) else "No messages shown"
-    note = where + (f" (of {total:,} in the view)" if len(shown) != total else " in the view")
+    total = len(detail.cards)
+    messages = len(detail.entries)
+    where = f"Cards {page.start + 1:,}–{page.stop:,} of {len(shown):,}" if len(shown) else "No messages shown"
+    note = where + (f" (of {total:,}" if len(shown) != total else " (") + \
+        f"{'; ' if len(shown) != total else ''}{messages:,} messages in the view: a call and its results share a card)"
     if flt.query:
         note += f" · **{shown.total_matches:,}** match{'es' if shown.total_matches != 1 else ''} for " \
-                f"“{escape_md(flt.query, limit=60)}” in {len(shown):,} message{'s' if len(shown) != 1 else ''}"
+                f"“{escape_md(flt.query, limit=60)}” in {len(shown):,} card{'s' if len(shown) != 1 else ''}"
     st.markdown(note)
     with st.container(horizontal=True, vertical_alignment="bottom"):
         st.button("◀ page", key="step_page_prev", disabled=page.number <= 1, on_click=_turn_page,
@@ -168,15 +189,14 @@ def message_browser(run: Run, k: int, detail: StepDetail) -> None:
         st.info("No message of this view matches." if flt.query or flt.roles or flt.tools or flt.kinds
                 else "This view is empty.")
         return
-    # collapsed unless the user expanded all: a page is then ~50 px per message, and a search puts
-    # each message's first match in its header line
+    # collapsed unless the user expanded all: a page is then ~50 px per card, and a search puts
+    # each card's first match in its header line
     opened = bool(st.session_state.get(OPEN, False))
     gen = st.session_state.get(OPEN_GEN, 0)
-    in_state = detail.in_state
-    for entry, matches in zip(shown.entries[page.start:page.stop], shown.matches[page.start:page.stop], strict=True):
-        step_message(entry, in_state=in_state[entry.position], query=flt.query, matches=matches,
-                     expanded=opened,
-                     key=f"step_msg_{gen}_{k}_{entry.position}")
+    for card, matches in zip(shown.cards[page.start:page.stop], shown.matches[page.start:page.stop], strict=True):
+        head = detail.entries[card.head]
+        step_card(detail, card, query=flt.query, matches=matches, expanded=opened,
+                  key=f"step_msg_{gen}_{k}_{head.position}")
 
 
 def message_label(entry: ViewEntry, *, in_state: bool | None, matches: int = 0, query: str = "") -> str:
@@ -231,8 +251,9 @@ def step_message(entry: ViewEntry, *, in_state: bool | None, query: str, matches
             meta += f" · answers {escape_md(entry.tool_call_id, limit=60)}"
         if entry.name:
             meta += f" · name {escape_md(entry.name, limit=60)}"
-        if entry.unrecorded:
-            meta += f" · of which {entry.unrecorded:,} unrecorded (billed by the provider beyond our count)"
+        if entry.hidden:
+            parts = ", ".join(f"{n:,} {CATEGORY_LABELS.get(c, c)}" for c, n in entry.hidden_by)
+            meta += f" · {entry.tokens:,} its own, +{parts} billed with it beyond its text"
         st.caption(meta)
         if query and matches:
             lines = highlighted(entry.text, query) + [
@@ -245,6 +266,62 @@ def step_message(entry: ViewEntry, *, in_state: bool | None, query: str, matches
             _code(args)
 
 
+def step_card(detail: StepDetail, card: Card, *, query: str, matches: int, expanded: bool, key: str) -> None:
+    """A card: the message's header (its results counted in it), then its text — thinking labelled apart —
+    and each tool call followed by its result; an edit call as a diff of old -> new text."""
+    head = detail.entries[card.head]
+    results = {call: detail.entries[i] for call, i in card.results}
+    label = message_label(head, in_state=detail.in_state[head.position], matches=matches, query=query)
+    if results:
+        tokens = sum(r.tokens for r in results.values())
+        label += f" :gray[→ {len(results)} result{'s' if len(results) != 1 else ''}, {tokens:,} tokens]"
+    box = st.expander(label, expanded=expanded, key=key, icon=ROLE_ICONS.get(head.role), on_change="rerun")
+    if not box.open:
+        return
+    with box:
+        _message_meta(head)
+        if query and matches:
+            lines = [line for e in (head, *results.values()) for line in highlighted(searchable_text(e), query)]
+            st.markdown("  \n".join(lines[:3]) + (f"  \n:gray[… {matches - 3:,} more]" if matches > 3 else ""))
+        if head.thinking:
+            st.markdown(":violet-badge[thinking] :gray[the model's reasoning, sent back with the message]")
+            _code(head.thinking)
+            if head.reply.strip():
+                st.markdown(":gray[reply]")
+        body = (head.reply if head.thinking else head.text).strip("\n")
+        if body.strip() or not head.tool_calls:
+            _code(body)
+        for call, (name, args) in enumerate(head.tool_calls):
+            st.markdown(f"↳ tool call **{escape_md(name, limit=60)}**")
+            diff = edit_diff(name, args)
+            if diff is not None:
+                st.code(diff or "(no change)", language="diff", wrap_lines=True,
+                        height=CODE_HEIGHT_PX if diff.count("\n") > 16 else "content")
+            else:
+                _code(args)
+            result = results.get(call)
+            if result is None:
+                st.caption("no result in this view" + (" (a layer may have removed it)" if head.call_ids else ""))
+                continue
+            head_line = f"result #{result.position} · {result.tokens:,} tokens"
+            if result.kind != "original":
+                head_line += " " + badge(result.kind)
+            st.markdown(f":gray[{head_line}]")
+            _code(result.text)
+
+
+def _message_meta(entry: ViewEntry) -> None:
+    meta = f"id {escape_md(entry.id, limit=80)}"
+    if entry.tool_call_id:
+        meta += f" · answers {escape_md(entry.tool_call_id, limit=60)}"
+    if entry.name:
+        meta += f" · name {escape_md(entry.name, limit=60)}"
+    if entry.hidden:
+        parts = ", ".join(f"{n:,} {CATEGORY_LABELS.get(c, c)}" for c, n in entry.hidden_by)
+        meta += f" · {entry.tokens:,} its own, +{parts} billed with it beyond its text"
+    st.caption(meta)
+
+
 # -- the budget: used vs window, and the /context breakdown ----------------------------------------
 # Without a chart: the two plotly figures that drew these (an Indicator gauge, a stacked bar) were
 # most of what opening a Step page cost the browser once the message bodies went lazy — ~0.26 s of
@@ -252,15 +329,25 @@ def step_message(entry: ViewEntry, *, in_state: bool | None, query: str, matches
 # with its own copy of plotly.js, ui/timeline_chart.py), 3-11 s to load and compile on a loaded
 # machine (docs/benchmarks.md, 2026-12-02). A progress bar and the table's bar column show the same
 # numbers: the table is drawn anyway.
-def budget_text(used: int, window: int, lines: list[ThresholdLine]) -> str:
-    """The budget line: view tokens of the window, and how far the first trigger (and keep) are."""
+def budget_text(used: int, window: int, lines: list[ThresholdLine], decisions: Sequence[Decision] = ()) -> str:
+    """The budget line: view tokens of the window, then what each policy measured against its threshold at
+    this step (its own decision: the same numbers its line is drawn on), else how far the first trigger is."""
     text = f"**{used:,}** of {window:,} tokens" + (f" ({100 * used / window:.0f}% of the window)" if window else "")
-    trigger = min((li.tokens for li in lines if li.role == "trigger" and li.tokens is not None), default=None)
+    decided = [d for d in decisions if d.threshold is not None and d.measured is not None]
+    for d in decided:
+        gap = d.threshold - d.measured  # type: ignore[operator]
+        unit = "tokens" if d.unit == "tokens" else d.unit
+        where = (f"{gap:,} {unit} below it" if gap > 0 else f":red[**{-gap:,} {unit} over it**]" if gap < 0 else "reached")
+        verdict = "fired" if d.fired else "not fired"
+        text += (f"  \n{escape_md(d.rule)}: {escape_md(d.quantity.split(' (')[0])} {d.measured:,} against "
+                 f"{d.threshold:,}: {where}, {verdict}" + (f" ({escape_md(d.reason)})" if d.reason else ""))
+    if not decided:
+        trigger = min((li.tokens for li in lines if li.role == "trigger" and li.tokens is not None), default=None)
+        if trigger is not None:
+            gap = trigger - used
+            text += f"  \ntrigger {trigger:,}: " + (f"{gap:,} tokens below it" if gap > 0 else
+                                                     f":red[**{-gap:,} tokens over it**]" if gap < 0 else "reached")
     keep = next((li.tokens for li in lines if li.role == "keep" and li.tokens is not None), None)
-    if trigger is not None:
-        gap = trigger - used
-        text += f"  \ntrigger {trigger:,}: " + (f"{gap:,} tokens below it" if gap > 0 else
-                                                 f":red[**{-gap:,} tokens over it**]" if gap < 0 else "reached")
     if keep is not None:
         text += f" · keep {keep:,}"
     if used > window:
@@ -269,32 +356,42 @@ def budget_text(used: int, window: int, lines: list[ThresholdLine]) -> str:
 
 
 def budget_panel(run: Run, k: int, lines: list[ThresholdLine]) -> None:
-    """Used vs window with the trigger and keep levels, then tokens per category like Claude Code's /context."""
+    """Used vs window, each policy's decision at this step, then tokens per category like Claude Code's /context."""
     step = run.steps[k]
     window = run.window_tokens
+    decisions = run.decisions_at(k)
     left, right = st.columns([2, 3])
     with left:
         st.progress(min(1.0, step.view_tokens / window) if window else 0.0,
-                    text=budget_text(step.view_tokens, window, lines))
+                    text=budget_text(step.view_tokens, window, lines, decisions))
         st.caption(" · ".join(li.label for li in lines if li.tokens is not None)
                    + "".join(f"  \n{li.note}" for li in lines if li.note))
+        if decisions:
+            st.markdown("**Decisions at this step**")
+            for d in decisions:
+                st.text(d.text())
+        if run.calibration is not None:
+            st.caption(escape_md(f"{run.calibration.fit.statement()}."))
     with right:
         st.markdown(f"**Context at this step** ({run.counts_label()}): {step.view_tokens:,} of "
                     f"{window:,} tokens · raw (no layers) {step.raw_tokens:,} · state {step.state_tokens:,}"
                     + (f" · recorded by the provider {step.recorded_input_tokens:,}" if step.recorded_input_tokens
                        else ""))
-        st.dataframe(category_table(step, window), hide_index=True, key="step_categories", column_config={
-            # the longest label, "unrecorded prompt (agent's own prompt + tools)", was cut at "pro"
+        st.dataframe(category_table(step, window, run), hide_index=True, key="step_categories", placeholder=EMPTY_CELL, column_config={
+            # the longest label, "re-attached at compaction (not recorded)", needs the room
             "category": st.column_config.TextColumn("category", width=290),
             "tokens": st.column_config.NumberColumn("tokens", format="localized", width=80),
             "% of window": st.column_config.ProgressColumn("% of window", format="%.1f%%", min_value=0,
                                                            max_value=100)})
 
 
-def category_table(step: StepRecord, window: int) -> list[dict[str, Any]]:
-    """The category rows as the page shows them, under the words the page uses."""
+def category_table(step: StepRecord, window: int, run: Run | None = None) -> list[dict[str, Any]]:
+    """The category rows as the page shows them, under the words the page uses, with what the run's policy
+    reserves above its threshold (Claude Code's "Autocompact buffer")."""
+    room = reserved(run) if run is not None else None
+    rows = category_rows(step, window, (room.label, room.tokens) if room is not None else None)
     return [{"category": category_label(r["category"]), "tokens": r["tokens"], "% of window": r["percent_of_window"]}
-            for r in category_rows(step, window)]
+            for r in rows]
 
 
 # -- state vs view ---------------------------------------------------------------------------------
@@ -360,8 +457,8 @@ def tool_panel(run: Run, detail: StepDetail, view_tokens: int) -> None:
         return
     total = sum(r.tokens for r in rows)
     st.caption(f"{total:,} of the view's {view_tokens:,} tokens are tool calls and results ({run.counts_label()}; "
-               "a result counts toward the tool it answers, stubs and patched results included; the provider's "
-               "unrecorded share is left out).")
+               "a result counts toward the tool it answers, stubs and patched results included; what the "
+               "provider billed beyond the text is left out).")
     fig = tool_tokens_figure(rows)
     with st.container():  # the placeholder holds the chart's place until it is drawn (ui.chart_placeholder)
         chart_placeholder(int(fig.layout.height), key="tool_tokens_drawing")

@@ -16,12 +16,47 @@ PREVIEW_CHARS = 600
 MAX_SHOWN_CHARS = 60_000
 
 
+# Right-to-left text and the bidirectional controls (Unicode UAX #9): an RLO (U+202E) in a title reordered
+# the rest of the line it was shown in. Letters of the RTL scripts (Hebrew, Arabic, Syriac, Thaana, NKo,
+# Samaritan, Mandaic, their presentation forms, and the RTL blocks of the supplementary planes) and every
+# explicit control mark a text that is isolated where it is shown.
+_ISOLATE_OPEN = "\u2066\u2067\u2068"  # LRI, RLI, FSI
+_PDI = "\u2069"
+_BIDI_OR_RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefe\U00010800-\U00010fff\U0001e800-\U0001efff"
+                          "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def isolate_bidi(text: str) -> str:
+    """`text` as a left-to-right isolate (LRI … PDI) when it holds right-to-left letters or bidi controls,
+    so it cannot reorder the text around it; anything else unchanged. Left-to-right, the page's own
+    direction: a Hebrew or Arabic title reads as it did, only nothing leaks out of it (FSI would turn a
+    title that starts with an RTL letter into a right-to-left line).
+
+    UAX #9 rule X6a: the closing PDI also ends every embedding and override (LRE, RLE, LRO, RLO) opened
+    inside, so an unterminated RLO stays inside. The text's own isolates are balanced first: a PDI that
+    closes nothing would close ours early, so it is dropped, and isolates it leaves open are closed.
+    """
+    if not _BIDI_OR_RTL.search(text):
+        return text
+    kept: list[str] = []
+    depth = 0
+    for ch in text:
+        if ch in _ISOLATE_OPEN:
+            depth += 1
+        elif ch == _PDI:
+            if depth == 0:
+                continue
+            depth -= 1
+        kept.append(ch)
+    return "\u2066" + "".join(kept) + _PDI * depth + _PDI
+
+
 def escape_md(text: str, *, limit: int | None = None) -> str:
-    """Text that Markdown shows literally (one line: newlines become spaces)."""
+    """Text that Markdown shows literally (one line: newlines become spaces), bidi-isolated when it needs it."""
     flat = " ".join(str(text).split())
     if limit is not None and len(flat) > limit:
         flat = flat[: limit - 1] + "…"
-    return _MD_SPECIAL.sub(r"\\\1", flat)
+    return isolate_bidi(_MD_SPECIAL.sub(r"\\\1", flat))
 
 
 def error_text(exc: BaseException, limit: int = 500) -> str:

@@ -11,6 +11,7 @@ from engine.run.run import Run
 from engine.run.whatif import WhatIf, against_baseline
 from engine.views.step import ViewEntry
 from ui import session
+from ui.figures import CATEGORY_LABELS
 from ui.text import escape_md, show_text
 
 # kind -> (badge text, colour); fixed strings, so safe inside Markdown directives
@@ -26,14 +27,21 @@ ROLE_ICONS = {"system": ":material/settings:", "human": ":material/person:", "ai
               "tool": ":material/build:"}
 
 
+# What an empty cell shows: Streamlit's dataframe writes "None" for a missing value unless told
+# otherwise (`st.dataframe(placeholder=...)`, streamlit/elements/arrow.py, 1.67), and "None" in a
+# "peak inside" column read as a value (issue 35).
+EMPTY_CELL = "—"
+
+
 def table(rows: list[dict[str, Any]], **kwargs: Any) -> None:
-    """A dataframe whose token and size columns read 12,345 (cells render as text, never as HTML)."""
+    """A dataframe whose token and size columns read 12,345 and whose empty cells read "—" (cells render
+    as text, never as HTML)."""
     columns = list(rows[0]) if rows else []
     numeric = [c for c in columns
                if all(isinstance(r.get(c), int | None) and not isinstance(r.get(c), bool) for r in rows)
                and c not in ("step", "index")]
     config = {c: st.column_config.NumberColumn(c, format="localized") for c in numeric}
-    st.dataframe(rows, hide_index=True, column_config=config, **kwargs)
+    st.dataframe(rows, hide_index=True, column_config=config, placeholder=EMPTY_CELL, **kwargs)
 
 
 TABLE_ROW_PX = 35  # st.dataframe's row height (and its header's), Streamlit 1.67
@@ -78,7 +86,8 @@ def run_totals(run: Run) -> dict[str, Any]:
     metrics asked for it twice on every rerun, a cached config's included.
     """
     if "ui.totals" not in run.derived:
-        run.derived["ui.totals"] = {**run.totals(), "billed_tokens": sum(s.view_tokens for s in run.steps)}
+        run.derived["ui.totals"] = {**run.totals(), "billed_tokens": sum(s.view_tokens for s in run.steps),
+                                    "raw_input_tokens": sum(s.raw_tokens for s in run.steps)}
     return run.derived["ui.totals"]  # type: ignore[no-any-return]
 
 
@@ -95,14 +104,26 @@ def run_metrics(run: Run) -> None:
     cols[2].metric("Peak raw (no layers)", compact(t["peak_raw_tokens"]),
                    delta=f"{100 * t['peak_raw_tokens'] / window:.0f}% of window" if window else None, delta_color="off",
                    delta_arrow="off")
-    cols[3].metric("Tokens saved", compact(t["tokens_saved"]),
-                   help=f"{t['tokens_saved']:,} tokens: sum over steps of raw − view (input not sent)")
+    cols[3].metric("Input not sent", compact(t["tokens_saved"]),
+                   help=f"{t['tokens_saved']:,} tokens: the sum over every step of raw − view, the input the layers "
+                        "kept out of the requests. Cumulative, like the input sent (below), not one request's size.")
     cols[4].metric("Events", f"{t['events']:,}", help=", ".join(f"{k}: {v}" for k, v in t["events_by_layer"].items()) or None)
     cols[5].metric("Summarizer calls", f"{t['summarizer_calls']:,}", help=f"summarizer: {run.summarizer_name}")
-    st.caption(counts_note(run) + f" Cumulative input over all steps (billed, not fill): {t['billed_tokens']:,} tokens.")
+    st.caption(counts_note(run) + " " + cumulative_note(t))
     whatif = against_recorded(run)
     if whatif is not None:
         st.info(escape_md(whatif.headline) + " :gray[(compared with the as-recorded run: what the agent really sent)]")
+
+
+def cumulative_note(t: dict[str, Any]) -> str:
+    """The run's input summed over every request, sent and not sent, in one sentence: "Tokens saved 5.0M"
+    beside "cumulative input 1,975,424" read as a contradiction (issue 35) until both said what they add up."""
+    steps, sent, raw, saved = t["steps"], t["billed_tokens"], t["raw_input_tokens"], t["tokens_saved"]
+    text = (f"Over all {plural(steps, 'step')} the requests held {sent:,} input tokens in total (what is billed, "
+            f"not how full the window was); without the layers they would have held {raw:,}: {saved:,} not sent.")
+    if raw - sent != saved:  # a step whose layers added more than they removed counts as nothing saved
+        text += f" (Steps where the layers added tokens count as 0 not sent: {saved - (raw - sent):,} tokens added there.)"
+    return text
 
 
 def counts_note(run: Run) -> str:
@@ -110,24 +131,26 @@ def counts_note(run: Run) -> str:
     t = run_totals(run)
     if not t["calibrated"]:
         return f"Token counts are estimates ({run.counter.name}): the source recorded no input usage."
-    name, prompt, hidden = run.counter.name, t["unrecorded_prompt_tokens"], t["unrecorded_tokens"]
+    name, prompt, first = run.counter.name, t["agent_prompt_tokens"], t["first_turn_context_tokens"]
+    agent = run.calibration.agent
     if prompt > 0:
-        prompt_part = (f"{plural(prompt, 'token')} of the agent's own prompt and tools, which the transcript "
-                       "does not hold (unrecorded prompt)")
+        what = agent.describe() if agent is not None else f"{plural(prompt, 'token')}"
+        prompt_part = f"the agent's own prompt, which the transcript does not hold: {what}"
     elif prompt < 0:  # engine.run.step_sums: taken off the tool schemas, then the system prompt
         prompt_part = (f"the provider counted {plural(-prompt, 'token')} fewer than our {name} count for the "
                        "prompt and tools, so the tool schemas and system prompt show that much less")
     else:
         prompt_part = "no unrecorded prompt"
-    if hidden >= 0:
-        hidden_part = (f"{plural(hidden, 'token')} the messages carried beyond our {name} count "
-                       "(unrecorded in messages)")
-    else:
-        hidden_part = (f"the messages carried {plural(-hidden, 'token')} fewer than our {name} count "
-                       "(unrecorded in messages, negative)")
+    if first:
+        prompt_part += (f"; {plural(first, 'token')} more of the first call's input belong to the first turn "
+                        "(first-turn context: gone once a compaction removes that turn)")
     calls = plural(t["recorded_steps"], "recorded call")
-    return (f"Token counts are calibrated to the provider's recorded input ({calls}): {prompt_part}; {hidden_part}. "
-            "What is unrecorded is drawn as its own category; text the layers write is estimated.")
+    note = run.calibration.note()
+    return (f"Token counts are in the provider's tokens, calibrated to its recorded input ({calls}). "
+            f"{t['tokenizer']}. Of every request: {prompt_part}. What a message carried beyond its text is "
+            f"drawn as its own category; the unexplained rest is at most "
+            f"{100 * (t['recorded_max_unexplained'] or 0):.1f}% of a recorded input."
+            + (f" {note}" if note else ""))
 
 
 def against_recorded(run: Run) -> WhatIf | None:
@@ -158,8 +181,9 @@ def badge(kind: str) -> str:
 def view_message(entry: ViewEntry, *, in_state: bool | None = None) -> None:
     """One message of a view: role, tokens, badges, then its text shown literally."""
     head = f"{ROLE_ICONS.get(entry.role, '•')} **{escape_md(entry.role)}** · {entry.tokens:,} tokens"
-    if entry.unrecorded:
-        head += f" :gray[(of which {entry.unrecorded:,} unrecorded: billed by the provider beyond our count)]"
+    if entry.hidden:
+        parts = ", ".join(f"{n:,} {CATEGORY_LABELS.get(c, c)}" for c, n in entry.hidden_by)
+        head += f" :gray[(+{parts}: billed with it, not in its text)]"
     if entry.name:
         head += f" · name {escape_md(entry.name, limit=60)}"
     if entry.kind != "original":

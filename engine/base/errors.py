@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from engine.base.surrogates import scrub
+
 
 class ContextInspectorError(Exception):
     """Base class for errors meant to be shown to a user as one readable line."""
@@ -33,7 +35,8 @@ class ThreadLoadError(ContextInspectorError):
         if self.location:
             parts.append(f"at {self.location}")
         where = ", ".join(parts)
-        return f"{where}: {self.message}" if where else self.message
+        # a path or a quoted value may carry an unpaired surrogate from the file: never unprintable
+        return scrub(f"{where}: {self.message}" if where else self.message)
 
 
 class UnknownFormatError(ThreadLoadError):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 
 def promote_survivors() -> None:
@@ -47,4 +48,31 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-__all__ = ["paused_gc", "promote_survivors"]
+def release_memory() -> None:
+    """Collect cycles and hand freed heap back to the system (glibc `malloc_trim`, where there is one).
+
+    For after a failed load of a large input: a long-lived server otherwise keeps the peak resident
+    (an upload of 3 million tiny messages left a server at 4.2 GB)."""
+    gc.collect()
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+_TRIM: list[Any] = []
+
+
+def _malloc_trim() -> Any:
+    if not _TRIM:
+        import ctypes
+        import ctypes.util
+
+        name = ctypes.util.find_library("c")
+        try:
+            _TRIM.append(getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None)
+        except OSError:
+            _TRIM.append(None)
+    return _TRIM[0]
+
+
+__all__ = ["paused_gc", "promote_survivors", "release_memory"]

@@ -9,21 +9,36 @@ Three rules, applied in order:
 1. header and field values that carry credentials (`Authorization: Bearer …`, `x-api-key: …`,
    `api_key='…'`) are replaced whatever their shape;
 2. the value of every environment variable whose name says it holds a secret (`*_API_KEY`,
-   `*_TOKEN`, `*_SECRET`, `*PASSWORD*`, `*_KEY`) is replaced wherever it appears;
+   `*_TOKEN`, `*_SECRET`, `*PASSWORD*`, `*_KEY`) is replaced wherever it appears, and so is any run
+   of FRAGMENT_CHARS (12) or more of its characters (an error that quotes the key cut short, or
+   glued to other text);
 3. strings shaped like the providers' published key formats are replaced (OpenAI `sk-…` and
    `sk-proj-…`, Anthropic `sk-ant-…`, xAI `xai-…`, Groq `gsk_…`, Google `AIza…`, Hugging Face
    `hf_…`, GitHub `ghp_…`/`github_pat_…`, AWS access key ids `AKIA…`).
+
+What a model writes is redacted the same way before it is stored, shown or printed (a compromised or
+misconfigured endpoint, or a proxy, can echo the key it was sent into the reply): `redact_message`
+for a reply the engine records (live runs, the summarizer's text), and `model_output_redaction()`, a
+LangChain callback on every chat model call made inside it (a replay, a live run), for the replies
+of models the engine does not call itself (a user's middleware with its own model).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
 
 REDACTED = "[redacted]"
 # Values shorter than this are not treated as secrets (an empty or "1" token would wipe out text).
 MIN_SECRET_CHARS = 8
+# A run of this many characters of a secret is redacted wherever it appears (#38.5); a run this long
+# of a random key does not occur in ordinary text by chance.
+FRAGMENT_CHARS = 12
+_ANCHOR = FRAGMENT_CHARS // 2  # every run of FRAGMENT_CHARS covers one anchor at a multiple of this
 
 _SECRET_NAME = re.compile(r"(API_?KEY|_KEY$|^KEY$|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
 # `Authorization: Bearer X`, `"authorization": "Basic X"`, `x-api-key: X`, `api_key='X'`, `apiKey=X`
@@ -54,10 +69,126 @@ def redact(text: str, environ: Mapping[str, str] | None = None) -> str:
         return text
     text = _CREDENTIAL_FIELD.sub(lambda m: f"{m.group('name')}{m.group('sep')}{m.group('scheme') or ''}{REDACTED}",
                                  text)
-    for value in secret_values(environ):
+    values = secret_values(environ)
+    for value in values:
         if value in text:
             text = text.replace(value, REDACTED)
+    spans = [span for value in values if len(value) >= FRAGMENT_CHARS for span in _fragments(text, value)]
+    if spans:
+        text = _replace_spans(text, spans)
     return _KEY_SHAPES.sub(REDACTED, text)
+
+
+def _fragments(text: str, secret: str) -> list[tuple[int, int]]:
+    """Spans of `text` that are runs of at least FRAGMENT_CHARS characters of `secret`, each as long as it goes.
+
+    Any such run contains the `_ANCHOR` characters of `secret` that start at a multiple of `_ANCHOR`,
+    so only those anchors are searched (`str.find`, linear) and each hit is extended both ways.
+    """
+    spans: list[tuple[int, int]] = []
+    for at in range(0, len(secret) - _ANCHOR + 1, _ANCHOR):
+        anchor = secret[at:at + _ANCHOR]
+        i = text.find(anchor)
+        while i >= 0:
+            lo, s_lo = i, at
+            while lo > 0 and s_lo > 0 and text[lo - 1] == secret[s_lo - 1]:
+                lo, s_lo = lo - 1, s_lo - 1
+            hi, s_hi = i + _ANCHOR, at + _ANCHOR
+            while hi < len(text) and s_hi < len(secret) and text[hi] == secret[s_hi]:
+                hi, s_hi = hi + 1, s_hi + 1
+            if hi - lo >= FRAGMENT_CHARS:
+                spans.append((lo, hi))
+                i = text.find(anchor, max(i + 1, hi))  # past this run: a repeated secret stays linear
+            else:
+                i = text.find(anchor, i + 1)
+    return spans
+
+
+def _replace_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    merged: list[list[int]] = []
+    for lo, hi in sorted(spans):
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    parts: list[str] = []
+    last = 0
+    for lo, hi in merged:
+        parts += [text[last:lo], REDACTED]
+        last = hi
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+# -- what a model writes -----------------------------------------------------------------------------
+MAX_VALUE_DEPTH = 100
+
+
+def redact_value(value: Any, depth: int = 0) -> Any:
+    """A JSON-like value (a reply's content blocks, tool call arguments, metadata) with every text redacted."""
+    if isinstance(value, str):
+        return redact(value)
+    if depth > MAX_VALUE_DEPTH and isinstance(value, (dict, list, tuple)):
+        return REDACTED  # no model writes this deep; nothing of it is kept unredacted
+    if isinstance(value, dict):
+        return {k: redact_value(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(redact_value(v, depth + 1) for v in value)
+    return value
+
+
+def redact_message(message: Any) -> Any:
+    """A model's reply (a LangChain message) without the keys the process holds in any text it carries:
+    content, tool call arguments, additional_kwargs, response_metadata. In place; returned."""
+    for name in ("content", "additional_kwargs", "response_metadata"):
+        value = getattr(message, name, None)
+        if value:
+            setattr(message, name, redact_value(value))
+    for name in ("tool_calls", "invalid_tool_calls"):
+        calls = getattr(message, name, None)
+        if calls:
+            setattr(message, name, [redact_value(call) for call in calls])
+    return message
+
+
+_MODEL_OUTPUT: ContextVar[Any] = ContextVar("ctxi_model_output_redaction", default=None)
+_HOOKED: list[bool] = []
+
+
+@contextmanager
+def model_output_redaction() -> Iterator[None]:
+    """Inside: every LangChain chat model's reply is redacted (`redact_message`) before its caller sees it.
+
+    A callback handler that LangChain adds to every callback manager it configures in this context
+    (`langchain_core.tracers.context.register_configure_hook`); its `on_llm_end` receives the very
+    generations `BaseChatModel.generate` returns, so the redacted reply is what the agent, a middleware
+    or a summarizer gets. (A streamed reply's chunks pass before it: what the engine stores of one is
+    redacted where it is recorded.)
+    """
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langchain_core.tracers.context import register_configure_hook
+
+    class _Redact(BaseCallbackHandler):
+        run_inline = True  # in the model's own call, before its result is returned
+        raise_error = True
+
+        def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+            for generations in response.generations:
+                for generation in generations:
+                    message = getattr(generation, "message", None)
+                    if message is not None:
+                        redact_message(message)
+                    elif isinstance(getattr(generation, "text", None), str):
+                        generation.text = redact(generation.text)
+
+    if not _HOOKED:
+        register_configure_hook(_MODEL_OUTPUT, True)
+        _HOOKED.append(True)
+    token = _MODEL_OUTPUT.set(_Redact())
+    try:
+        yield
+    finally:
+        _MODEL_OUTPUT.reset(token)
 
 
 def one_line(text: str, limit: int = 300) -> str:
@@ -72,4 +203,5 @@ def describe_error(exc: BaseException, limit: int = 300) -> str:
     return one_line(f"{type(exc).__name__}: {text}", limit)
 
 
-__all__ = ["REDACTED", "describe_error", "one_line", "redact", "secret_values"]
+__all__ = ["FRAGMENT_CHARS", "REDACTED", "describe_error", "model_output_redaction", "one_line", "redact",
+           "redact_message", "redact_value", "secret_values"]

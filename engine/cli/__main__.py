@@ -2,6 +2,6 @@
 
 import sys
 
-from engine.cli.main import main
+from engine.cli.ctxi import main
 
 sys.exit(main())

@@ -9,6 +9,9 @@ FILE_HELP = ("thread file (any supported format, auto-detected), LangGraph SQLit
              "of a LangGraph PostgreSQL checkpoint database (read-only; its password is never shown)")
 MAX_BYTES_HELP = "refuse files larger than N bytes (default 512 MiB, or CTXI_MAX_BYTES)"
 JSON_HELP = "print {what} as JSON on stdout instead of text"
+ALLOW_MIDDLEWARE_HELP = ("import and run the Python classes the config's `middleware:` names (`use: module:Class`); "
+                         "without it such a config is refused, naming each class and the file it would be imported "
+                         "from (SECURITY.md)")
 
 
 def add_thread_arguments(p: argparse.ArgumentParser) -> None:
@@ -33,10 +36,37 @@ def add_config_arguments(p: argparse.ArgumentParser, *, default: str | None = No
                         "usage, else deepagents") + ")")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key (repeatable), e.g. summarization.trigger=tokens:30000,messages:50")
+    add_middleware_argument(p)
+
+
+def add_middleware_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-middleware", action="store_true", help=ALLOW_MIDDLEWARE_HELP)
+
+
+def check_middleware_allowed(args: argparse.Namespace, *configs: object) -> None:
+    """Refuse, before anything is imported, a config that names middleware the user did not allow.
+
+    Every `use:` is checked statically first (engine/layers/user_code.py: `os:system`, a function, a
+    module that defines no such class are refused whatever the flag says). A `middleware:` entry is
+    Python code even when it is a real AgentMiddleware (LangChain's ShellToolMiddleware runs its
+    `startup_commands` in a shell), and a config file may come from anyone: so it runs only with
+    --allow-middleware, and without it the one line names each class and the file it would import.
+    """
+    from engine.base.errors import ContextInspectorError
+    from engine.layers.user import plan_middleware
+
+    plans: dict[str, str] = {}
+    for config in configs:
+        for plan in plan_middleware(config):
+            plans.setdefault(plan.use, plan.describe())
+    if plans and not getattr(args, "allow_middleware", False):
+        raise ContextInspectorError(
+            "middleware: the config names Python code that would be imported and run: " + "; ".join(plans.values())
+            + ". Add --allow-middleware to run it (only for code you trust: SECURITY.md)")
 
 
 def add_json_argument(p: argparse.ArgumentParser, what: str) -> None:
-    """--json: the same meaning on every command (engine/cli/main.py)."""
+    """--json: the same meaning on every command (engine/cli/ctxi.py)."""
     p.add_argument("--json", action="store_true", help=JSON_HELP.format(what=what))
 
 

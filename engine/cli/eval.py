@@ -1,4 +1,5 @@
-"""`ctxi eval needle|drift FILE`: targeted evals of a replay (needle retention, goal drift)."""
+"""`ctxi eval needle|drift|survival|cache FILE`: targeted evals of a replay (needle retention, goal drift, what each
+compaction kept and cost, why the cache missed)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,19 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from engine.base.wording import plural
-from engine.cli.arguments import add_config_arguments, add_json_argument, add_thread_arguments
+from engine.cli.arguments import (
+    add_config_arguments,
+    add_json_argument,
+    add_thread_arguments,
+    check_middleware_allowed,
+)
 
 if TYPE_CHECKING:
     from engine.config.schema import EngineConfig
     from engine.run.run import Run
 
 NAME = "eval"
-HELP = "Targeted evals after compaction: needle retention and goal drift."
+HELP = "Targeted evals after compaction: needle retention, goal drift, survival and recovery, cache misses."
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -39,13 +45,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                        "kept nor in the summary's SESSION INTENT.")
     _common(drift)
     drift.add_argument("--per-step", action="store_true", help="include the status of every step in --json output")
+    from engine.cli import eval_survival
+
+    eval_survival.add_arguments(sub, _forensics_common)
 
 
-def _config(args: argparse.Namespace, window_tokens: int | None) -> EngineConfig:
+def _forensics_common(p: argparse.ArgumentParser) -> None:
+    add_thread_arguments(p)
+    add_config_arguments(p)
+    p.add_argument("--stress", type=float, metavar="FRACTION",
+                   help="stress mode: every trigger at this fraction of the window (e.g. 0.25)")
+    add_json_argument(p, "the report")
+
+
+def _config(args: argparse.Namespace, window_tokens: int | None, thread: Any = None) -> EngineConfig:
     from engine.config.loading import load_config
     from engine.evals import stress_config
 
-    config = load_config(args.config, preset_name=args.preset, overrides=args.overrides)
+    config = load_config(args.config, preset_name=args.preset, overrides=args.overrides, thread=thread)
+    check_middleware_allowed(args, config)
     if args.stress is not None:
         config = stress_config(config, args.stress, window_tokens=config.window_tokens(window_tokens))
     return config
@@ -56,7 +74,10 @@ def _run(args: argparse.Namespace) -> Run:
     from engine.run.replay import replay
 
     thread = load_thread(args.file, format=args.format, thread_id=args.thread_id, max_bytes=args.max_bytes)
-    return replay(thread, _config(args, thread.max_input_tokens))
+    # survival and cache default to the thread's own preset (as-recorded when it recorded its usage): the
+    # source agent's compactions are the ones to account for; needle and drift keep deepagents
+    own = args.eval_kind in ("survival", "cache")
+    return replay(thread, _config(args, thread.max_input_tokens, thread if own else None))
 
 
 def _header(run: Run) -> dict[str, Any]:
@@ -69,6 +90,11 @@ def run(args: argparse.Namespace) -> int:
     from engine.evals.drift import step_ranges
 
     result = _run(args)
+    if args.eval_kind in ("survival", "cache"):
+        from engine.cli import eval_survival
+
+        runner = eval_survival.run_survival if args.eval_kind == "survival" else eval_survival.run_cache
+        return runner(args, result, _header(result))
     if args.eval_kind == "needle":
         report = needle_retention(result, args.needles or None)
         if args.json:

@@ -95,9 +95,15 @@ def render_text(report: dict[str, Any], *, file: str) -> str:
         for m in micro:
             lines.append(f"  before message {m['index']}: {plural(m['cleared'], 'tool result')} cleared, "
                          f"{plural(m['counted_saving'], 'token')} fewer counted here")
+    of = report.get("compaction_call_of")
+    if of:
+        lines.append(f"compaction call: this file is the summarizer call that compacted session {of.get('session_id')}"
+                     + (f" ({of['parent_file']})" if of.get("parent_file") else "") + "; the session holds the compaction")
     skipped = report.get("skipped_records") or {}
     if skipped:
         lines.append(f"skipped records: {_counts(dict(sorted(skipped.items(), key=lambda kv: -kv[1])), limit=6)}")
+    for warning in report.get("warnings") or []:
+        lines.append(f"warning:     {warning}")
     peak_at = f" at step {tokens['peak_step']}" if tokens["peak_step"] is not None else " (after the last message)"
     lines.append(f"tokens ({tokens['counter']}): total {tokens['total']:,}, peak context {tokens['peak']:,}{peak_at}")
     by_category = {k: v for k, v in sorted(tokens["by_category"].items(), key=lambda kv: -kv[1]) if v}
@@ -107,10 +113,11 @@ def render_text(report: dict[str, Any], *, file: str) -> str:
     lines.append(f"steps:       {plural(len(steps), 'model call')}, {len(recorded):,} with recorded usage")
     if recorded:
         top = max(recorded, key=lambda s: s["recorded_input_tokens"])
-        lines.append(f"  largest recorded input: {top['recorded_input_tokens']:,} tokens at step {top['step']} = "
-                     f"{top['context_tokens']:,} counted in the file + {top['unrecorded_prompt_tokens']:,} unrecorded "
-                     f"prompt (the agent's own prompt and tools) + {top['unrecorded_tokens']:,} unrecorded in "
-                     "messages (reminders, full thinking, the provider's tokenizer)")
+        lines.append(f"  largest recorded input: {top['recorded_input_tokens']:,} tokens at step {top['step']}: "
+                     f"{top['context_tokens']:,} counted in the file by {report['tokens']['counter']}, "
+                     f"{top['calibrated_tokens']:,} in the provider's tokens, of which {top['agent_prompt_tokens']:,} "
+                     f"the agent's own prompt and tools and {top['hidden_tokens']:,} carried by messages beyond "
+                     "their text (first-turn context, compaction re-attachments, unexplained)")
     lines.append("largest messages:")
     for m in report["largest_messages"]:
         lines.append(f"  #{m['index']:<5} {m['role']:<6} {m['tokens']:>8,}  {m['id'] or ''}")

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.base.wording import plural
 from engine.cli.arguments import (
     add_config_arguments,
     add_json_argument,
     add_thread_arguments,
+    check_middleware_allowed,
     check_output_path,
     write_output,
 )
@@ -42,14 +43,34 @@ def summary_lines(run: Run) -> list[str]:
         f"peak view    {t['peak_view_tokens']:,} tokens = {100 * t['peak_view_tokens'] / window:.1f}% of the {window:,} window",
         f"peak raw     {t['peak_raw_tokens']:,} tokens (unmanaged) = {100 * t['peak_raw_tokens'] / window:.1f}%",
         f"counts       {_counts_line(run)}",
+        *([f"note         {note}"] if run.calibration is not None and (note := run.calibration.note()) else []),
         f"tokens saved {t['tokens_saved']:,} input tokens over the run",
         f"summarizer   {t['summarizer']}: {plural(t['summarizer_calls'], 'call')}, "
         f"{plural(t['summarizer_input_tokens'], 'input token')}",
         f"files        {plural(t['files'], 'file')} written to the virtual filesystem",
         "events       " + (", ".join(f"{k} {v}" for k, v in t["events_by_kind"].items()) or "none"),
+        *_decision_lines(run),
     ]
     if t["warnings"]:
         lines.append(f"warnings     {plural(t['warnings'], 'warning')} (see events with severity=warning)")
+    return lines
+
+
+def _decision_lines(run: Run) -> list[str]:
+    """One line per rule that decided: where it first fired, on what, at which threshold (docs/replay-json.md)."""
+    calls: dict[str, int] = {}
+    fired: dict[str, list[Any]] = {}
+    for d in run.decisions:
+        calls[d.rule] = calls.get(d.rule, 0) + 1
+        if d.fired:
+            fired.setdefault(d.rule, []).append(d)
+    lines = []
+    for rule, n in calls.items():
+        hits = fired.get(rule)
+        if hits:
+            lines.append(f"decisions    {hits[0].text()} (step {hits[0].step}; fired {plural(len(hits), 'time')})")
+        else:
+            lines.append(f"decisions    {rule}: never fired ({plural(n, 'call')} decided; steps[].decisions in --json)")
     return lines
 
 
@@ -57,10 +78,13 @@ def _counts_line(run: Run) -> str:
     t = run.totals()
     if not t["calibrated"]:
         return f"estimates by {run.counter.name} (the source recorded no input usage)"
-    dev = t["recorded_max_deviation"]
-    return (f"calibrated to recorded usage: unrecorded prompt {t['unrecorded_prompt_tokens']:,} tokens, "
-            f"unrecorded in messages {t['unrecorded_tokens']:,}"
-            + (f"; max deviation from recorded input {100 * dev:.2f}%" if dev is not None else ""))
+    dev, unexplained = t["recorded_max_deviation"], t["recorded_max_unexplained"]
+    if "recorded" not in run.config.order:  # a what-if is not meant to send what the agent recorded
+        dev = None
+    return (f"calibrated to recorded usage: {t['tokenizer']}; agent prompt {t['agent_prompt_tokens']:,} tokens"
+            + (f", first-turn context {t['first_turn_context_tokens']:,}" if t["first_turn_context_tokens"] else "")
+            + (f"; max deviation from recorded input {100 * dev:.2f}%" if dev is not None else "")
+            + (f", max unexplained {100 * unexplained:.2f}%" if unexplained is not None else ""))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
     thread = load_thread(args.file, format=args.format, thread_id=args.thread_id, max_bytes=args.max_bytes)
     # A thread that recorded what its agent sent opens on the as-recorded run unless told otherwise.
     config = load_config(args.config, preset_name=args.preset, overrides=args.overrides, thread=thread)
+    check_middleware_allowed(args, config)
     result = replay(thread, config)
     whatif = baseline = None
     if has_recorded_baseline(thread) and config.preset != RECORDED_PRESET:

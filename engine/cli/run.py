@@ -9,7 +9,12 @@ from typing import TYPE_CHECKING, TextIO
 
 from engine.base.errors import ContextInspectorError
 from engine.base.wording import plural
-from engine.cli.arguments import check_output_path, write_output
+from engine.cli.arguments import (
+    add_middleware_argument,
+    check_middleware_allowed,
+    check_output_path,
+    write_output,
+)
 
 if TYPE_CHECKING:
     from engine.scenarios.live import CancelToken, LiveResult, StepProgress
@@ -31,6 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", metavar="FILE|-", help="write the thread (native JSON) here; - for stdout")
     p.add_argument("--save", action="store_true", help="also save the thread in the workspace (CTXI_WORKSPACE)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_middleware_argument(p)
 
 
 class ProgressBar:
@@ -54,8 +60,9 @@ class ProgressBar:
 
     def __call__(self, p: StepProgress) -> None:
         with self._lock:
-            if self.tty:
-                self.stream.write("\r\x1b[2K" + self.line(p)[:200])
+            if self.tty:  # our own control sequence goes to the terminal as is; the line (a model's words) escaped
+                getattr(self.stream, "raw_stream", self.stream).write("\r\x1b[2K")
+                self.stream.write(self.line(p)[:200])
             else:
                 self.stream.write(self.line(p) + "\n")
             self.stream.flush()
@@ -111,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
         scenario = get_scenario(args.target)
         default = scenario.preset
     config = resolve_config(args.config, args.preset, default)
+    check_middleware_allowed(args, config)
     total = args.steps or (30 if model_target else scenario.default_steps)
     bar = None if args.quiet else ProgressBar(sys.stderr, total)
     cancel = CancelToken()

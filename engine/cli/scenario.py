@@ -11,7 +11,7 @@ from typing import Any
 
 from engine.base.errors import ContextInspectorError
 from engine.base.wording import plural
-from engine.cli.arguments import add_json_argument
+from engine.cli.arguments import add_json_argument, add_middleware_argument, check_middleware_allowed
 
 NAME = "scenario"
 HELP = "Record a scenario agent's thread (native format), list scenarios, or build the sample library."
@@ -29,6 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preset", choices=PRESETS, help="start from a preset (default: the scenario's)")
     p.add_argument("--out", metavar="FILE|-", help="where to write the thread (native JSON); - for stdout")
     p.add_argument("--build-samples", metavar="DIR", help="regenerate the sample library into DIR")
+    add_middleware_argument(p)
 
 
 def _print_json(value: Any) -> None:
@@ -73,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         raise ContextInspectorError("--json: the thread already goes to stdout with --out -; give --out FILE")
     scenario = get_scenario(args.name)
     config = resolve_config(args.config, args.preset, scenario.preset)
+    check_middleware_allowed(args, config)
     result = scenario.run_live(steps=args.steps, seed=args.seed, config=config)
     if args.out == "-":
         sys.stdout.write(dumps(result.thread) + "\n")

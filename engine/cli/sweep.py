@@ -8,7 +8,12 @@ import sys
 from typing import TYPE_CHECKING
 
 from engine.base.wording import plural
-from engine.cli.arguments import MAX_BYTES_HELP, add_config_arguments, add_json_argument
+from engine.cli.arguments import (
+    MAX_BYTES_HELP,
+    add_config_arguments,
+    add_json_argument,
+    check_middleware_allowed,
+)
 
 if TYPE_CHECKING:
     from engine.evals.sweep import SweepResult
@@ -34,6 +39,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--executor", choices=EXECUTORS, default="process",
                    help="process pool (default), serial, or ray (needs the ray extra)")
     p.add_argument("--ray-address", help="connect the ray executor to this cluster address")
+    p.add_argument("--pareto", metavar="AXIS,AXIS", default="peak_view_tokens,retention,cost",
+                   help="the Pareto front's axes (default: peak_view_tokens,retention,cost); any of peak_view_tokens, "
+                        "retention, recovery, drift, survival, recovery_calls, recovery_tokens, recovery_dollars, "
+                        "cache_lost_dollars, dollars, summarizer_input_tokens, compactions, tokens_saved, cost "
+                        "(dollars when priced, else summarizer input tokens)")
     add_json_argument(p, "the sweep")
     p.add_argument("--max-bytes", type=int, metavar="N", help=MAX_BYTES_HELP)
 
@@ -43,29 +53,36 @@ def table(result: SweepResult) -> list[str]:
              f"{plural(result.replays, 'replay')} "
              f"({result.executor}, {plural(result.workers, 'worker')}, {result.elapsed_s:.1f} s); * = Pareto front",
              f"  {'point':40} {'peak view':>10} {'compactions':>11} {'saved':>11} {'retention':>9} {'drift':>6} "
-             f"{'calls':>6} {'summ. tokens':>13} {'dollars':>10} {'hit rate':>8}"]
+             f"{'calls':>6} {'summ. tokens':>13} {'dollars':>10} {'hit rate':>8} {'survival':>8} {'refetches':>9}"]
     for p in result.points:
         m = p.metrics
         ret = "n/a" if m["retention"] is None else f"{m['retention']:.3f}"
         drift = "n/a" if m["drift"] is None else f"{m['drift']:.3f}"
         hit = "n/a" if m["hit_rate"] is None else f"{100 * m['hit_rate']:.1f}%"
         money = "n/a" if m["dollars"] is None else "$" + format(m["dollars"], ",.4f")  # an unpriced model
+        kept = "n/a" if m["survival"] is None else f"{100 * m['survival']:.1f}%"
         lines.append(f"{'*' if p.pareto else ' '} {p.point.label[:40]:40} {m['peak_view_tokens']:>10,} "
                      f"{m['compactions']:>11,} {m['tokens_saved']:>11,} {ret:>9} {drift:>6} {m['summarizer_calls']:>6} "
-                     f"{m['summarizer_input_tokens']:>13,} {money:>10} {hit:>8}")
+                     f"{m['summarizer_input_tokens']:>13,} {money:>10} {hit:>8} {kept:>8} {m['recovery_calls']:>9,}")
     return lines
 
 
 def run(args: argparse.Namespace) -> int:
     from engine.config.loading import load_config
-    from engine.evals.sweep import grid_from_args, sweep
+    from engine.evals.sweep import check_pareto_axes, grid_from_args, grid_points, point_config, sweep
     from engine.formats import load_thread
 
     base = load_config(args.config, preset_name=args.preset, overrides=args.overrides)
     grid = grid_from_args(args.grid)
+    check_pareto_axes([a.strip() for a in str(args.pareto).split(",") if a.strip()])  # before reading any thread
+    # a grid may name middleware too (`--grid 'middleware=[...];[]'`): every point's is checked
+    points = [point_config(base, p.overrides) for p in grid_points(grid)] if any(
+        k.partition(".")[0] == "middleware" for k in grid) else []
+    check_middleware_allowed(args, base, *points)
     threads = [load_thread(f, max_bytes=args.max_bytes) for f in args.files]
+    axes = [a.strip() for a in str(args.pareto).split(",") if a.strip()]
     result = sweep(threads, base, grid, executor=args.executor, workers=args.workers,
-                   needles=args.needles or None, ray_address=args.ray_address)
+                   needles=args.needles or None, ray_address=args.ray_address, pareto=axes)
     if args.json:
         sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n")
     else:

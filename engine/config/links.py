@@ -37,12 +37,12 @@ LINK_SETTINGS: frozenset[str] = frozenset({
     "filesystem.truncate_args.truncation_text", "filesystem.truncate_args.tools", "filesystem.human_message_token_limit",
     # L1 sub-agents, L4 dangling calls
     "subagents.max_concurrent", "subagents.max_total", "subagents.task_tool_names",
-    "dangling.style", "dangling.drop_orphans", "todo.style", "todo.system_prompt",
+    "dangling.style", "dangling.drop_orphans", "todo.style", "todo.system_prompt", "todo.tool",
     # L5 memory (facts are prompt text; the files come from the thread, never from disk)
     "memory.facts", "memory.max_injection_tokens",
     # prompt assembly and the model's window
     "input_context.custom_prompt", "input_context.base_prompt", "input_context.tool_prompts",
-    "input_context.skills", "model.name", "model.max_output_tokens", "model.thinking", "model.provider",
+    "input_context.skills", "input_context.agent_tools", "model.name", "model.max_output_tokens", "model.thinking", "model.provider",
     # the as-recorded baseline and the coding-agent compaction policies
     "tokens.calibrate", "tokens.layer_counter", "recorded.enabled", "recorded.compactions", "recorded.edits",
     "compaction.enabled", "compaction.policy", "compaction.trigger", "compaction.restore_files",
@@ -128,6 +128,56 @@ def refusal(key: str) -> str:
     return (f"{shown}: not taken from a link ({why}); set it on the Config page if you want it")
 
 
+def link_notice(param: str, value: str, why: str, instead: str) -> str:
+    """The one line every bad link value gets: what was ignored, why, and what is shown instead (the URL is
+    then rewritten to what is shown). Issue 35: `step=abc` or `lesson=zzz` were fixed up without a word."""
+    shown = value if len(value) <= 60 else value[:59] + "…"
+    return f"Ignored {param}={shown!r} from the link ({why}); {instead}."
+
+
+def link_step(raw: str | None, steps: int) -> tuple[int, str | None]:
+    """The step a link's `step=` names within a thread of `steps` steps, and the notice when it was not one:
+    not a whole number or below 0 → step 0; past the last step → the last step."""
+    if raw is None:
+        return 0, None
+    text = raw.strip()
+    if not text.lstrip("-").isdigit() or len(text) > 30:
+        return 0, link_notice("step", raw, "not a whole number", "showing step 0")
+    value = int(text)
+    if value < 0:
+        return 0, link_notice("step", raw, "steps count from 0", "showing step 0")
+    last = max(0, steps - 1)
+    if value > last:
+        return last, link_notice("step", raw, f"this thread's last step is {last:,}", f"showing step {last:,}")
+    return value, None
+
+
+def link_whole_number(param: str, raw: str | None, low: int, high: int, default: int) -> tuple[int, str | None]:
+    """A whole number in [low, high] from a link (the Workshop's `slide`), else `default` with a notice."""
+    if raw is None:
+        return default, None
+    text = raw.strip()
+    if not text.lstrip("-").isdigit() or len(text) > 30:
+        return default, link_notice(param, raw, "not a whole number", f"showing {param} {default}")
+    value = int(text)
+    if not low <= value <= high:
+        return default, link_notice(param, raw, f"this one goes from {low} to {high}", f"showing {param} {default}")
+    return value, None
+
+
+LINK_TRUE, LINK_FALSE = frozenset({"true", "1", "on", "yes"}), frozenset({"false", "0", "off", "no"})
+
+
+def link_switch(param: str, raw: str | None, default: bool = False) -> tuple[bool, str | None]:
+    """An on/off value from a link (the Workshop's `presenter=true`), else `default` with a notice."""
+    if raw is None:
+        return default, None
+    text = raw.strip().lower()
+    if text in LINK_TRUE or text in LINK_FALSE:
+        return text in LINK_TRUE, None
+    return default, link_notice(param, raw, "it is true or false", f"showing it {'on' if default else 'off'}")
+
+
 def sample_path(folder: Path, name: str) -> Path | None:
     """The sample file `name` names inside `folder`, or None: only a regular `*.json` directly in the
     folder, reached without leaving it (no separators, no `..`, no absolute path, no symlink out)."""
@@ -145,5 +195,6 @@ def sample_path(folder: Path, name: str) -> Path | None:
 
 
 __all__ = ["LIBRARY_ID_LENGTH", "LIBRARY_PREFIX", "LINK_SETTINGS", "MAX_THREAD_KEY_CHARS", "NOT_SETTINGS", "REFUSED_SETTINGS",
-           "SUBAGENT_PREFIX", "VIEW_PARAMS", "library_id", "link_setting_allowed", "refusal", "sample_path",
+           "SUBAGENT_PREFIX", "VIEW_PARAMS", "library_id", "link_notice", "link_setting_allowed", "link_step", "link_switch",
+           "link_whole_number", "refusal", "sample_path",
            "split_subagent_key", "subagent_key", "valid_library_id"]

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from engine.base.errors import ConfigError
+from engine.config.safe_yaml import InvalidYaml, load_yaml
 
 
 def plain(v: Any) -> Any:
@@ -43,10 +42,17 @@ def parse_value(key: str, raw: str) -> Any:
     leaf = key.rsplit(".", 1)[-1]
     if leaf in ("trigger", "keep") and ":" in raw and not raw.startswith(("{", "[")):
         return raw  # ContextSize strings: tokens:30000,messages:50
+    if not raw:
+        return None
     try:
-        return yaml.safe_load(raw) if raw else None
-    except yaml.YAMLError:
-        return raw
+        return load_yaml(raw, source=key)
+    except InvalidYaml:
+        # Text that is not YAML (`[IMPORTANT] be brief`) is taken as the text itself, as before, except a
+        # double-quoted YAML string, the one form with escapes: `"\\ud800"` (a lone surrogate, refused by
+        # the parser) must not become the literal text of its escape. The bounds (depth, aliases) always hold.
+        if not raw.startswith('"'):
+            return raw
+        raise
 
 
 def assign(d: dict[str, Any], key: str, value: Any) -> None:

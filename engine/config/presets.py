@@ -67,12 +67,16 @@ def preset_fields(name: str) -> dict[str, Any]:
         return dict(preset=name, order=("compaction",), recorded=RecordedConfig(enabled=False),
                             compaction=CompactionConfig.model_validate({"policy": name}), **_ALL_OFF)
     if name == "langchain":
-        # LangChain 1.5.2's SummarizationMiddleware alone: default trigger None (never fires), keep 20
+        # LangChain 1.5.2's SummarizationMiddleware: default trigger None (never fires), keep 20
         # messages, trim 4000, count_tokens_approximately with usage scaling, no overflow fallback.
+        # Its ContextEditingMiddleware([ClearToolUsesEdit()]) is configured but not in `order`:
+        # create_agent adds none by default; `order: [summarization, context_editing]` adds it, and it
+        # then decides with LangChain's own counter (engine/layers/context_editing.py `langchain_counter`).
         return dict(
             preset="langchain",
             tokens=TokensConfig(layer_counter="approximate"),
             order=("summarization",),
+            context_editing=ContextEditingConfig(style="langchain"),
             filesystem=FilesystemConfig(enabled=False),
             subagents=SubagentsConfig(enabled=False),
             summarization=SummarizationConfig(trigger=None, keep=ContextSize(type="messages", value=20),
@@ -84,21 +88,23 @@ def preset_fields(name: str) -> dict[str, Any]:
         )
     if name in ("deerflow", "deerflow-head"):
         head = name == "deerflow-head"
-        # DeerFlow's lead agent (agents/lead_agent/agent.py): DanglingToolCall -> Summarization -> Todo ->
-        # Memory -> SubagentLimit, config.example.yaml's summarization section, the files of the pinned
+        # DeerFlow's lead agent (agents/lead_agent/agent.py): DanglingToolCall -> [HEAD: DurableContext] ->
+        # Summarization -> Todo -> Memory -> [HEAD: SystemMessageCoalescing] -> SubagentLimit, config.example.yaml's summarization section, the files of the pinned
         # revision: v2.0-m0 (tag, summarization is LangChain 1.5's own class here) or HEAD f1f4af99b.
         # No result offload in either; counting is LangChain's count_tokens_approximately.
         return dict(
             preset=name,
             tokens=TokensConfig(layer_counter="approximate"),
-            order=("dangling", "summarization", "todo", "memory", "subagents"),
+            # HEAD adds DurableContext before summarization and SystemMessageCoalescing after memory
+            order=(("dangling", "durable_context", "summarization", "todo", "memory", "coalesce", "subagents") if head
+                   else ("dangling", "summarization", "todo", "memory", "subagents")),
             filesystem=FilesystemConfig(enabled=False),
             subagents=SubagentsConfig(max_concurrent=3, max_total=6 if head else None),
             summarization=SummarizationConfig(trigger=(ContextSize(type="tokens", value=32000 if head else 15564),),
                                               keep=ContextSize(type="messages", value=10),
                                               trim_tokens_to_summarize=15564, mode="state", overflow_fallback=False,
                                               style="deerflow-head" if head else "langchain"),
-            todo=TodoConfig(enabled=True, style="deerflow-head" if head else "deerflow", system_prompt=True),
+            todo=TodoConfig(enabled=True, style="deerflow-head" if head else "deerflow", system_prompt=True, tool=True),
             dangling=DanglingConfig(style="deerflow-head" if head else "deerflow", drop_orphans=head),
             memory=MemoryConfig(max_injection_tokens=2000),
             input_context=InputContextConfig(base_prompt=False, tool_prompts=False),
@@ -106,7 +112,9 @@ def preset_fields(name: str) -> dict[str, Any]:
     if name == "deepagents":
         # deepagents 0.7.32 `create_deep_agent(model, tools, system_prompt=...)` with a model profile:
         # trigger 0.85 / keep 0.10 of the window, no trimming, count_tokens_approximately; the
-        # system prompt is the caller's alone (no base or tool prompts); no memory unless memory=.
+        # system prompt is the caller's alone (no base or tool prompts); no memory unless memory=. Its
+        # own tools (filesystem + `task`) go with every request, ahead of the caller's, and count in
+        # its triggers (engine/layers/agent_tools.py).
         return dict(
             preset="deepagents",
             tokens=TokensConfig(layer_counter="approximate"),
@@ -118,7 +126,7 @@ def preset_fields(name: str) -> dict[str, Any]:
             todo=TodoConfig(enabled=False),
             dangling=DanglingConfig(style="deepagents", drop_orphans=False),
             memory=MemoryConfig(enabled=False),
-            input_context=InputContextConfig(base_prompt=False, tool_prompts=False),
+            input_context=InputContextConfig(base_prompt=False, tool_prompts=False, agent_tools="deepagents"),
         )
     if name == "stress":
         # Force compaction early (the references' evals run at 10-25 % of the window): every layer on,

@@ -16,6 +16,7 @@ from engine.base.errors import ConfigError
 from engine.config.deerflow import deerflow_document, is_deerflow_config
 from engine.config.overrides import assign, deep_merge, flatten, parse_value, plain
 from engine.config.presets import preset_fields
+from engine.config.safe_yaml import check_document, load_yaml
 from engine.config.sections import (
     BUILTIN_LAYERS,
     DEFAULT_ORDER,
@@ -123,6 +124,7 @@ class EngineConfig(FrozenModel):
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], *, source: str = "config") -> EngineConfig:
+        check_document(d, source=source)  # depth and text first: nothing below may recurse into a bomb
         try:
             return cls.model_validate(d)
         except ValidationError as exc:
@@ -131,12 +133,7 @@ class EngineConfig(FrozenModel):
     @classmethod
     def from_yaml(cls, text: str, *, source: str = "config") -> EngineConfig:
         """Load our YAML, or a DeerFlow config.yaml (its summarization and memory sections)."""
-        try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            raise ConfigError(f"invalid YAML{where}: {getattr(exc, 'problem', exc)}", key=source) from None
+        doc = load_yaml(text, source=source)  # bounded: depth, aliases (engine/config/safe_yaml.py)
         if doc is None:
             doc = {}
         if not isinstance(doc, dict):

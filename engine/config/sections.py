@@ -14,7 +14,7 @@ from pydantic import Field, field_validator
 from engine.config.sizes import ContextSize, FrozenModel, TriggerClause, parse_trigger
 
 LayerName = Literal["recorded", "filesystem", "subagents", "summarization", "context_editing", "compaction", "todo",
-                    "dangling", "memory"]
+                    "dangling", "memory", "durable_context", "coalesce"]
 BUILTIN_LAYERS: frozenset[str] = frozenset(get_args(LayerName))
 DEFAULT_ORDER: tuple[str, ...] = ("filesystem", "subagents", "summarization", "todo", "dangling", "memory")
 DEFAULT_WINDOW_TOKENS = 200_000
@@ -30,8 +30,9 @@ class ModelConfig(FrozenModel):
     max_input_tokens: int | None = Field(default=None, gt=0)
     max_output_tokens: int = Field(default=0, ge=0)
     # Which earlier thinking the provider sends the model: "auto" (by model, engine/data/models.yaml),
-    # "all" turns, or only the current assistant turn's ("last_turn": Claude before Opus 4.5 / Sonnet 4.6).
-    thinking: Literal["auto", "all", "last_turn"] = "auto"
+    # "all" turns, only the current assistant turn's ("last_turn": Claude before Opus 4.5 / Sonnet 4.6,
+    # OpenAI's reasoning models), or "none" (Gemini: thoughts are never sent back).
+    thinking: Literal["auto", "all", "last_turn", "none"] = "auto"
     # The agent model's LangChain `ls_provider`: reported usage on an AI message counts toward a
     # token trigger only when its `model_provider` is this one (LangChain's rule); None = any.
     provider: str | None = None
@@ -191,8 +192,10 @@ class TodoConfig(FrozenModel):
     enabled: bool = True
     # DeerFlow's TodoMiddleware: v2.0-m0 ("deerflow") or HEAD ("deerflow-head": hidden reminder, completion reminder)
     style: Literal["deerflow", "deerflow-head"] = "deerflow-head"
-    # append LangChain's TodoListMiddleware system prompt on every call (DeerFlow's subclass inherits it)
+    # append DeerFlow's TodoMiddleware system prompt (the text its lead agent builds) on every call
     system_prompt: bool = False
+    # send the `write_todos` tool (DeerFlow's description) with every request, unless the thread has one
+    tool: bool = False
 
 
 class DanglingConfig(FrozenModel):
@@ -226,6 +229,9 @@ class InputContextConfig(FrozenModel):
     base_prompt: bool = True
     tool_prompts: bool = True
     skills: tuple[SkillConfig, ...] = ()
+    # a framework's own tools sent ahead of the thread's (engine/layers/agent_tools.py): "deepagents" =
+    # Deep Agents 0.7.32's filesystem tools and `task` (a sub-agent thread: no `task`)
+    agent_tools: Literal["none", "deepagents"] = "none"
 
 
 class PriceOverride(FrozenModel):

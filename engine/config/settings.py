@@ -9,11 +9,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
-
 from engine.base.errors import ConfigError
 from engine.config.links import VIEW_PARAMS, link_setting_allowed, refusal
-from engine.config.presets import DEFAULT_PRESET, PRESETS
+from engine.config.presets import DEFAULT_PRESET, PRESETS, default_preset_name
+from engine.config.safe_yaml import load_yaml
 from engine.config.schema import EngineConfig, preset
 from engine.config.sections import BUILTIN_LAYERS, DEFAULT_ORDER
 
@@ -21,8 +20,9 @@ TOGGLE_LAYERS: tuple[str, ...] = DEFAULT_ORDER
 # Where a layer turned on goes: the recorded layer first (it rebuilds the history the others see),
 # context editing and the coding-agent compaction next to summarization (Claude Code microcompacts
 # before it autocompacts).
-CANONICAL_ORDER: tuple[str, ...] = ("recorded", "filesystem", "subagents", "summarization", "context_editing",
-                                    "compaction", "todo", "dangling", "memory")
+# DeerFlow HEAD's durable context goes before summarization, its system-message coalescing last.
+CANONICAL_ORDER: tuple[str, ...] = ("recorded", "filesystem", "subagents", "durable_context", "summarization",
+                                    "context_editing", "compaction", "todo", "dangling", "memory", "coalesce")
 
 
 # -- config helpers --------------------------------------------------------------------------
@@ -64,9 +64,9 @@ def setting_text(key: str, value: Any) -> str:
 
 
 def _reads_back(text: str) -> bool:
-    try:
-        return bool(yaml.safe_load(text) == text)
-    except yaml.YAMLError:
+    try:  # bounded: a prompt of 5,000 `[` is text, not a RecursionError on every page's URL
+        return bool(load_yaml(text, source="value") == text)
+    except ConfigError:
         return False
 
 
@@ -92,19 +92,21 @@ def url_params(config: EngineConfig) -> dict[str, str]:
     return params
 
 
-def config_from_params(params: Mapping[str, str]) -> tuple[EngineConfig, list[str]]:
+def config_from_params(params: Mapping[str, str], default: str = DEFAULT_PRESET) -> tuple[EngineConfig, list[str]]:
     """Rebuild a config from query parameters; bad parameters are skipped and reported.
 
     A parameter that is not on the allow-list (`engine.config.links.LINK_SETTINGS`) is refused, whatever
-    its value: a link cannot set a path, a workspace, a model or an endpoint.
+    its value: a link cannot set a path, a workspace, a model or an endpoint. `default` is the preset the
+    link's thread opens on (`as-recorded` for a thread that recorded its usage): an unknown preset falls
+    back to it, as the link without a preset would, and the notice says so.
     """
-    name = params.get("preset") or DEFAULT_PRESET
+    name = params.get("preset") or default
     errors: list[str] = []
     try:
         config = preset(name) if name != "custom" else EngineConfig()
     except ConfigError as exc:
-        errors.append(str(exc))
-        config = preset(DEFAULT_PRESET)
+        errors.append(f"{exc}; showing {default}, this thread's default")
+        config = preset(default)
     for key, raw in params.items():
         if key in RESERVED_PARAMS:
             continue
@@ -116,3 +118,19 @@ def config_from_params(params: Mapping[str, str]) -> tuple[EngineConfig, list[st
         except ConfigError as exc:
             errors.append(str(exc))
     return config, errors
+
+
+def default_config(thread: Any = None) -> EngineConfig:
+    """The settings a thread opens on in the dashboard: as recorded when its source recorded what it sent
+    (`default_preset_name`); for a sample one of our scenarios generated, the settings under which its
+    layers act (its lesson preset and overrides, recorded in the thread: the landing thread opens with
+    offloads, summaries, a reminder and patches on its first screen, issue 35); else the default preset."""
+    name = default_preset_name(thread)
+    scenario = (getattr(thread, "extra", None) or {}).get("scenario") if thread is not None else None
+    if name == DEFAULT_PRESET and isinstance(scenario, dict) and scenario.get("lesson_preset") in PRESETS:
+        overrides = [str(o) for o in scenario.get("lesson_overrides") or ()]
+        try:
+            return preset(str(scenario["lesson_preset"])).with_overrides(overrides)
+        except ConfigError:  # a hand-edited sample: its preset alone
+            return preset(str(scenario["lesson_preset"]))
+    return preset(name)

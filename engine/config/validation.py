@@ -26,7 +26,8 @@ def config_error(exc: ValidationError, doc: Any, source: str) -> ConfigError:
         msg = "unknown key"
     elif err["type"] == "literal_error":
         msg = f"{msg}"
-    shown = f" (got {value!r})" if value is not _MISSING else ""
+    # a message that already names the value ("got 'potato'") does not get it twice (issue 35)
+    shown = f" (got {value!r})" if value is not _MISSING and f"got {value!r}" not in msg else ""
     return ConfigError(f"{msg}{shown}", key=key)
 
 

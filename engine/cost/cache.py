@@ -34,10 +34,11 @@ Every number here is a function of the blocks and times given, so hand-made requ
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import repeat
+from itertools import islice, repeat
+from typing import Any
 
 ANTHROPIC_LOOKBACK_BLOCKS = 20
 OPENAI_MIN_TOKENS = 1024
@@ -58,7 +59,7 @@ class Block:
 
 @dataclass(frozen=True)
 class Request:
-    blocks: tuple[Block, ...]
+    blocks: Sequence[Block]  # a tuple, or a Joined sequence sharing its blocks with the previous request
     time_s: float | None = None  # when the request started (seconds); None: no timestamps recorded
     label: str = ""
     # the blocks' tokens when the caller already summed them as it built the request (engine.cost.cache_run
@@ -124,13 +125,96 @@ class CacheUse:
                 "gap_s": None if self.gap_s is None else round(self.gap_s, 3)}
 
 
-# An entry: (tokens of the prefix, when it expires or None). Tuples, so a cache copies at C speed.
-_Entry = tuple[int, float | None]
+class Joined(Sequence[Block]):
+    """A request's blocks as parts, without copying them: each part is the first `n` blocks of a sequence.
+
+    Requests that extend each other (a conversation growing step by step) hold prefixes of one
+    append-only list of blocks (engine.cost.cache_run), so building a request and telling that it extends
+    the previous one cost its new blocks, not the whole request (`extends`).
+    """
+
+    __slots__ = ("parts", "n")
+
+    def __init__(self, *parts: tuple[Sequence[Block], int]) -> None:
+        self.parts = tuple((seq, n) for seq, n in parts if n)
+        self.n = sum(n for _, n in self.parts)
+
+    @classmethod
+    def of(cls, *pieces: Sequence[Block]) -> Joined:
+        """The blocks of `pieces` in order (a Joined's parts are taken over, not nested)."""
+        parts: list[tuple[Sequence[Block], int]] = []
+        for piece in pieces:
+            if isinstance(piece, Joined):
+                parts.extend(piece.parts)
+            else:
+                parts.append((piece, len(piece)))
+        return cls(*parts)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __iter__(self) -> Iterator[Block]:
+        for seq, n in self.parts:
+            yield from (seq if len(seq) == n else islice(seq, n))
+
+    def tail(self, start: int) -> Iterator[Block]:
+        """The blocks from position `start` on."""
+        for seq, n in self.parts:
+            if start >= n:
+                start -= n
+                continue
+            # a list or tuple slices at C speed; islice would step over the first `start` one by one
+            yield from (seq[start:n] if isinstance(seq, (list, tuple)) else islice(seq, start, n))
+            start = 0
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self.n)
+            if step == 1:  # the blocks from `start` on, without walking the ones before (engine.cost.split)
+                return tuple(islice(self.tail(start), max(0, stop - start)))
+            return tuple(self)[i]
+        if i < 0:
+            i += self.n
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        for seq, n in self.parts:
+            if i < n:
+                return seq[i]
+            i -= n
+        raise IndexError(i)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Joined, tuple, list)):
+            return len(self) == len(other) and tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def extends(self, previous: Sequence[Block]) -> bool:
+        """`previous` is a leading part of these blocks, told from the parts: the same leading parts
+        (the same objects, or the same keys for a short part such as the prompt prefix) and the same
+        list for the last one, at least as long. False does not say they differ (compare the keys)."""
+        if not isinstance(previous, Joined) or not previous.parts or len(previous.parts) > len(self.parts):
+            return False
+        last = len(previous.parts) - 1
+        for k, (seq, n) in enumerate(previous.parts):
+            mine, m = self.parts[k]
+            if k == last:
+                return mine is seq and m >= n
+            if m != n:
+                return False
+            if mine is not seq and (n > 8 or any(a.key != b.key for a, b in zip(islice(mine, n), islice(seq, n), strict=True))):
+                return False
+        return False
 
 
 @dataclass
 class _Layout:
-    """A request as positions: per block its prefix hash, cumulative tokens and cumulative content blocks."""
+    """A request as positions: per block its prefix hash, cumulative tokens and cumulative content blocks.
+
+    The arrays may run past `size`: a later request that extends this one appends to them in place
+    (O(new blocks) per step); whoever finds them longer than its own size copies before appending.
+    """
 
     keys: list[str]
     hashes: list[int]
@@ -138,49 +222,68 @@ class _Layout:
     ends: list[int]
     flagged: list[int]  # blocks the agent marks with a breakpoint (besides the last)
     blocks: Sequence[Block] = ()  # the request's own blocks (the next request compares with them first)
+    shared: int = 0  # leading blocks equal to `previous`'s (engine.cost.split: content sent before)
+    size: int = 0
+    # positions this layout compared with the previous request's, copied from it or computed: its cost
+    # (a growing conversation's request costs its new blocks; tests count it instead of timing)
+    work: int = 0
 
 
 def layout(blocks: Sequence[Block], previous: _Layout | None = None) -> _Layout:
-    """The positions of a request; the leading blocks it shares with `previous` (same keys) are copied,
-    so a growing conversation costs only its new blocks.
+    """The positions of a request; the leading blocks it shares with `previous` (same keys) are taken
+    from it, so a growing conversation costs only its new blocks.
 
     Hashes only decide equality inside one process, so Python's tuple hash serves (cumulative: a
     block's hash covers everything before it).
     """
-    n = 0
+    n = work = 0
     if previous is not None:
         keys = previous.keys
-        shared = len(previous.blocks)
-        if shared == len(keys) and tuple(blocks[:shared]) == tuple(previous.blocks):
-            # the common case: the same Block objects lead (identity first, at C speed); equal blocks
-            # have equal keys, so this is the keys' common prefix without listing every key
-            n = shared
-        elif (new_keys := [b.key for b in blocks])[: len(keys)] == keys:
-            n = len(keys)
+        shared = previous.size
+        if isinstance(blocks, Joined) and shared <= len(blocks) and blocks.extends(previous.blocks):
+            n = shared  # the same list of blocks, longer: nothing to compare
+        elif shared == len(previous.blocks) and shared <= len(blocks) and tuple(blocks[:shared]) == tuple(previous.blocks):
+            # the same Block objects lead (identity first, at C speed); equal blocks have equal keys
+            n = work = shared
         else:
-            limit = min(len(keys), len(blocks))
-            while n < limit and new_keys[n] == keys[n]:
-                n += 1
+            new_keys = [b.key for b in blocks]
+            work = len(new_keys)
+            limit = min(shared, len(new_keys))
+            if new_keys[:limit] == keys[:limit]:
+                n = limit
+            else:
+                while n < limit and new_keys[n] == keys[n]:
+                    n += 1
     if n and previous is not None:
-        out = _Layout(previous.keys[:n], previous.hashes[:n], previous.cumulative[:n], previous.ends[:n],
-                      [i for i in previous.flagged if i < n])
+        if n == previous.size == len(previous.hashes):  # nobody appended past it: extend its arrays in place
+            out = _Layout(previous.keys, previous.hashes, previous.cumulative, previous.ends,
+                          [i for i in previous.flagged if i < n])
+        else:
+            out = _Layout(previous.keys[:n], previous.hashes[:n], previous.cumulative[:n], previous.ends[:n],
+                          [i for i in previous.flagged if i < n])
+            work += n
     else:
         out = _Layout([], [], [], [], [])
     out.blocks = blocks
-    h = out.hashes[-1] if out.hashes else 0
-    tokens = out.cumulative[-1] if out.cumulative else 0
-    pos = out.ends[-1] if out.ends else 0
-    for i in range(n, len(blocks)):
-        b = blocks[i]
+    out.shared = n
+    h = out.hashes[n - 1] if n else 0
+    tokens = out.cumulative[n - 1] if n else 0
+    pos = out.ends[n - 1] if n else 0
+    keys_, hashes, cumulative, ends, flagged = out.keys, out.hashes, out.cumulative, out.ends, out.flagged
+    i = n
+    for b in (blocks.tail(n) if isinstance(blocks, Joined) else blocks[n:]):
         h = hash((h, b.key))
         tokens += b.tokens
         pos += max(1, b.blocks)
-        out.keys.append(b.key)
-        out.hashes.append(h)
-        out.cumulative.append(tokens)
-        out.ends.append(pos)
+        keys_.append(b.key)
+        hashes.append(h)
+        cumulative.append(tokens)
+        ends.append(pos)
         if b.breakpoint:
-            out.flagged.append(i)
+            flagged.append(i)
+        i += 1
+    out.size = i
+    out.work = work + i - n
     return out
 
 
@@ -189,12 +292,19 @@ def prefix_hashes(blocks: Sequence[Block]) -> list[int]:
     return layout(blocks).hashes
 
 
+# An entry: (tokens of the prefix, its expiry cell). A cell is a one-item list holding when the entry
+# expires (None: never). The prefixes of the latest OpenAI request share one cell, so re-sending them
+# all (every step of a growing conversation) refreshes them in O(1) (see `PromptCache._send_openai`).
+_Cell = list[float | None]
+_Entry = tuple[int, _Cell]
+
+
 @dataclass
 class _Sent:
     """The previous request as the cache saw it: its layout, and the positions its cache reached."""
 
     layout: _Layout
-    breakpoints: list[int]  # block indices whose prefix it left cached
+    breakpoints: Sequence[int]  # block indices whose prefix it left cached
     cached_tokens: int
 
     @property
@@ -205,6 +315,10 @@ class _Sent:
     def cumulative(self) -> list[int]:
         return self.layout.cumulative
 
+    @property
+    def size(self) -> int:
+        return self.layout.size
+
 
 @dataclass
 class PromptCache:
@@ -214,13 +328,24 @@ class PromptCache:
     entries: dict[int, _Entry] = field(default_factory=dict)
     previous: _Sent | None = None
     last_time_s: float | None = None
+    # OpenAI: the cell every prefix of the previous request holds, and how many of its prefixes that is
+    chain: tuple[_Cell, int] | None = None
+    # positions laid out (compared, copied, computed) and entries looked up or written, over every request:
+    # what the requests cost, counted (a growing conversation costs its new blocks per step)
+    work: int = 0
 
     def copy(self) -> PromptCache:
-        """An independent cache in the same state (for counterfactual request streams)."""
+        """An independent cache in the same state (for counterfactual request streams).
+
+        The entries are copied at C speed and their expiry cells shared: only a chain's cell is ever
+        refreshed in place, so both sides drop their chain (the next request of each writes its prefixes
+        with a cell of its own) and neither refreshes what the other holds.
+        """
+        self.chain = None
         return PromptCache(self.rules, dict(self.entries), self.previous, self.last_time_s)
 
     def _alive(self, entry: _Entry | None, now: float | None) -> bool:
-        return entry is not None and (now is None or entry[1] is None or now < entry[1])
+        return entry is not None and _live(entry[1], now)
 
     def _expiry(self, now: float | None) -> float | None:
         return None if now is None else now + self.rules.lifetime_s
@@ -231,7 +356,8 @@ class PromptCache:
         if not blocks or self.rules.kind == "none":
             return self._send_uncached(request)
         lay = layout(blocks, self.previous.layout if self.previous is not None else None)
-        total = lay.cumulative[-1]
+        self.work += lay.work
+        total = lay.cumulative[lay.size - 1]
         gap = None if now is None or self.last_time_s is None else now - self.last_time_s
         use = CacheUse(total=total, ttl=self.rules.ttl, gap_s=gap)
         if now is not None:
@@ -248,13 +374,14 @@ class PromptCache:
         if now is not None:
             self.last_time_s = now
         self.previous = None
+        self.chain = None
         return CacheUse(total=request.total, uncached=request.total, ttl=self.rules.ttl, gap_s=gap)
 
     # -- Anthropic: explicit breakpoints ---------------------------------------------------------
     def _send_anthropic(self, use: CacheUse, lay: _Layout, now: float | None) -> None:
         rules = self.rules
         hashes, cumulative, ends = lay.hashes, lay.cumulative, lay.ends  # ends: the lookback counts content blocks
-        last = len(hashes) - 1
+        last = lay.size - 1
         marked = sorted({*lay.flagged, last})
         hit: int | None = None
         for bp in reversed(marked):
@@ -273,22 +400,23 @@ class PromptCache:
         use.write = max(0, written_to - read)
         use.uncached = use.total - max(read, written_to)
         use.too_short = not cacheable
-        self._attribute(use, hashes, cumulative, ends, marked, hit, now)
+        self._attribute(use, lay, marked, hit, now)
         expiry = self._expiry(now)
         for bp in cacheable:
-            self.entries[hashes[bp]] = (cumulative[bp], expiry)
+            self.entries[hashes[bp]] = (cumulative[bp], [expiry])
         if hit is not None:  # "refreshed ... each time the cached content is used"
-            self.entries[hashes[hit]] = (cumulative[hit], expiry)
+            self.entries[hashes[hit]] = (cumulative[hit], [expiry])
         self.previous = _Sent(lay, cacheable, written_to if cacheable else read)
+        self.chain = None
 
-    def _attribute(self, use: CacheUse, hashes: list[int], cumulative: list[int], ends: list[int],
-                   marked: list[int], hit: int | None, now: float | None) -> None:
+    def _attribute(self, use: CacheUse, lay: _Layout, marked: list[int], hit: int | None, now: float | None) -> None:
         """Split what the previous request left cached and this one did not read into its causes."""
         prev = self.previous
         if prev is None or not prev.cached_tokens:
             return
+        hashes, ends = lay.hashes, lay.ends
         use.previous_cached = prev.cached_tokens
-        shared = _common_prefix(prev.hashes, hashes)  # blocks both requests hold, in order
+        shared = _common_prefix(prev.hashes, hashes, prev.size, lay.size)  # blocks both requests hold, in order
         # the longest entry the previous request left that this request still contains
         reachable_at = max((i for i in prev.breakpoints if i < shared), default=None)
         reachable = prev.cumulative[reachable_at] if reachable_at is not None else 0
@@ -304,28 +432,54 @@ class PromptCache:
 
     # -- OpenAI: automatic prefix caching ---------------------------------------------------------
     def _send_openai(self, use: CacheUse, lay: _Layout, now: float | None) -> None:
+        """Every prefix of a processed prompt is cached; a request reads the longest live one.
+
+        The prefixes of the previous request all hold one expiry cell (`chain`); a request that extends
+        it (the usual step) looks only at its new blocks and that cell, and refreshes the cell instead
+        of every prefix: O(new blocks). Any other request walks and writes every prefix, as stated.
+        """
         rules = self.rules
-        hashes, cumulative = lay.hashes, lay.cumulative
-        longest = next((cumulative[i] for i in range(len(hashes) - 1, -1, -1)
-                        if self._alive(self.entries.get(hashes[i]), now)), 0)
+        hashes, cumulative, size = lay.hashes, lay.cumulative, lay.size
+        prev = self.previous
+        shared = _common_prefix(prev.hashes, hashes, prev.size, size) if prev is not None else 0
+        chain = self.chain
+        extends = chain is not None and prev is not None and shared == prev.size == chain[1]
+        floor = shared if extends else 0  # positions below it all hold the chain's cell
+        found = next((i for i in range(size - 1, floor - 1, -1) if self._alive(self.entries.get(hashes[i]), now)), None)
+        self.work += size - (found if found is not None else floor)
+        longest = cumulative[found] if found is not None else None
+        if longest is None:
+            longest = cumulative[shared - 1] if extends and shared and _live(chain[0], now) else 0  # type: ignore[index]
         read = _rounded(longest, rules)
         use.read = read
         use.uncached = use.total - read
         use.too_short = use.total < rules.min_tokens
-        prev = self.previous
         if prev is not None and prev.cached_tokens:
             use.previous_cached = prev.cached_tokens
-            shared = _common_prefix(prev.hashes, hashes)
             reachable = prev.cumulative[shared - 1] if shared else 0
             use.rewritten = max(0, prev.cached_tokens - reachable)
             if reachable > longest:
                 use.expired = _rounded(reachable, rules) - read
         expiry = self._expiry(now)
-        # every prefix of a processed prompt is cached (the longest one is what a later request finds)
         if use.total >= rules.min_tokens:
-            # (tokens, expiry) pairs made by zip, at C speed: this runs over the whole request at every step
-            self.entries.update(zip(hashes, zip(cumulative, repeat(expiry)), strict=True))
-        self.previous = _Sent(lay, list(range(len(hashes))), _rounded(use.total, rules))
+            if extends:
+                cell = chain[0]  # type: ignore[index]
+                cell[0] = expiry  # every prefix the previous request sent is sent again: refreshed at once
+                start = shared
+            else:
+                cell, start = [expiry], 0
+            # (tokens, cell) pairs made by zip, at C speed
+            self.entries.update(zip(hashes[start:size], zip(cumulative[start:size], repeat(cell)), strict=True))
+            self.work += size - start
+            self.chain = (cell, size)
+        else:
+            self.chain = None
+        self.previous = _Sent(lay, range(size), _rounded(use.total, rules))
+
+
+def _live(cell: _Cell, now: float | None) -> bool:
+    expiry = cell[0]
+    return now is None or expiry is None or now < expiry
 
 
 def _rounded(tokens: int, rules: CacheRules) -> int:
@@ -334,9 +488,10 @@ def _rounded(tokens: int, rules: CacheRules) -> int:
     return rules.min_tokens + (tokens - rules.min_tokens) // rules.increment_tokens * rules.increment_tokens
 
 
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    """How many leading blocks two requests share (their cumulative hashes agree up to there)."""
-    lo, hi = 0, min(len(a), len(b))
+def _common_prefix(a: Sequence[int], b: Sequence[int], len_a: int | None = None, len_b: int | None = None) -> int:
+    """How many leading blocks two requests share (their cumulative hashes agree up to there); `len_a`,
+    `len_b`: the requests' sizes when their arrays run on (a shared layout)."""
+    lo, hi = 0, min(len(a) if len_a is None else len_a, len(b) if len_b is None else len_b)
     # cumulative hashes: once they differ they differ for good, so bisect
     while lo < hi:
         mid = (lo + hi + 1) // 2

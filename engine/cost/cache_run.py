@@ -35,7 +35,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from engine.cost.cache import Block, CacheRules, CacheUse, PromptCache, Request
+from engine.cost.cache import Block, CacheRules, CacheUse, Joined, PromptCache, Request
 from engine.cost.prices import price_for
 from engine.run.run import Run, StepRecord
 from engine.thread.model import Thread
@@ -58,7 +58,8 @@ def message_key(message: BaseMessage) -> str:
     calls = [(tc.get("name"), tc.get("args"), tc.get("id")) for tc in message.tool_calls] \
         if isinstance(message, AIMessage) else None
     # repr, not JSON: keys only compare messages inside one run, where equal content has equal repr
-    body = (message.type, message.content, calls, getattr(message, "tool_call_id", None))
+    # (an attribute a message type lacks is an AttributeError raised inside pydantic: slow at a million messages)
+    body = (message.type, message.content, calls, message.tool_call_id if isinstance(message, ToolMessage) else None)
     return hashlib.sha1(repr(body).encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -140,33 +141,51 @@ def _model(thread: Thread, config: Any) -> str | None:
 
 
 def _prefix_blocks(step: StepRecord, messages_tokens: int, boundary: int | None,
-                   keys: dict[tuple[int, tuple[str, ...], int], tuple[Any, str]] | None = None) -> list[Block]:
+                   keys: dict[tuple[int, tuple[str, ...], int, str | None], tuple[Any, str]] | None = None,
+                   model: str | None = None) -> list[Block]:
     prefix = max(0, step.view_tokens - messages_tokens)
     if not prefix:
         return []
-    key = _prefix_key(step, prefix) if keys is None else _known_prefix_key(step, prefix, keys)
+    key = _prefix_key(step, prefix, model) if keys is None else _known_prefix_key(step, prefix, keys, model)
     if boundary is not None and 0 < boundary < prefix:
         return [Block(key + ":system", boundary, 1, True, "prompt"),
                 Block(key + ":rest", prefix - boundary, 1, False, "prompt (after the system prompt)")]
     return [Block(key, prefix, 1, True, "prompt")]
 
 
-def _prefix_key(step: StepRecord, prefix: int) -> str:
+def _prefix_key(step: StepRecord, prefix: int, model: str | None = None) -> str:
+    # the model is part of the key: "The cache is per-model" (Anthropic, cache diagnostics, `model_changed`)
     system = step.system.content if step.system is not None else None
-    return hashlib.sha1(json.dumps([system, list(step.tool_names), prefix], default=str).encode()).hexdigest()
+    body = [system, list(step.tool_names), prefix] + ([model] if model else [])
+    return hashlib.sha1(json.dumps(body, default=str).encode()).hexdigest()
 
 
-def _known_prefix_key(step: StepRecord, prefix: int, keys: dict[tuple[int, tuple[str, ...], int], tuple[Any, str]]) -> str:
-    """`_prefix_key`, made once per system message object, tool names and prefix size (most steps of a run
-    share one system message: dumping and hashing it again is O(prompt) per step). The entry keeps the
+def _known_prefix_key(step: StepRecord, prefix: int,
+                      keys: dict[tuple[int, tuple[str, ...], int, str | None], tuple[Any, str]],
+                      model: str | None = None) -> str:
+    """`_prefix_key`, made once per system message object, tool names, prefix size and model (most steps of a
+    run share one system message: dumping and hashing it again is O(prompt) per step). The entry keeps the
     message alive, so its id cannot be reused by another object."""
-    cache_key = (id(step.system), step.tool_names, prefix)
+    cache_key = (id(step.system), step.tool_names, prefix, model)
     hit = keys.get(cache_key)
     if hit is None or hit[0] is not step.system:
         if len(keys) >= 256:  # a layer rebuilding the system message every step
             keys.clear()
-        hit = keys[cache_key] = (step.system, _prefix_key(step, prefix))
+        hit = keys[cache_key] = (step.system, _prefix_key(step, prefix, model))
     return hit[1]
+
+
+def step_models(run: Run) -> list[str | None]:
+    """The model each step's call went to, as recorded (the last recorded one carried forward; the thread's
+    model before any): a switch of model starts a new cache."""
+    current = run.thread.model
+    out: list[str | None] = []
+    for step in run.steps:
+        usage = run.thread.usage.get(step.message_id)
+        if usage is not None and usage.model:
+            current = usage.model
+        out.append(current)
+    return out
 
 
 KEPT_STEPS = 4
@@ -182,21 +201,26 @@ def _extends(view: Sequence[BaseMessage], last: Sequence[BaseMessage]) -> bool:
 
 
 class RequestBuilder:
-    """Steps of one run as cache requests (message keys made once per message object)."""
+    """Steps of one run as cache requests (message keys made once per message object).
+
+    The blocks of views that extend each other are one list, only appended to: a step's request holds
+    the first blocks of it (engine.cost.cache.Joined), so a step costs its new messages, not its view.
+    """
 
     def __init__(self, run: Run, boundary: int | None = None) -> None:
         self.run = run
         self.boundary = boundary
         self._blocks: dict[int, tuple[BaseMessage, Block]] = {}
-        # the last view asked for, its blocks and their tokens (the next step usually extends it)
-        self._last: tuple[Sequence[BaseMessage], list[Block], int] | None = None
-        # the last few steps' block lists only: pricing asks for a step and the one before it (a summarizer
-        # call, a payback), and each list is as long as its view, so keeping every step's held steps x view
-        # references (a 40k-message replay spent 800 MB here). An older step is rebuilt from the per-message
-        # blocks, which are the same objects, so a rebuilt list is equal to the one dropped.
-        self._per_step: dict[int, tuple[Any, list[Block]]] = {}
+        # the last view asked for, the block list its blocks lead (only ever appended to) and their tokens
+        self._last: tuple[Sequence[BaseMessage], list[Block], int, int] | None = None
+        # the last few steps' block sequences (pricing asks for a step and the one before it: a summarizer
+        # call, a payback); an older step is rebuilt from the per-message blocks, which are the same
+        # objects, so a rebuilt sequence is equal to the one dropped
+        self._per_step: dict[int, tuple[Any, Joined]] = {}
         self._tokens: dict[int, int] = {}
-        self._prefix_keys: dict[tuple[int, tuple[str, ...], int], tuple[Any, str]] = {}
+        self._prefix_keys: dict[tuple[int, tuple[str, ...], int, str | None], tuple[Any, str]] = {}
+        self.models = step_models(run)
+        self.work = 0  # blocks listed for the views asked (counted by tests: a step costs its new messages)
 
     def block(self, message: BaseMessage) -> Block:
         """The message as a cache block (made once per message object: counts are fixed per object)."""
@@ -207,29 +231,34 @@ class RequestBuilder:
             hit = self._blocks[id(message)] = (message, made)
         return hit[1]
 
-    def messages(self, step: StepRecord) -> list[Block]:
+    def messages(self, step: StepRecord) -> Joined:
         """The view's messages as blocks (kept per step). A view that starts with the previous view's
-        messages (the same objects, as most steps do) reuses their blocks: a step costs its new ones."""
+        messages (the same objects, as most steps do) appends its new blocks to the previous view's list:
+        a step costs its new ones."""
         hit = self._per_step.get(step.index)
         if hit is not None and hit[0] is step.view:
-            return list(hit[1])
+            return hit[1]
         view = step.view
         last = self._last
-        n = len(last[0]) if last is not None else 0
-        if last is not None and n <= len(view) and _extends(view, last[0]):
+        n = last[3] if last is not None else 0
+        last_chain = last[1] if last is not None else None
+        if last is not None and n <= len(view) and len(last[1]) == n and _extends(view, last[0]):
+            chain = last[1]
             new = [self.block(m) for m in view[n:]]
-            blocks = last[1] + new
+            chain.extend(new)
             tokens = last[2] + sum(b.tokens for b in new)  # a running sum: the step costs its new blocks
         else:
-            blocks = [self.block(m) for m in view]
-            tokens = sum(b.tokens for b in blocks)
+            chain = [self.block(m) for m in view]
+            tokens = sum(b.tokens for b in chain)
+        self.work += len(view) - n if chain is last_chain else len(view)
         # a Snapshot is kept as it is (its first messages never change: engine.run.replay), anything else copied
-        self._last = (view if hasattr(view, "src") else tuple(view), blocks, tokens)
+        self._last = (view if hasattr(view, "src") else tuple(view), chain, tokens, len(view))
         self._tokens[step.index] = tokens
+        blocks = Joined((chain, len(view)))
         self._per_step[step.index] = (view, blocks)
         while len(self._per_step) > KEPT_STEPS:
             del self._per_step[next(iter(self._per_step))]  # the oldest entry (dicts keep insertion order)
-        return list(blocks)
+        return blocks
 
     def messages_tokens(self, step: StepRecord) -> int:
         """Tokens of the view's messages (kept per step)."""
@@ -242,11 +271,12 @@ class RequestBuilder:
                 time_s: float | None = None) -> Request:
         body = self.messages(step)
         body_tokens = self.messages_tokens(step)
-        prefix = _prefix_blocks(step, body_tokens, self.boundary, self._prefix_keys)
+        model = self.models[step.index] if step.index < len(self.models) else None
+        prefix = _prefix_blocks(step, body_tokens, self.boundary, self._prefix_keys, model)
         more = [self.block(m) for m in extra]
         when = time_s if time_s is not None else step_time(self.run.thread, step)
         total = sum(b.tokens for b in prefix) + body_tokens + sum(b.tokens for b in more)
-        return Request(tuple(prefix + body + more), when, label or f"step {step.index}", known_total=total)
+        return Request(Joined.of(prefix, body, more), when, label or f"step {step.index}", known_total=total)
 
 
 def default_boundary(run: Run) -> int | None:
@@ -299,4 +329,4 @@ def reproduction(run: Run, tolerance: float = 0.05) -> list[dict[str, Any]]:
 
 
 __all__ = ["RequestBuilder", "cache_rules", "content_blocks", "default_boundary", "message_key", "parse_time",
-           "prefix_boundary", "provider_of", "recorded_ttl", "reproduction", "simulate_run", "step_time"]
+           "prefix_boundary", "provider_of", "recorded_ttl", "reproduction", "simulate_run", "step_models", "step_time"]

@@ -32,8 +32,9 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
+from engine.base.wording import money
 from engine.cost.bill import Bill, price_use, write_price
-from engine.cost.cache import Block, CacheRules, CacheUse, PromptCache, Request
+from engine.cost.cache import Block, CacheRules, CacheUse, Joined, PromptCache, Request
 from engine.cost.cache_run import RequestBuilder, step_time
 from engine.cost.prices import PER_MILLION, Price
 from engine.run.run import Run, StepRecord
@@ -67,11 +68,11 @@ class CompactionCost:
                     "(no price for this model: add a cost.prices row to see dollars).")
         if self.paid_back_after is None:
             return (f"The compaction at {where} never paid back within {self.horizon_steps} step"
-                    f"{'s' if self.horizon_steps != 1 else ''}: net ${self.net_dollars:,.4f}.")
+                    f"{'s' if self.horizon_steps != 1 else ''}: net {money(self.net_dollars)}.")
         return (f"The compaction at {where} paid back after {self.paid_back_after} step"
-                f"{'s' if self.paid_back_after != 1 else ''}: it saved ${self.saved_dollars:,.4f} of later input, "
-                f"its cache misses cost ${self.cache_miss_dollars:,.4f} and its summarizer call "
-                f"${self.summarizer_dollars:,.4f} (net ${self.net_dollars:,.4f} over {self.horizon_steps} steps).")
+                f"{'s' if self.paid_back_after != 1 else ''}: it saved {money(self.saved_dollars)} of later input, "
+                f"its cache misses cost {money(self.cache_miss_dollars)} and its summarizer call "
+                f"{money(self.summarizer_dollars)} (net {money(self.net_dollars)} over {self.horizon_steps} steps).")
 
     def to_dict(self) -> dict[str, Any]:
         r = 6
@@ -107,26 +108,73 @@ def compaction_costs(run: Run, *, price: Price | None, rules: CacheRules, steps:
     `steps`: per step of the run its (cache use, bill, output tokens); `summarizer`: the dollars of the
     summarizer calls made before each step; `snapshots`: the cache before each compaction step.
     """
-    starts = [s.index for s in run.steps if any(is_compaction(e) for e in s.events)]
-    out: list[CompactionCost] = []
-    # an id is in the thread from message i on when its last occurrence is at i or later: one pass
-    # over the thread instead of a set of its remaining ids per compaction (quadratic with many)
-    last_at: dict[str, int] = {}
-    for i, m in enumerate(run.thread.messages):
-        if m.id:
-            last_at[m.id] = i
-    for n, c in enumerate(starts):
-        if c == 0 or c not in snapshots:
-            continue
-        end = starts[n + 1] if n + 1 < len(starts) else len(run.steps)
+    accounts = CompactionAccounts(run, price=price, rules=rules, builder=builder)
+    made = (accounts.account(c, snapshots[c].copy(), steps, summarizer) for c in accounts.starts if c in snapshots)
+    return [a for a in made if a is not None]
+
+
+@dataclass
+class _Open:
+    """A compaction account begun (CompactionAccounts.open): what its steps are compared against."""
+
+    step: int
+    event: Event
+    cache: PromptCache
+    base: Request
+    base_keys: set[str]
+    made: set[str | None]
+
+
+class CompactionAccounts:
+    """The accounts of one run's compactions, one at a time: `account(c, ...)` needs the steps up to the
+    next compaction only, so a pricing pass can settle each account (and drop its cache snapshot) as
+    soon as its horizon has been priced, instead of holding a snapshot per compaction to the end."""
+
+    def __init__(self, run: Run, *, price: Price | None, rules: CacheRules, builder: RequestBuilder) -> None:
+        self.run, self.price, self.rules, self.builder = run, price, rules, builder
+        self.starts = [s.index for s in run.steps if any(is_compaction(e) for e in s.events)]
+        self._ends = dict(zip(self.starts, [*self.starts[1:], len(run.steps)], strict=False))  # none: none
+        # an id is in the thread from message i on when its last occurrence is at i or later: one pass
+        # over the thread instead of a set of its remaining ids per compaction (quadratic with many)
+        self.last_at: dict[str, int] = {}
+        for i, m in enumerate(run.thread.messages):
+            if m.id:
+                self.last_at[m.id] = i
+
+    def end(self, c: int) -> int:
+        """The first step after compaction `c`'s horizon (the next compaction, or the run's end)."""
+        return self._ends[c]
+
+    def account(self, c: int, cache: PromptCache, steps: Sequence[tuple[CacheUse, Bill, int]],
+                summarizer: dict[int, float]) -> CompactionCost | None:
+        """The account of the compaction at step `c` (None at step 0), fed to `cache` (the cache as it was
+        before step `c`; used up); `steps` must reach `end(c)`."""
+        opened = self.open(c, cache)
+        return self.settle(opened, steps, summarizer) if opened is not None else None
+
+    def open(self, c: int, cache: PromptCache) -> _Open | None:
+        """What the account of compaction `c` starts from: the request without it (step c−1's plus what the
+        thread added before the cut) and what the compaction made. Made while pricing reaches step `c`,
+        it reuses the blocks the pricing just listed for step c−1."""
+        if c == 0:
+            return None
+        run, builder = self.run, self.builder
         event = next(e for e in run.steps[c].events if is_compaction(e))
         prev = run.steps[c - 1]
         base = builder.request(prev, history_before(run, run.steps[c], event))
         base_keys = {b.key for b in base.blocks}
         since = prev.message_index
         made = {m.id for m in run.steps[c].view
-                if builder.block(m).key not in base_keys and not (m.id and last_at.get(m.id, -1) >= since)}
-        cache = snapshots[c].copy()
+                if builder.block(m).key not in base_keys and not (m.id and self.last_at.get(m.id, -1) >= since)}
+        return _Open(c, event, cache, base, base_keys, made)
+
+    def settle(self, opened: _Open, steps: Sequence[tuple[CacheUse, Bill, int]],
+               summarizer: dict[int, float]) -> CompactionCost:
+        """The account of an opened compaction; `steps` must reach `end(c)`."""
+        run, price, rules, builder = self.run, self.price, self.rules, self.builder
+        c, event, cache, base, base_keys, made = (opened.step, opened.event, opened.cache, opened.base,
+                                                  opened.base_keys, opened.made)
+        end = self.end(c)
         summarizer_dollars = summarizer.get(c, 0.0)
         running = -summarizer_dollars
         saved_tokens = 0
@@ -139,7 +187,7 @@ def compaction_costs(run: Run, *, price: Price | None, rules: CacheRules, steps:
         # base lacks. A view that extends the previous step's (the same list, longer: engine.run.replay's
         # Snapshot) keeps the previous step's kept blocks and filters only its new messages.
         prev_view: Any = None
-        kept: tuple[Block, ...] = ()
+        kept: list[Block] = []  # only appended to while views extend: each request holds a prefix of it
         kept_tokens = 0
         for k in range(c, end):
             step = run.steps[k]
@@ -148,15 +196,16 @@ def compaction_costs(run: Run, *, price: Price | None, rules: CacheRules, steps:
             src = getattr(view, "src", None)
             start = len(prev_view) if (prev_view is not None and src is not None and getattr(prev_view, "src", None) is src
                                        and len(view) >= len(prev_view)) else 0
-            new = tuple(b for m, b in zip(view[start:], body[start:], strict=True)
-                        if b.key not in base_keys and m.id not in made)
+            new = [b for m, b in zip(view[start:], body.tail(start), strict=True)
+                   if b.key not in base_keys and m.id not in made]
             if start:
-                kept, kept_tokens = kept + new, kept_tokens + sum(b.tokens for b in new)
+                kept.extend(new)
+                kept_tokens += sum(b.tokens for b in new)
             else:
                 kept, kept_tokens = new, sum(b.tokens for b in new)
             prev_view = view
-            request = Request(base.blocks + kept, step_time(run.thread, step), f"without the compaction, step {k}",
-                              known_total=base.total + kept_tokens)
+            request = Request(Joined.of(base.blocks, Joined((kept, len(kept)))), step_time(run.thread, step),
+                              f"without the compaction, step {k}", known_total=base.total + kept_tokens)
             use = cache.send(request)
             actual_use, actual_bill, output = steps[k]
             without = price_use(use, output, price)
@@ -176,12 +225,11 @@ def compaction_costs(run: Run, *, price: Price | None, rules: CacheRules, steps:
                              "net_dollars": round(running, 6)})
         per_token = 0.0 if price is None else (write_price(price, rules.ttl) if rules.kind == "anthropic" else price.input)
         miss = miss_tokens * per_token / PER_MILLION
-        out.append(CompactionCost(
+        return CompactionCost(
             step=c, layer=event.layer, kind=event.kind, horizon_steps=end - c, saved_tokens=saved_tokens,
             saved_dollars=saved + miss, cache_miss_tokens=miss_tokens, cache_miss_dollars=miss,
             summarizer_dollars=summarizer_dollars, net_dollars=saved - summarizer_dollars, paid_back_after=paid_back,
-            window_exceeded_step=exceeded, per_step=per_step, priced=price is not None))
-    return out
+            window_exceeded_step=exceeded, per_step=per_step, priced=price is not None)
 
 
-__all__ = ["CompactionCost", "compaction_costs", "history_before", "is_compaction"]
+__all__ = ["CompactionAccounts", "CompactionCost", "compaction_costs", "history_before", "is_compaction"]

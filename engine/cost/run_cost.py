@@ -26,19 +26,21 @@ engine.cost.payback.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from engine.base.wording import money
 from engine.cost.bill import Bill, price_recorded, price_use, recorded_dict, usd
 from engine.cost.cache import CacheRules, CacheUse, PromptCache, Request
 from engine.cost.cache_run import RequestBuilder, cache_rules, default_boundary, step_time
-from engine.cost.payback import compaction_costs, history_before, is_compaction
+from engine.cost.misses import agrees, lost_price_per_token, miss_cause
+from engine.cost.payback import CompactionAccounts, history_before, is_compaction
 from engine.cost.prices import PER_MILLION, Price, price_for, table_checked
+from engine.cost.split import Replayed, Split, split_bill, split_totals
 from engine.policies.claude_code import SUMMARY_PROMPT as FORK_PROMPT
 from engine.run.run import Run, StepRecord
 from engine.thread.events import Event
@@ -63,11 +65,19 @@ class SummarizerCall:
     recorded: dict[str, Any] | None = None
     recorded_bill: Bill | None = None
 
+    @property
+    def dollars(self) -> float:
+        """What the call cost: its recorded usage priced where the source recorded the call (a Claude Code
+        compaction's own request read its prefix from the cache as the provider billed it), else the
+        modelled bill. Payback and the Evals net use this (issue 35: a recorded call was priced as modelled)."""
+        return (self.recorded_bill or self.bill).total
+
     def to_dict(self) -> dict[str, Any]:
         return {"step": self.step, "layer": self.layer, "style": self.style, "input_tokens": self.input_tokens,
                 "output_tokens": self.output_tokens, "cache": self.cache.to_dict() if self.cache else None,
                 "dollars": self.bill.to_dict(), "recorded": self.recorded,
-                "recorded_dollars": self.recorded_bill.to_dict() if self.recorded_bill else None}
+                "recorded_dollars": self.recorded_bill.to_dict() if self.recorded_bill else None,
+                "priced_as": "recorded" if self.recorded_bill is not None else "modelled"}
 
 
 @dataclass
@@ -82,14 +92,32 @@ class StepCost:
     recorded: dict[str, Any] | None = None
     recorded_bill: Bill | None = None
     recorded_cumulative: float | None = None
+    cause_detail: str = ""
+    lost_dollars: float = 0.0  # the lost tokens written again instead of read (engine.cost.misses)
+    # Claude Code's own diagnosis of this call (message.diagnostics): "none", "pending" or the reason's type
+    recorded_reason: str | None = None
+    recorded_missed_tokens: int | None = None
+    split: Split | None = None
+    recorded_split: Split | None = None
+
+    @property
+    def agrees(self) -> bool | None:
+        """Our cause against the recorded diagnosis (None: nothing recorded, or a state that is not scored)."""
+        return agrees(self.recorded_reason, self.cause)
 
     def to_dict(self) -> dict[str, Any]:
         return {"step": self.step, "message_id": self.message_id, "cache": self.cache.to_dict(),
-                "cause": self.cause, "output_tokens": self.output_tokens,
+                "cause": self.cause, "cause_detail": self.cause_detail, "lost_dollars": usd(self.lost_dollars),
+                "recorded_cause": None if self.recorded_reason is None else {
+                    "type": self.recorded_reason, "cache_missed_input_tokens": self.recorded_missed_tokens,
+                    "agrees": self.agrees},
+                "output_tokens": self.output_tokens,
                 "dollars": {**self.bill.to_dict(), "cumulative": usd(self.cumulative)},
+                "split": self.split.to_dict() if self.split is not None else None,
                 "recorded": self.recorded,
                 "recorded_dollars": None if self.recorded_bill is None else
-                {**self.recorded_bill.to_dict(), "cumulative": usd(self.recorded_cumulative or 0.0)}}
+                {**self.recorded_bill.to_dict(), "cumulative": usd(self.recorded_cumulative or 0.0)},
+                "recorded_split": self.recorded_split.to_dict() if self.recorded_split is not None else None}
 
 
 @dataclass
@@ -117,6 +145,9 @@ class RunCost:
             "dollars": usd(self.total()),
             "calls_dollars": usd(sum(s.bill.total for s in self.steps)),
             "summarizer_dollars": usd(sum(c.bill.total for c in self.summarizer_calls)),
+            # the same calls as recorded where the source recorded them (SummarizerCall.dollars); the
+            # modelled figures above stay modelled, so two runs compare like for like
+            "summarizer_billed_dollars": usd(sum(c.dollars for c in self.summarizer_calls)),
             "input_dollars": usd(sum(s.bill.input for s in self.steps)),
             "cache_read_dollars": usd(sum(s.bill.cache_read for s in self.steps)),
             "cache_write_dollars": usd(sum(s.bill.cache_write for s in self.steps)),
@@ -128,12 +159,15 @@ class RunCost:
             "hit_rate": round(read / sent, 4) if sent else None,
             "lost_tokens": {cause: sum(s.cache.lost for s in self.steps if s.cause == cause)
                             for cause in sorted({s.cause for s in self.steps if s.cause and s.cache.lost})},
+            "lost_by_cause": self.lost_by_cause(),
+            "split": split_totals([s.split for s in self.steps if s.split is not None]),
         }
         if self.accounted:
             out["compactions"] = len(self.compactions)
             out["compaction_net_dollars"] = usd(sum(c.net_dollars for c in self.compactions))
         recorded = [s for s in self.steps if s.recorded_bill is not None]
         if self.recorded_applies and recorded:
+            out["recorded_split"] = split_totals([s.recorded_split for s in recorded if s.recorded_split is not None])
             rec_read = sum((s.recorded or {}).get("cache_read") or 0 for s in recorded)
             rec_sent = sum(s.cache.total for s in recorded)
             out["recorded_dollars"] = usd(sum(s.recorded_bill.total for s in recorded if s.recorded_bill)
@@ -141,6 +175,43 @@ class RunCost:
             out["recorded_hit_rate"] = round(rec_read / rec_sent, 4) if rec_sent else None
             out["recorded_steps"] = len(recorded)
         return out
+
+    def agreement(self) -> dict[str, Any] | None:
+        """Our cause of each miss beside the provider's recorded diagnosis (engine.cost.misses), on the steps
+        whose transcript records one; None when none does. Every disagreement is listed."""
+        recorded = [s for s in self.steps if s.recorded_reason is not None]
+        if not recorded:
+            return None
+        scored = [s for s in recorded if s.agrees is not None]
+        agreed = sum(1 for s in scored if s.agrees)
+        by_type: dict[str, dict[str, int]] = {}
+        for s in recorded:
+            row = by_type.setdefault(str(s.recorded_reason), {"steps": 0, "agreed": 0})
+            row["steps"] += 1
+            row["agreed"] += bool(s.agrees)
+
+        def line(s: StepCost) -> dict[str, Any]:
+            rec = s.recorded or {}
+            return {"step": s.step, "recorded": s.recorded_reason, "recorded_missed_tokens": s.recorded_missed_tokens,
+                    "ours": s.cause, "detail": s.cause_detail, "modelled_read": s.cache.read,
+                    "recorded_read": rec.get("cache_read"), "lost_tokens": s.cache.lost,
+                    "gap_s": None if s.cache.gap_s is None else round(s.cache.gap_s, 3)}
+
+        return {"recorded_steps": len(recorded), "scored": len(scored), "agreed": agreed,
+                "rate": round(agreed / len(scored), 4) if scored else None, "by_type": dict(sorted(by_type.items())),
+                "disagreements": [line(s) for s in scored if not s.agrees],
+                "not_scored": [line(s) for s in recorded if s.agrees is None and s.recorded_reason != "none"]}
+
+    def lost_by_cause(self) -> dict[str, dict[str, Any]]:
+        """Per cause of miss: steps, tokens not read again, and what writing them again cost."""
+        out: dict[str, dict[str, Any]] = {}
+        for s in self.steps:
+            if s.cause and s.cause != "first call" and s.cache.lost:
+                row = out.setdefault(s.cause, {"steps": 0, "tokens": 0, "dollars": 0.0})
+                row["steps"] += 1
+                row["tokens"] += s.cache.lost
+                row["dollars"] += s.lost_dollars
+        return {cause: {**row, "dollars": usd(row["dollars"])} for cause, row in sorted(out.items())}
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -153,6 +224,7 @@ class RunCost:
             "summarizer_calls": [c.to_dict() for c in self.summarizer_calls],
             "compactions": [c.to_dict() for c in self.compactions],
             "totals": self.totals(),
+            "recorded_diagnosis": self.agreement(),
         }
 
 
@@ -176,35 +248,6 @@ def is_as_recorded(run: Run) -> bool:
     """The run reproduces what the source agent sent (only the recorded layer): recorded usage applies."""
     config = run.config
     return tuple(config.order) == ("recorded",) and config.recorded.enabled and run.calibration is not None
-
-
-def _cause(step: StepRecord, use: CacheUse, first_changed: Callable[[], BaseMessage | None]) -> str | None:
-    """Why the cache missed; `first_changed` (asked only when the prefix was rewritten: it compares the
-    two requests block by block) gives the first message the two requests do not share."""
-    if use.rewritten:
-        if any(is_compaction(e) for e in step.events):
-            return "compaction"
-        if any(e.kind == "edit" or e.layer == "context_editing" for e in step.events):
-            return "edit"
-        changed = first_changed()
-        if changed is not None and changed.additional_kwargs.get("ctxi_thinking_stripped"):
-            return "thinking stripped"
-        rewriting = [e for e in step.events if e.layer not in ("input_context", "memory")]
-        return f"{rewriting[0].layer}.{rewriting[0].kind}" if rewriting else "prefix changed"
-    if use.expired:
-        return "ttl"
-    if use.out_of_window:
-        return "lookback"
-    return None
-
-
-def _first_changed(previous: Request, request: Request, view: Sequence[BaseMessage]) -> BaseMessage | None:
-    offset = len(request.blocks) - len(view)
-    pairs = zip((b.key for b in previous.blocks), (b.key for b in request.blocks), strict=False)
-    n = next((i for i, (a, b) in enumerate(pairs) if a != b), None)
-    if n is None or n - offset < 0 or n - offset >= len(view):
-        return None
-    return view[n - offset]
 
 
 def _recorded_calls(run: Run) -> list[dict[str, Any]]:
@@ -320,23 +363,35 @@ def _compute(run: Run, accounts: bool) -> RunCost:
     recorded_calls = _recorded_calls(run) if recorded_applies else []
     steps: list[StepCost] = []
     calls: list[SummarizerCall] = []
-    snapshots: dict[int, PromptCache] = {}
+    # each compaction's account is settled once its horizon is priced (the next compaction, or the end),
+    # so one cache snapshot is held at a time, not one per compaction (each as large as the cache)
+    ledger = CompactionAccounts(run, price=price, rules=rules, builder=builder) if accounts else None
+    pending: Any = None  # the open account (engine.cost.payback)
+    settled: list[Any] = []
+    summarizer: dict[int, float] = {}
+    priced = _PricedSteps(steps)
     total = 0.0
     recorded_total = 0.0
     prev_request: Request | None = None
+    replayed = Replayed()
+    per_lost = lost_price_per_token(price, rules)
+    models = builder.models
     timed = False
     state_index, prompt_tokens = _StateIndex(), dict[str, int]()  # shared by the run's summarizer calls
     for step in run.steps:
         when = step_time(thread, step)
         timed = timed or when is not None
         compactions = [e for e in step.events if is_compaction(e)]
-        if compactions:
-            snapshots[step.index] = cache.copy()
+        if compactions and ledger is not None:
+            if pending is not None:  # its horizon ends here: every step it compares is priced
+                settled.append(ledger.settle(pending, priced, summarizer))
+            pending = ledger.open(step.index, cache.copy())
         for event in compactions:
             call = _summarizer_call(run, builder, cache, step, event, when, price, rules, recorded_calls,
                                     state_index, prompt_tokens)
             if call is not None:
                 calls.append(call)
+                summarizer[call.step] = summarizer.get(call.step, 0.0) + call.dollars
                 total += call.bill.total
                 if call.recorded_bill is not None:
                     recorded_total += call.recorded_bill.total
@@ -345,27 +400,48 @@ def _compute(run: Run, accounts: bool) -> RunCost:
         out = output_tokens(run, step)
         bill = price_use(use, out, price)
         total += bill.total
-        cause = ("first call" if prev_request is None
-                 else _cause(step, use, partial(_first_changed, prev_request, request, step.view)))
-        entry = StepCost(step.index, step.message_id, use, out, bill, total, cause)
+        k = step.index
+        previous = (run.steps[k - 1], prev_request) if prev_request is not None and k else None
+        miss = miss_cause(step, use, previous, request, (models[k - 1] if k else None, models[k]))
+        entry = StepCost(k, step.message_id, use, out, bill, total, miss.cause, cause_detail=miss.detail,
+                         lost_dollars=use.lost * per_lost if miss.cause != "first call" else 0.0)
+        sent_before = replayed.send(request)
+        entry.split = split_bill(use, bill, out, sent_before)
         usage = thread.usage.get(step.message_id)
         if recorded_applies and usage is not None and usage.context_tokens is not None:
             entry.recorded = recorded_dict(usage)
             entry.recorded_bill = price_recorded(usage, out, price, rules.ttl)
             recorded_total += entry.recorded_bill.total
             entry.recorded_cumulative = recorded_total
+            entry.recorded_split = split_bill(use, entry.recorded_bill, out, sent_before,
+                                              read=usage.cache_read_input_tokens or 0,
+                                              write=usage.cache_creation_input_tokens or 0)
+        if recorded_applies and usage is not None:
+            entry.recorded_reason = usage.cache_miss_reason
+            entry.recorded_missed_tokens = usage.cache_missed_input_tokens
         steps.append(entry)
         prev_request = request
     result = RunCost(model, price, rules, boundary, timed, recorded_applies, steps, calls)
-    if accounts:
-        summarizer: dict[int, float] = {}
-        for call in calls:
-            summarizer[call.step] = summarizer.get(call.step, 0.0) + call.bill.total
-        result.compactions = compaction_costs(
-            run, price=price, rules=rules, steps=[(s.cache, s.bill, s.output_tokens) for s in steps],
-            summarizer=summarizer, builder=builder, snapshots=snapshots)
+    if ledger is not None:
+        if pending is not None:
+            settled.append(ledger.settle(pending, priced, summarizer))
+        result.compactions = settled
         result.accounted = True
     return result
+
+
+class _PricedSteps(Sequence[tuple[CacheUse, Bill, int]]):
+    """The priced steps as (cache use, bill, output tokens), read in place (engine.cost.payback)."""
+
+    def __init__(self, steps: list[StepCost]) -> None:
+        self.steps = steps
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __getitem__(self, k: Any) -> Any:
+        s = self.steps[k]
+        return (s.cache, s.bill, s.output_tokens)
 
 
 def _summarizer_call(run: Run, builder: RequestBuilder, cache: PromptCache, step: StepRecord, event: Event,
@@ -402,11 +478,11 @@ def cost_lines(cost: RunCost) -> list[str]:
     t = cost.totals()
     hit = f"{100 * t['hit_rate']:.1f}%" if t["hit_rate"] is not None else "-"
     where = cost.price.prefix if cost.price else "no price for this model (add cost.prices)"
-    lines = [f"cost         ${t['dollars']:,.4f} modelled ({cost.rules.kind} cache, {cost.rules.ttl}, priced as {where}); "
+    lines = [f"cost         {money(t['dollars'])} modelled ({cost.rules.kind} cache, {cost.rules.ttl}, priced as {where}); "
              f"cache hit rate {hit}"]
     if "recorded_dollars" in t:
         rec = f"{100 * t['recorded_hit_rate']:.1f}%" if t["recorded_hit_rate"] is not None else "-"
-        lines.append(f"recorded     ${t['recorded_dollars']:,.4f} from the recorded usage; cache hit rate {rec}")
+        lines.append(f"recorded     {money(t['recorded_dollars'])} from the recorded usage; cache hit rate {rec}")
     lines += [f"compaction   {c.headline}" for c in cost.compactions]
     return lines
 

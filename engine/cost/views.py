@@ -9,17 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from engine.base.wording import money
 from engine.cost.bill import write_price
 from engine.cost.payback import CompactionCost
 from engine.cost.run_cost import RunCost, StepCost, SummarizerCall
 
 
-def dollars(x: float | None, digits: int = 4) -> str:
-    """$1,234.5678, −$0.0199; '-' for None."""
-    if x is None:
-        return "-"
-    text = f"${abs(x):,.{digits}f}"
-    return "−" + text if x < 0 and text.strip("$0.,") else text
+def dollars(x: float | None) -> str:
+    """An amount as every page and the CLI write it (`engine.base.wording.money`): $1,234.57, −$0.0062; '-' for None."""
+    return money(x)
 
 
 def percent(x: float | None) -> str:
@@ -80,17 +78,17 @@ def step_bill_rows(cost: RunCost, k: int) -> list[dict[str, Any]]:
     for kind, tokens, rate, usd_, rtokens, rusd in rows:
         # an unpriced model's dollars are unknown ("-"), not $0.000000
         row: dict[str, Any] = {"kind": kind, "tokens": tokens, "$ per M tokens": "-" if rate is None else f"{rate:g}",
-                               "dollars": dollars(usd_ if price is not None else None, 6)}
+                               "dollars": dollars(usd_ if price is not None else None)}
         if s.recorded is not None:
             row["recorded tokens"] = rtokens
-            row["recorded dollars"] = dollars(rusd, 6)
+            row["recorded dollars"] = dollars(rusd)
         out.append(row)
     total: dict[str, Any] = {"kind": "total", "tokens": s.cache.total + s.output_tokens, "$ per M tokens": "",
-                             "dollars": dollars(s.bill.total if price is not None else None, 6)}
+                             "dollars": dollars(s.bill.total if price is not None else None)}
     if s.recorded is not None:
         rec_total = sum(int(rec.get(key) or 0) for key in ("input", "cache_read", "cache_write", "output"))
         total["recorded tokens"] = rec_total
-        total["recorded dollars"] = dollars(rb.total if rb else None, 6)
+        total["recorded dollars"] = dollars(rb.total if rb else None)
     out.append(total)
     return out
 
@@ -120,17 +118,53 @@ def miss_text(s: StepCost) -> str | None:
         return "first call: nothing cached yet in this conversation"
     if not use.lost or s.cause is None:
         return None
-    why = {"compaction": "a compaction rewrote the history", "edit": "a context edit changed earlier content",
-           "thinking stripped": "earlier turns' thinking was stripped (the model's thinking rule)",
+    detail = f" ({s.cause_detail})" if s.cause_detail else ""
+    why = {"compaction": f"a compaction rewrote the history{detail}",
+           "edit": f"an earlier message was changed in place{detail}",
+           "insertion": f"content was inserted before cached content{detail}",
+           "removal": f"earlier messages were dropped{detail}",
+           "tools": f"the tools sent changed{detail}",
+           "system": "the system prompt changed",
+           "model": f"the model changed{detail}: each model has its own cache",
+           "prefix": "the prompt before the messages changed",
            "ttl": f"the cache entry expired ({use.gap_s:,.0f} s since the previous call, TTL {use.ttl})"
            if use.gap_s is not None else f"the cache entry expired (TTL {use.ttl})",
-           "lookback": "more than 20 content blocks were appended since the cached prefix",
-           "prefix changed": "the request's prefix changed"}.get(s.cause, f"{s.cause} rewrote the prefix")
-    return f"{use.lost:,} of the {use.previous_cached:,} tokens the previous call cached were not read: {why}"
+           "lookback": "more than 20 content blocks were appended since the cached prefix"}.get(
+        s.cause, f"{s.cause}{detail}")
+    cost = f", {dollars(s.lost_dollars)} to write again" if s.lost_dollars else ""
+    return f"{use.lost:,} of the {use.previous_cached:,} tokens the previous call cached were not read{cost}: {why}"
+
+
+def recorded_cause_text(s: StepCost) -> str | None:
+    """Claude Code's own diagnosis of the step, beside ours (None when the transcript records none)."""
+    reason = s.recorded_reason
+    if reason is None:
+        return None
+    if reason == "none":
+        return "recorded diagnosis: no change found since the previous request"
+    if reason == "pending":
+        return "recorded diagnosis: still pending when the response was written"
+    tokens = f", {s.recorded_missed_tokens:,} tokens after the change" if s.recorded_missed_tokens else ""
+    verdict = {True: "agrees with ours", False: f"ours says {s.cause or 'no miss'}", None: "not compared"}[s.agrees]
+    return f"recorded diagnosis: {reason}{tokens} ({verdict})"
 
 
 def summarizer_calls_before(cost: RunCost, k: int) -> list[SummarizerCall]:
     return [c for c in cost.summarizer_calls if c.step == k]
+
+
+def summarizer_call_line(call: SummarizerCall) -> str:
+    """One line on a compaction's own model call: its tokens and what it cost — the recorded usage priced
+    where the source recorded the call (what payback and the net use), the modelled bill beside it."""
+    head = (f"Summarizer call before this step ({call.layer}, {call.style}"
+            + (", recorded" if call.recorded_bill is not None else "") + f"): {call.input_tokens:,} input tokens")
+    if call.recorded_bill is not None:
+        read = (call.recorded or {}).get("cache_read")
+        return (head + (f" ({read:,} read from the cache, as recorded)" if isinstance(read, int) else "")
+                + f", {call.output_tokens:,} output: {dollars(call.recorded_bill.total)} as recorded"
+                + f" (modelled: {dollars(call.bill.total)})")
+    return (head + (f" ({call.cache.read:,} read from the cache)" if call.cache is not None else "")
+            + f", {call.output_tokens:,} output: {dollars(call.bill.total)} modelled")
 
 
 def account_at(cost: RunCost, k: int) -> CompactionCost | None:
@@ -206,5 +240,5 @@ def cost_series(cost: RunCost) -> CostSeries:
 
 
 __all__ = ["CostSeries", "account_at", "compaction_rows", "compare_cost_rows", "cost_series", "dollars",
-           "miss_text", "output_note", "paid_back", "paid_back_sentence", "percent", "pricing_note", "recorded_ttl_split", "step_bill_rows",
-           "summarizer_calls_before", "totals_rows"]
+           "miss_text", "output_note", "recorded_cause_text", "paid_back", "paid_back_sentence", "percent", "pricing_note", "recorded_ttl_split", "step_bill_rows",
+           "summarizer_call_line", "summarizer_calls_before", "totals_rows"]

@@ -10,16 +10,22 @@ them, best source first:
    "[Request interrupted …]", a SWE-agent demonstration);
 2. decisions the agent announced ("I'll use `X`", "let's go with X", "decided to use X"): the name;
 3. facts a tool result states as facts ("the fallback region is KESTREL-09": a value after
-   *is* / *are* / *=* / *:*).
+   *is* / *are* / *=* / *:*);
+4. what the agent's first calls worked on: the files they read or wrote and the commands they ran
+   (engine.evals.fact_classes, the survival classes).
 
 Kinds of fact, best first: codes (BLUE-HERON-7, ERR_42, JIRA-1234: upper-case segments with a
-digit), named slugs (spotter-a0y, build_42: lower-case segments with a digit, or a slug the message
-names twice), names (CamelCase such as TimeDelta, or capitalised words mid-sentence such as Pixel
-Representation), and numbers with what they count (8443 in "port 8443", $4,200, 30 days). Never a
-needle: a hex string of 7+ characters (a git hash, a UUID piece), part of a path or URL, a tool's
-name, markup (a tag's name, a code fence's language), a bare number. Facts occurring more than
-`MAX_OCCURRENCES` times in the thread are skipped (they are everywhere, so keeping them proves
-nothing); then the best source, the best kind, the rarest and the earliest win.
+digit), file paths (`src/billing/invoice.py`), commands, named slugs (spotter-a0y, build_42:
+lower-case segments with a digit, or a slug the message names twice), names (CamelCase such as
+TimeDelta, or capitalised words mid-sentence such as Pixel Representation), and numbers with what
+they count (8443 in "port 8443", $4,200, 30 days). Never a needle: a hex string of 7+ characters (a
+git hash, a UUID piece), part of a path or URL (a path is one needle whole), a tool's name, markup (a
+tag's name, a code fence's language), a bare number. Facts occurring at most `MAX_OCCURRENCES` times
+in the thread are picked (a fact stated everywhere is kept trivially): the best source, the best kind,
+the rarest and the earliest first. The files and commands of the first calls (source 4) are picked
+only when no person, decision or tool result stated a rare fact, and facts stated more often only when
+there is nothing else: a session whose every stated fact recurs (Claude Code sessions name their task
+in every other message) still gets the needles a person would plant.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from dataclasses import dataclass
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from engine.evals.compactions import searchable_text
+from engine.evals.fact_classes import facts_in_message, paths_in
 from engine.thread.kinds import message_kind
 from engine.thread.model import Thread
 from engine.tokens.content import message_text
@@ -54,8 +62,9 @@ _STATED = re.compile(r"\b(?:is|are|was|=|:)\s+`?([A-Za-z0-9][\w.-]*[\w])`?")
 _HARNESS_OPENING = re.compile(r"^(?:<[A-Za-z][\w-]*[ >]|\[Request interrupted)")
 _HARNESS_MARKS = ("claude_code_meta", "swe_agent_demo")
 
-KINDS: dict[str, int] = {"code": 4, "slug": 3, "name": 2, "number": 1}
-SOURCES: dict[str, int] = {"intent": 4, "typed": 3, "decision": 2, "tool": 1}
+KINDS: dict[str, int] = {"code": 6, "path": 5, "command": 4, "slug": 3, "name": 2, "number": 1}
+SOURCES: dict[str, int] = {"intent": 5, "typed": 4, "decision": 3, "tool": 2, "action": 1}
+EARLY_CALLS = 6  # the agent's first calls say what the session works on; later ones wander
 MIN_EARLY_MESSAGES = 12
 MAX_CANDIDATES = 60
 SCAN_CHARS_PER_MESSAGE = 20_000  # planted facts sit near the start of what a message says
@@ -160,7 +169,14 @@ def candidates(thread: Thread) -> list[Candidate]:
     intent = next((m for m in thread.messages if typed_by_person(m)), None)
     best: dict[str, Candidate] = {}
     budget = SCAN_CHARS_TOTAL
+    calls = 0
     for pos, m in enumerate(thread.messages[:early]):
+        if isinstance(m, AIMessage) and calls < EARLY_CALLS:
+            for word, kind in _worked_on(m, EARLY_CALLS - calls):
+                key = word.lower()
+                if key not in best:
+                    best[key] = Candidate(word, kind, "action", pos)
+            calls += len(m.tool_calls)
         if m is intent:
             source = "intent"
         elif typed_by_person(m):
@@ -174,7 +190,7 @@ def candidates(thread: Thread) -> list[Candidate]:
         text = message_text(m)[: min(SCAN_CHARS_PER_MESSAGE, budget)]
         budget -= len(text)
         facts = (_decisions(text, tools) if source == "decision" else _stated(text, tools) if source == "tool"
-                 else facts_in(text, tools=tools))
+                 else [*((p, "path") for p in paths_in(text)), *facts_in(text, tools=tools)])
         for word, kind in facts:
             key = word.lower()
             new = Candidate(word, kind, source, pos)
@@ -186,12 +202,30 @@ def candidates(thread: Thread) -> list[Candidate]:
     return list(best.values())
 
 
+def _worked_on(message: AIMessage, limit: int) -> list[tuple[str, str]]:
+    """The files an AI message's first calls read or wrote and the commands they ran."""
+    out: list[tuple[str, str]] = []
+    for tc in message.tool_calls[:limit]:
+        for fact in facts_in_message(AIMessage("", tool_calls=[tc])):
+            # a person plants a file or a short command that names something (`bd show spotter-dov.1`), not a
+            # shell pipeline or a bare `ls -la`
+            named = any(not w.startswith("-") for w in fact.value.split()[1:])
+            if (fact.cls == "path" and len(fact.value) <= 120) or (
+                    fact.cls == "command" and len(fact.value) <= 60 and named):
+                out.append((fact.value, fact.cls))
+    return out
+
+
 def _tool_names(thread: Thread) -> set[str]:
     names = {str(t.get("name")) for t in thread.tools if isinstance(t, dict) and t.get("name")}
     for m in thread.messages:
         if isinstance(m, AIMessage):
             names.update(str(tc.get("name")) for tc in m.tool_calls if tc.get("name"))
     return names
+
+
+def _order(c: Candidate) -> tuple[int, int, int, int, str]:
+    return -c.rank[0], -c.rank[1], c.occurrences, c.position, c.text
 
 
 def pick_needles(thread: Thread, k: int = 3) -> list[str]:
@@ -203,10 +237,15 @@ def pick_needles(thread: Thread, k: int = 3) -> list[str]:
     found = candidates(thread)
     if not found or len(picked) >= k:
         return picked[:k]
-    corpus = "\n".join(message_text(m) for m in thread.messages).lower()
+    corpus = "\n".join(searchable_text(m) for m in thread.messages).lower()
     counted = [Candidate(c.text, c.kind, c.source, c.position, corpus.count(c.text.lower())) for c in found]
     rare = [c for c in counted if c.occurrences <= MAX_OCCURRENCES]
-    ranked = sorted(rare, key=lambda c: (-c.rank[0], -c.rank[1], c.occurrences, c.position, c.text))
+    stated = sorted((c for c in rare if c.source != "action"), key=_order)
+    worked_on = sorted((c for c in rare if c.source == "action"), key=_order)
+    frequent = sorted((c for c in counted if c.occurrences > MAX_OCCURRENCES), key=_order)
+    # what people, the agent and its tools stated comes first; the files and commands of the first calls only
+    # when nothing was stated; facts stated everywhere only when there is nothing else
+    ranked = stated or worked_on or frequent
     for c in ranked:
         low = c.text.lower()
         # a part of an already picked fact (HERON inside BLUE-HERON-7) adds nothing

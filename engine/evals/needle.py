@@ -6,6 +6,8 @@ Classes, checked in this order at every step (a needle is a literal string, matc
 - `in_summary`: in a summary message of the view;
 - `absent`: not in the thread yet (no message before this step's model call contains it, and no
   earlier view showed it: memory can bring a fact that no message holds);
+- `never`: no message of the thread and no view of the run ever holds it (a typo, a fact of another
+  session): at every step, so it is not read as "not in the thread yet" for the whole session;
 - `recoverable`: in a file of the run's virtual filesystem written by this step (offloaded tool
   results, conversation-history files), found with the engine's own `VirtualFilesystem.grep`;
 - `lost`: none of the above.
@@ -35,8 +37,10 @@ from engine.thread.model import Thread
 from engine.workspace.vfs import FileEntry, VirtualFilesystem
 
 IN_VIEW, IN_SUMMARY, RECOVERABLE, LOST, ABSENT = "in_view", "in_summary", "recoverable", "lost", "absent"
+NEVER = "never"
 CLASSES: tuple[str, ...] = (IN_VIEW, IN_SUMMARY, RECOVERABLE, LOST)
-STEP_CLASSES: tuple[str, ...] = (ABSENT, *CLASSES)
+STEP_CLASSES: tuple[str, ...] = (NEVER, ABSENT, *CLASSES)
+NOT_IN_PLAY = frozenset({ABSENT, NEVER})
 RETAINED: frozenset[str] = frozenset({IN_VIEW, IN_SUMMARY})
 
 
@@ -68,7 +72,7 @@ class NeedleReport:
         for s in self.checked_steps:
             for n in self.needles:
                 c = self.classes[n][s]
-                if c != ABSENT:
+                if c not in NOT_IN_PLAY:
                     out[c] += 1
         return out
 
@@ -164,6 +168,9 @@ def needle_retention(run: Run, needles: Sequence[str] | None = None, *, max_auto
     for n, step in pending:
         if any(written_at[p] <= step for p in files[n]):
             classes[n][step] = RECOVERABLE
+    for n in picked:  # in no message and no view, ever: not "not in the thread yet" but never in it
+        if introduced[n] is None and all(c == ABSENT for c in classes[n]):
+            classes[n] = [NEVER] * len(classes[n])
     comps = compactions(run)
     checked = list(range(comps[0].step, len(run.steps))) if comps else list(range(len(run.steps)))
     return NeedleReport(
@@ -205,7 +212,7 @@ def _step_masks(run: Run, index: _NeedleIndex) -> list[tuple[int, int, int]]:
 def _score(classes: dict[str, list[str]], needles: Sequence[str], steps: list[int], ok: frozenset[str]) -> float | None:
     counted = good = 0
     for s in steps:
-        present = [classes[n][s] for n in needles if classes[n][s] != ABSENT]
+        present = [classes[n][s] for n in needles if classes[n][s] not in NOT_IN_PLAY]
         if not present:
             continue
         counted += 1
@@ -248,11 +255,11 @@ def _files_with_needles(run: Run, needles: Sequence[str]) -> tuple[dict[str, lis
             holding[e.path] = FileEntry(e.path, low, e.step, e.layer, e.source_id)
     lowered = VirtualFilesystem(holding)
     files = {n: sorted({hit["path"] for hit in lowered.grep(n.lower())}) for n in needles}
-    written_at = _written_at(run)
+    written_at = files_written_at(run)
     return files, {p: written_at.get(p, 0) for ps in files.values() for p in ps}
 
 
-def _written_at(run: Run) -> dict[str, int]:
+def files_written_at(run: Run) -> dict[str, int]:
     """The step from which each file exists: the first event naming its path, else the entry's step."""
     first: dict[str, int] = {}
     paths = set(run.files.paths())

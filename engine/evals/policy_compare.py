@@ -2,8 +2,9 @@
 
 `compare_policies(runs, baseline)` takes one replay per preset of the same thread (and the as-recorded
 run when the thread recorded what it sent) and returns one row per run: the peak request, where and
-how often it compacted, the input tokens it saved and sent, needle retention, and what the
-summarizer cost. `policy_runs(thread, names)` makes those replays (the dashboard passes its cached
+how often it compacted, the input tokens it saved and sent, needle retention, what the
+summarizer cost, what the compactions kept of the history they removed, what the agent fetched again
+afterwards (recorded on the as-recorded run, an estimate for a policy's), and what the cache misses cost. `policy_runs(thread, names)` makes those replays (the dashboard passes its cached
 ones instead).
 """
 
@@ -48,6 +49,12 @@ def compare_policies(runs: Mapping[str, Run], baseline: Run | None = None,
             "needle retention": m["retention"],
             "summarizer calls": m["summarizer_calls"],
             "summarizer input tokens": m["summarizer_input_tokens"],
+            # what the compactions kept and cost afterwards (engine.evals.survival, engine.evals.recovery)
+            "facts kept": m["survival"],
+            "re-fetches": m["recovery_calls"],
+            "re-fetch tokens": m["recovery_tokens"],
+            "cache misses $": m["cache_lost_dollars"],
+            "cache misses by cause (tokens)": " · ".join(f"{c} {n:,}" for c, n in m["cache_lost_tokens"].items()) or "-",
         }
         if baseline is not None and run is not baseline:
             row["first compaction vs recorded"] = first_shift(against_baseline(run, baseline).shifts)

@@ -132,12 +132,17 @@ def run_metrics(run: Any, needles: Sequence[str] | None = None) -> dict[str, Any
     """What a sweep records for one replay (also what a single replay is compared with)."""
     from engine.cost.run_cost import run_cost
     from engine.evals import goal_drift, needle_retention
+    from engine.evals.recovery import recovery
+    from engine.evals.survival import run_survival_totals, survival
 
     totals = run.totals()
     priced = run_cost(run, accounts=False)
     cost = priced.totals()
     needle = needle_retention(run, list(needles) if needles else None)
     drift = goal_drift(run)
+    kept = run_survival_totals(survival(run, files=False))
+    refetched = recovery(run)
+    lost = cost["lost_by_cause"]
     return {
         "thread_id": run.thread.thread_id,
         "steps": totals["steps"],
@@ -159,10 +164,27 @@ def run_metrics(run: Any, needles: Sequence[str] | None = None) -> dict[str, Any
         "cache_read_tokens": cost["cache_read_tokens"],
         "cache_write_tokens": cost["cache_write_tokens"],
         "hit_rate": cost["hit_rate"],
+        # what the compactions kept of the history they removed, and what the agent fetched again
+        # (engine.evals.survival, engine.evals.recovery: recorded, or an estimate for a simulated compaction)
+        "survival": kept["rate"],
+        "survival_facts": kept["facts_total"],
+        "survival_kept": kept["facts_kept"],
+        "survival_by_class": {c: {"kept": v["kept"], "total": v["total"]} for c, v in kept["classes"].items()},
+        "recovery_calls": sum(r.calls for r in refetched),
+        "recovery_tokens": sum(r.tokens for r in refetched),
+        "recovery_dollars": round(sum(r.dollars for r in refetched), 6) if priced.price is not None else None,
+        # what the cache misses cost, by cause (engine.cost.misses)
+        "cache_lost_tokens": {c: v["tokens"] for c, v in lost.items()},
+        "cache_lost_dollars": round(sum(v["dollars"] for v in lost.values()), 6) if priced.price is not None else None,
         "events": totals["events"],
         "events_by_layer": totals["events_by_layer"],
         "warnings": totals["warnings"],
     }
+
+
+def _sum_or_none(values: Iterable[float | None]) -> float | None:
+    listed = list(values)
+    return None if any(v is None for v in listed) else round(sum(v for v in listed if v is not None), 6)
 
 
 def _mean(values: Iterable[float | None]) -> float | None:
@@ -197,10 +219,29 @@ def aggregate(per_thread: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "cache_read_tokens": sum(m["cache_read_tokens"] for m in per_thread),
         "cache_write_tokens": sum(m["cache_write_tokens"] for m in per_thread),
         "hit_rate": _ratio(sum(m["cache_read_tokens"] for m in per_thread), sum(m["input_tokens"] for m in per_thread)),
+        "survival": _ratio(sum(m["survival_kept"] for m in per_thread), sum(m["survival_facts"] for m in per_thread)),
+        "survival_facts": sum(m["survival_facts"] for m in per_thread),
+        "survival_kept": sum(m["survival_kept"] for m in per_thread),
+        "survival_by_class": {c: {"kept": sum(m["survival_by_class"][c]["kept"] for m in per_thread),
+                                  "total": sum(m["survival_by_class"][c]["total"] for m in per_thread)}
+                              for c in per_thread[0]["survival_by_class"]},
+        "recovery_calls": sum(m["recovery_calls"] for m in per_thread),
+        "recovery_tokens": sum(m["recovery_tokens"] for m in per_thread),
+        "recovery_dollars": _sum_or_none(m["recovery_dollars"] for m in per_thread),
+        "cache_lost_tokens": _merge(m["cache_lost_tokens"] for m in per_thread),
+        "cache_lost_dollars": _sum_or_none(m["cache_lost_dollars"] for m in per_thread),
         "events": sum(m["events"] for m in per_thread),
         "events_by_layer": dict(sorted(events.items())),
         "warnings": sum(m["warnings"] for m in per_thread),
     }
+
+
+def _merge(counts: Iterable[Mapping[str, int]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in counts:
+        for k, v in c.items():
+            out[k] = out.get(k, 0) + v
+    return dict(sorted(out.items()))
 
 
 # -- results ---------------------------------------------------------------------------------
@@ -224,16 +265,45 @@ def cost_axis(metrics: Sequence[Mapping[str, Any]]) -> str:
     return "dollars" if priced else "summarizer_input_tokens"
 
 
-def _objectives(m: Mapping[str, Any], cost: str) -> tuple[float, float, float]:
-    # all minimized; a retention of None (no needle in any thread: the same for every point) is neutral
-    retention = 1.0 if m["retention"] is None else float(m["retention"])
-    return (float(m["peak_view_tokens"]), -retention, float(m[cost]))
+# The metrics a Pareto front can be drawn on, and which way is better. `cost` is `cost_axis`'s choice.
+PARETO_AXES: dict[str, str] = {
+    "peak_view_tokens": "min", "retention": "max", "recovery": "max", "drift": "max", "survival": "max",
+    "recovery_calls": "min", "recovery_tokens": "min", "recovery_dollars": "min", "cache_lost_dollars": "min",
+    "dollars": "min", "summarizer_input_tokens": "min", "compactions": "min", "tokens_saved": "max", "cost": "min",
+}
+DEFAULT_PARETO: tuple[str, ...] = ("peak_view_tokens", "retention", "cost")
 
 
-def pareto_indices(metrics: Sequence[Mapping[str, Any]], cost: str | None = None) -> list[int]:
-    """Indices of the points no other point dominates (min peak, max retention, min cost: see `cost_axis`)."""
+def check_pareto_axes(axes: Sequence[str]) -> tuple[str, ...]:
+    """The axes, checked: at least two known names, each once."""
+    unknown = [a for a in axes if a not in PARETO_AXES]
+    if unknown:
+        raise ConfigError(f"unknown Pareto axis {unknown[0]!r}; choose from {', '.join(PARETO_AXES)}", key="pareto")
+    if len(set(axes)) < 2:
+        raise ConfigError("a Pareto front needs at least two different axes", key="pareto")
+    return tuple(dict.fromkeys(axes))
+
+
+def _objectives(m: Mapping[str, Any], cost: str, axes: Sequence[str] = DEFAULT_PARETO) -> tuple[float, ...]:
+    # all minimized. A score of None (no needle, or no compaction: the same for every point) is neutral (1.0);
+    # dollars of an unpriced run count 0 for every point.
+    out: list[float] = []
+    for axis in axes:
+        key = cost if axis == "cost" else axis
+        value = m.get(key)
+        if PARETO_AXES[axis] == "max":
+            out.append(-(1.0 if value is None else float(value)))
+        else:
+            out.append(0.0 if value is None else float(value))
+    return tuple(out)
+
+
+def pareto_indices(metrics: Sequence[Mapping[str, Any]], cost: str | None = None,
+                   axes: Sequence[str] = DEFAULT_PARETO) -> list[int]:
+    """Indices of the points no other point dominates on `axes` (default: min peak, max retention, min cost:
+    see `cost_axis`)."""
     axis = cost or cost_axis(metrics)
-    objs = [_objectives(m, axis) for m in metrics]
+    objs = [_objectives(m, axis, axes) for m in metrics]
     front = []
     for i, a in enumerate(objs):
         dominated = any(all(x <= y for x, y in zip(b, a, strict=True)) and b != a for j, b in enumerate(objs) if j != i)
@@ -252,6 +322,7 @@ class SweepResult:
     executor: str
     workers: int
     elapsed_s: float = 0.0
+    pareto_axes: tuple[str, ...] = DEFAULT_PARETO
     replays: int = field(init=False, default=0)
 
     @property
@@ -268,6 +339,14 @@ class SweepResult:
     def config_for(self, index: int) -> EngineConfig:
         return self.points[index].point.config(self.base_config)
 
+    def with_pareto(self, axes: Sequence[str]) -> SweepResult:
+        """The same points with the front drawn on other axes (nothing is replayed)."""
+        axes = check_pareto_axes(axes)
+        front = set(pareto_indices([p.metrics for p in self.points], axes=axes))
+        points = [PointResult(p.point, p.metrics, p.threads, i in front, p.cpu_s) for i, p in enumerate(self.points)]
+        return SweepResult(self.base_config, self.grid, self.thread_ids, self.needles, points, self.executor,
+                           self.workers, self.elapsed_s, axes)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema": SWEEP_SCHEMA,
@@ -282,6 +361,7 @@ class SweepResult:
             "elapsed_s": round(self.elapsed_s, 3),
             "cpu_s": round(self.cpu_s, 3),
             "pareto": [p.point.index for p in self.pareto_front],
+            "pareto_axes": list(self.pareto_axes),
             "pareto_cost": cost_axis([p.metrics for p in self.points]),
             "points": [p.to_dict() for p in self.points],
         }
@@ -417,11 +497,14 @@ def sweep(
     needles: Sequence[str] | Sequence[Sequence[str]] | None = None,
     ray_address: str | None = None,
     progress: Progress | None = None,
+    pareto: Sequence[str] = DEFAULT_PARETO,
 ) -> SweepResult:
     """Replay every thread at every grid point; same numbers as single replays of the same configs.
 
-    `needles`: one list for all threads, a list per thread, or None to pick them per thread.
+    `needles`: one list for all threads, a list per thread, or None to pick them per thread. `pareto`: the
+    axes of the front (`PARETO_AXES`), checked before any worker starts.
     """
+    axes = check_pareto_axes(pareto)
     from engine.evals import pick_needles
 
     thread_list = [threads] if isinstance(threads, Thread) else list(threads)
@@ -455,7 +538,7 @@ def sweep(
     for p in points:
         rows = [m for m in by_point[p.index] if m is not None]
         results.append(PointResult(p, aggregate(rows), rows, cpu_s=cpu[p.index]))
-    for i in pareto_indices([r.metrics for r in results]):
+    for i in pareto_indices([r.metrics for r in results], axes=axes):
         results[i].pareto = True
     return SweepResult(
         base_config=base_config,
@@ -466,6 +549,7 @@ def sweep(
         executor=used,
         workers=1 if used == "serial" else n_workers,
         elapsed_s=elapsed,
+        pareto_axes=axes,
     )
 
 

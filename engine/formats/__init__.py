@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.base.errors import ThreadLoadError, ThreadNotFoundError, UnknownFormatError
-from engine.base.gcpause import paused_gc
+from engine.base.gcpause import paused_gc, release_memory
 from engine.formats.source import DEFAULT_MAX_BYTES, Importer, Source, ThreadRef
 from engine.tokens.windows import model_window
 
@@ -33,6 +33,8 @@ DETECTION_ORDER: tuple[str, ...] = (
     "inspect_ai",
     "codex",
     "vcr_cassette",
+    "sse_response",
+    "request_log",
     "openhands",
     "gemini_cli",
     "otel_genai",
@@ -72,6 +74,15 @@ FORMATS = DETECTION_ORDER
 def max_bytes_default() -> int:
     env = os.environ.get("CTXI_MAX_BYTES")
     return int(env) if env and env.isdigit() else DEFAULT_MAX_BYTES
+
+
+MIB = 1024 * 1024
+
+
+def upload_limit_mib() -> int:
+    """The largest file the dashboard takes, in MiB (Streamlit's `maxUploadSize` "megabytes" are MiB:
+    its upload route multiplies by 1024 * 1024): the importers' own limit, rounded up."""
+    return max(1, -(-max_bytes_default() // MIB))
 
 
 def open_source(
@@ -138,8 +149,19 @@ def list_threads(
 ) -> list[ThreadRef]:
     """The threads a file holds (one for most formats; many for tau-bench or a SQLite database)."""
     source = open_source(path, data=data, name=name, max_bytes=max_bytes)
-    fmt, imp = _importer(source, format)
-    return _guarded(lambda: imp.list_threads(source), source, fmt)
+    label = source.label
+    try:
+        fmt, imp = _importer(source, format)
+        refs = _guarded(lambda: imp.list_threads(source), source, fmt)
+    except (ThreadLoadError, MemoryError) as exc:
+        error = _failure(exc, label)
+    else:
+        # imports the thread model (LangChain): not for `ctxi inspect --help`
+        from engine.formats.surrogates import repair_refs
+
+        return repair_refs(refs)
+    source = None  # type: ignore[assignment]  # the error's traceback holds this frame: not the file
+    raise _released(error)
 
 
 def load_thread(
@@ -153,14 +175,54 @@ def load_thread(
 ) -> Thread:
     """Load one thread from a file or bytes, auto-detecting the format unless `format` is given."""
     source = open_source(path, data=data, name=name, max_bytes=max_bytes)
-    fmt, imp = _importer(source, format)
-    with paused_gc():  # building many message objects: see engine.base.gcpause
-        thread = _guarded(lambda: imp.load(source, thread_id), source, fmt)
+    label = source.label
+    try:
+        fmt, imp = _importer(source, format)
+        with paused_gc():  # building many message objects: see engine.base.gcpause
+            thread = _guarded(lambda: imp.load(source, thread_id), source, fmt)
+    except (ThreadLoadError, MemoryError) as exc:
+        error: ThreadLoadError | None = _failure(exc, label)
+    else:
+        error = None
+    if error is not None:
+        source = None  # type: ignore[assignment]  # the error's traceback holds this frame: not the file
+        raise _released(error)
+    from engine.formats.surrogates import needs_repair, repair_thread
+
+    if needs_repair(source, fmt, thread):  # unpaired surrogates, replaced and said
+        repair_thread(thread)
     if not thread.source_format:
         thread.source_format = fmt
     if fmt != "native":  # our own JSON holds the thread exactly as it was imported
         apply_model_window(thread)
+        mark_subagents(thread)
     return thread
+
+
+def _failure(exc: BaseException, label: str) -> ThreadLoadError:
+    if isinstance(exc, ThreadLoadError):
+        return exc
+    return ThreadLoadError("ran out of memory while reading it: the thread is too large for this machine", path=label)
+
+
+def _released(error: ThreadLoadError) -> ThreadLoadError:
+    """A load's error without what it kept alive, and the memory the failed load held given back.
+
+    An error raised `from None` still holds the exception it replaced (`__context__`), whose traceback
+    holds the frames that parsed the file and their locals (the document, the messages built so far):
+    whoever keeps the error (a dashboard notice, a cached source) kept all of that."""
+    error.__context__ = error.__cause__ = None
+    error.__suppress_context__ = True
+    error = error.with_traceback(None)
+    release_memory()
+    return error
+def mark_subagents(thread: Thread) -> None:
+    """Each sub-agent transcript names its parent (`extra["subagent_of"]`: thread id and spawning tool
+    call id), so a replay of it opened on its own runs as that framework's sub-agent would (Deep
+    Agents gives its general-purpose sub-agent no `task` tool)."""
+    for call_id, sub in thread.subagents.items():
+        sub.extra.setdefault("subagent_of", {"thread": thread.thread_id, "tool_call_id": call_id})
+        mark_subagents(sub)
 
 
 def apply_model_window(thread: Thread) -> None:

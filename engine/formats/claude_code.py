@@ -9,6 +9,7 @@ module, so there is no import cycle.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from engine.base.errors import ThreadLoadError, ThreadNotFoundError
 from engine.formats.claude_code_records import (
@@ -20,7 +21,12 @@ from engine.formats.claude_code_records import (
     read_records,
 )
 from engine.formats.claude_code_session import scan, to_thread
-from engine.formats.claude_code_subagents import attach_subagents, find_subagent_files, load_compaction_calls
+from engine.formats.claude_code_subagents import (
+    COMPACTION_PREFIX,
+    attach_subagents,
+    find_subagent_files,
+    load_compaction_calls,
+)
 from engine.formats.source import Source, ThreadRef
 from engine.thread.model import Thread
 
@@ -36,6 +42,22 @@ def _is_subagent_file(rows: list[tuple[int, Record]]) -> bool:
                 return False
             seen = True
     return seen
+
+
+def compaction_call_of(source: Source, rows: list[tuple[int, Record]], tid: str) -> dict[str, Any]:
+    """What an `agent-acompact-*` file is: the summarizer call Claude Code made to compact the session
+    `sessionId` (its own model call, a fork of the conversation plus the compact prompt), not a
+    session of its own. The parent's file is `<dir>/../../<sessionId>.jsonl` when the file sits in
+    the session's `subagents/` folder (2.1.x), `<dir>/<sessionId>.jsonl` beside it (2.0.x)."""
+    session_id = next((r["sessionId"] for _, r in rows if isinstance(r.get("sessionId"), str)), None)
+    parent: str | None = None
+    if source.path is not None and session_id and "/" not in session_id and not session_id.startswith("."):
+        for candidate in (source.path.parent.parent.parent / f"{session_id}.jsonl",
+                          source.path.parent / f"{session_id}.jsonl"):
+            if candidate.is_file():
+                parent = str(candidate)
+                break
+    return {"session_id": session_id, "agent_id": tid.removeprefix("agent-"), "parent_file": parent}
 
 
 class _ClaudeCodeImporter:
@@ -83,6 +105,9 @@ class _ClaudeCodeImporter:
         if calls:
             thread.extra["compaction_calls"] = calls
         attach_subagents(thread, s, files)
+        if subagent_file and tid.startswith(f"agent-{COMPACTION_PREFIX}"):
+            thread.extra["compaction_call_of"] = compaction_call_of(source, rows, tid)
+            thread.title = f"compaction call of session {thread.extra['compaction_call_of']['session_id']}"
         return thread
 
 

@@ -84,7 +84,7 @@ def _human_content(content: Any) -> str | list[Any]:
     return "" if content is None else str(content)
 
 
-def _title(text: str) -> str | None:
+def prompt_title(text: str) -> str | None:
     """A picker title from a human turn: the prompt's first line, or `/command args`; None for noise."""
     text = text.strip()
     if text.startswith("<command-name>") or text.startswith("<command-message>"):
@@ -139,9 +139,11 @@ class _Reply:
 
     message_id: str
     model: str | None
+    index: int = 0  # its place in Session.items (rewinds only cut the tail, so it stays right)
     blocks: list[Record] = field(default_factory=list)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     usage: RecordedUsage | None = None
+    diagnostics: tuple[str, int | None] | None = None  # Anthropic's cache diagnosis of this call, when recorded
 
 
 @dataclass
@@ -158,7 +160,12 @@ class Session:
     sidechain: list[Record] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     session_id: str | None = None
-    title: str | None = None
+    title: str | None = None  # the first prompt's
+    # Claude Code's own title records (reverse-engineered, docs/sessions.md): `/rename` (the last one
+    # wins), the generated title (the last one wins), and old `summary` records (the first one).
+    custom_title: str | None = None
+    ai_title: str | None = None
+    summary_title: str | None = None
     todos: list[dict[str, Any]] = field(default_factory=list)
     seen_uuids: set[str] = field(default_factory=set)
     # Messages the model saw that only the compaction call recorded, keyed by their parent record.
@@ -173,6 +180,11 @@ class Session:
     rewound: list[dict[str, Any]] = field(default_factory=list)
     # message id -> the ISO time of the record that brought it (the first streamed record of a reply)
     timestamps: dict[str, str] = field(default_factory=dict)
+    # For a followed session (engine.sessions.follow): what changed since the last Thread was built:
+    # replies that took more streamed records, and the shortest the item list was cut to (a rewind).
+    touched: set[str] = field(default_factory=set)
+    cut_to: int | None = None
+    inline_sidechains: bool = True
 
 
 def _flush_recovered(s: Session) -> None:
@@ -223,10 +235,13 @@ def _add_assistant(s: Session, record: Record, line: int) -> None:
     reply = s.replies.get(message_id)
     if reply is None:
         _flush_boundary(s)
-        reply = _Reply(message_id=message_id, model=msg.get("model") if isinstance(msg.get("model"), str) else None)
+        reply = _Reply(message_id=message_id, model=msg.get("model") if isinstance(msg.get("model"), str) else None,
+                       index=len(s.items))
         s.replies[message_id] = reply
         s.items.append(reply)
         _stamp(s, message_id, record)
+    else:
+        s.touched.add(message_id)
     content = msg.get("content")
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
     for block in blocks if isinstance(blocks, list) else []:
@@ -240,6 +255,7 @@ def _add_assistant(s: Session, record: Record, line: int) -> None:
                 s.todos = list(call["args"]["todos"])
         else:
             reply.blocks.append(block)
+    reply.diagnostics = _better_diagnosis(reply.diagnostics, _diagnosis(msg))
     raw_usage = msg.get("usage")
     if isinstance(raw_usage, dict) and reply.model != SYNTHETIC_MODEL:
         if reply.usage is None:
@@ -247,6 +263,40 @@ def _add_assistant(s: Session, record: Record, line: int) -> None:
         else:
             # Input fields repeat on every streamed record; only the last output_tokens is final.
             reply.usage.output_tokens = _int_or_none(raw_usage.get("output_tokens"))
+
+
+# Anthropic's cache diagnostics (https://platform.claude.com/docs/en/build-with-claude/cache-diagnostics,
+# *Response format*), which Claude Code 2.1.251+ writes on every assistant record beside `usage`:
+# `diagnostics: null` = compared, no divergence (or a first call); `{"cache_miss_reason": null}` = the
+# comparison was still pending; `{"cache_miss_reason": {"type": ..., "cache_missed_input_tokens": N}}`.
+_DIAGNOSIS_RANK = {"none": 0, "pending": 1}
+
+
+def _diagnosis(msg: Record) -> tuple[str, int | None] | None:
+    if "diagnostics" not in msg:
+        return None
+    value = msg["diagnostics"]
+    if value is None:
+        return ("none", None)
+    if not isinstance(value, dict) or "cache_miss_reason" not in value:
+        return None
+    reason = value["cache_miss_reason"]
+    if reason is None:
+        return ("pending", None)
+    kind = reason.get("type") if isinstance(reason, dict) else None
+    if not isinstance(kind, str) or not kind:
+        return None
+    return (kind, _int_or_none(reason.get("cache_missed_input_tokens")))
+
+
+def _better_diagnosis(old: tuple[str, int | None] | None,
+                      new: tuple[str, int | None] | None) -> tuple[str, int | None] | None:
+    """The streamed records of one response repeat its diagnosis: a reason beats pending beats none."""
+    if new is None:
+        return old
+    if old is None:
+        return new
+    return new if _DIAGNOSIS_RANK.get(new[0], 2) >= _DIAGNOSIS_RANK.get(old[0], 2) else old
 
 
 def _stamp(s: Session, message_id: str, record: Record) -> None:
@@ -299,7 +349,7 @@ def _add_user(s: Session, record: Record, line: int) -> None:
     ))
     _stamp(s, human_id, record)
     if s.title is None and not record.get("isMeta"):
-        s.title = _title(text_of(content))
+        s.title = prompt_title(text_of(content))
     if isinstance(record.get("todos"), list) and record["todos"]:
         s.todos = list(record["todos"])
 
@@ -318,17 +368,25 @@ def _rewind(s: Session, prompt: Record) -> None:
         return
     dropped = s.items[at:]
     del s.items[at:]
+    s.cut_to = at if s.cut_to is None else min(s.cut_to, at)
     for item in dropped:
         if isinstance(item, _Reply):
             s.replies.pop(item.message_id, None)
     s.rewound.append({"index": at, "messages": len(dropped), "prompt": str(prompt.get("uuid"))})
 
 
-# Attachments whose text Claude Code sends to the model (as a system reminder on a user turn).
+# Attachments whose text Claude Code sends to the model (as a system reminder on a user turn). Since
+# 2.1.x the skill listing, the deferred (ToolSearch) tools, MCP servers' instructions and the sub-agent
+# listing arrive this way too, instead of in the system prompt: their payload's text is counted where it
+# was sent (a lower bound of the rendered reminder; the calibration measures the rest). Their category:
+# engine.thread.kinds (memory files and skills: memory; the rest: reminders).
 CONTEXT_ATTACHMENTS = frozenset({
     "hook_additional_context", "nested_memory", "file", "directory", "edited_text_file",
-    "selected_lines_in_ide", "critical_system_reminder",
+    "selected_lines_in_ide", "critical_system_reminder", "skill_listing", "invoked_skills",
+    "deferred_tools_delta", "mcp_instructions_delta", "agent_listing_delta", "todo_reminder", "task_reminder",
 })
+# Payload keys of the listing attachments (names or text blocks added since the last listing).
+_LISTING_KEYS = ("addedBlocks", "addedLines", "addedNames", "skills")
 
 
 def _attachment_text(value: Any) -> str:
@@ -338,7 +396,7 @@ def _attachment_text(value: Any) -> str:
     if isinstance(value, list):
         return "\n".join(t for t in (_attachment_text(v) for v in value) if t)
     if isinstance(value, dict):
-        for key in ("text", "content", "file", "snippet"):
+        for key in ("text", "content", "file", "snippet", "body", *_LISTING_KEYS):
             text = _attachment_text(value.get(key))
             if text:
                 return text
@@ -354,7 +412,7 @@ def _add_attachment(s: Session, record: Record, line: int) -> None:
         # A prompt the user typed while the model worked: delivered with the next request.
         s.pending.append(HumanMessage(content=_human_content(attachment["prompt"]), id=uuid, additional_kwargs=meta))
         return
-    text = _attachment_text(attachment.get("content")) if kind in CONTEXT_ATTACHMENTS and attachment else ""
+    text = _attachment_text(attachment) if kind in CONTEXT_ATTACHMENTS and attachment else ""
     if not text.strip():
         s.skipped[f"attachment:{kind}" if isinstance(kind, str) else "attachment"] += 1
         return
@@ -397,21 +455,18 @@ def _add_progress(s: Session, record: Record) -> None:
         s.progress_records.setdefault(call_id, []).append(inner)
 
 
-def scan(
-    rows: list[tuple[int, Record]],
-    *,
-    inline_sidechains: bool = True,
-    recovered: dict[str, list[Record]] | None = None,
-    ignored_progress: int = 0,
-) -> Session:
-    """One pass over the records.
-
-    `inline_sidechains` sets apart `isSidechain` records (older Claude Code wrote sub-agents inline);
-    `recovered` maps a record uuid to messages that followed it but were kept elsewhere.
-    """
-    s = Session(recovered=dict(recovered or {}))
+def new_session(*, inline_sidechains: bool = True, recovered: dict[str, list[Record]] | None = None,
+                ignored_progress: int = 0) -> Session:
+    """An empty scan state (see `scan`)."""
+    s = Session(recovered=dict(recovered or {}), inline_sidechains=inline_sidechains)
     if ignored_progress:
         s.skipped["progress"] += ignored_progress
+    return s
+
+
+def feed(s: Session, rows: list[tuple[int, Record]]) -> None:
+    """Go on with the scan over more records (a followed session's new lines)."""
+    inline_sidechains = s.inline_sidechains
     for line, record in rows:
         rtype = record.get("type")
         if s.session_id is None and isinstance(record.get("sessionId"), str):
@@ -424,7 +479,11 @@ def scan(
             s.seen_uuids.add(uuid)
         has_message = isinstance(record.get("message"), dict)
         if rtype == "summary" and isinstance(record.get("summary"), str):
-            s.title = s.title or title_line(record["summary"]) or None
+            s.summary_title = s.summary_title or title_line(record["summary"]) or None
+        elif rtype == "custom-title" and isinstance(record.get("customTitle"), str):
+            s.custom_title = title_line(record["customTitle"]) or s.custom_title
+        elif rtype == "ai-title" and isinstance(record.get("aiTitle"), str):
+            s.ai_title = title_line(record["aiTitle"]) or s.ai_title
         elif rtype == "progress":
             _add_progress(s, record)
             s.skipped[rtype] += 1
@@ -449,10 +508,31 @@ def scan(
             s.pending.extend(_recovered_message(r) for r in s.recovered.pop(uuid) if r.get("uuid") not in s.seen_uuids)
         if isinstance(uuid, str):
             s.positions[uuid] = len(s.items) + len(s.pending)
+
+
+def finish(s: Session) -> Session:
+    """The end of the file: a boundary with no summary still cuts, held-back messages take their place."""
     _flush_boundary(s)
     s.recovered_count = sum(1 for m in s.items if isinstance(m, HumanMessage)
                             and m.additional_kwargs.get("claude_code_recovered_from") == "compaction_call")
     return s
+
+
+def scan(
+    rows: list[tuple[int, Record]],
+    *,
+    inline_sidechains: bool = True,
+    recovered: dict[str, list[Record]] | None = None,
+    ignored_progress: int = 0,
+) -> Session:
+    """One pass over the records.
+
+    `inline_sidechains` sets apart `isSidechain` records (older Claude Code wrote sub-agents inline);
+    `recovered` maps a record uuid to messages that followed it but were kept elsewhere.
+    """
+    s = new_session(inline_sidechains=inline_sidechains, recovered=recovered, ignored_progress=ignored_progress)
+    feed(s, rows)
+    return finish(s)
 
 
 def _ai_message(reply: _Reply) -> AIMessage:
@@ -489,11 +569,15 @@ def to_thread(s: Session, thread_id: str) -> Thread:
                 usage[item.message_id] = item.usage
                 item.usage.timestamp = s.timestamps.get(item.message_id)
                 item.usage.model = item.model
+                if item.diagnostics is not None:
+                    item.usage.cache_miss_reason, item.usage.cache_missed_input_tokens = item.diagnostics
             if model is None and item.model and item.model != SYNTHETIC_MODEL:
                 model = item.model
         else:
             messages.append(item)
     extra: dict[str, Any] = {"skipped_records": dict(sorted(s.skipped.items()))}
+    if s.skipped.get("duplicate"):  # how many distinct records the copies repeat (engine.views.threads.load_notes)
+        extra["unique_records"] = len(s.seen_uuids)
     if s.recovered_count:
         extra["recovered_hook_messages"] = s.recovered_count
     for key, value in (("api_errors", s.api_errors), ("rewound", s.rewound)):
@@ -511,7 +595,7 @@ def to_thread(s: Session, thread_id: str) -> Thread:
         compactions=s.compactions,
         edits=s.microcompactions,
         timestamps={m.id: s.timestamps[m.id] for m in messages if m.id in s.timestamps},
-        title=s.title,
+        title=s.custom_title or s.ai_title or s.summary_title or s.title,
         extra=extra,
     )
 

@@ -46,6 +46,7 @@ from engine.formats.cline_context import (
     parse_request_info,
     request_ranges,
 )
+from engine.formats.cline_ui import api_from_ui, has_requests
 from engine.formats.cline_xml import parse_tool_calls, split_results
 from engine.formats.jsonshape import Where, check_thread_id, unique_ids
 from engine.formats.source import DEFAULT_MAX_BYTES, Source, ThreadRef
@@ -63,9 +64,13 @@ INPUT_INCLUDES_CACHED = frozenset({"openai"})
 
 
 def folder_entry(folder: Path) -> Path | None:
-    """The file to open for a task folder, or None when the folder is not one."""
-    candidate = folder / API_FILE
-    return candidate if candidate.is_file() else None
+    """The file to open for a task folder, or None when the folder is not one: its API history, else
+    (an export without it) its ui_messages.json."""
+    for name in (API_FILE, *UI_FILES):
+        candidate = folder / name
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def _is_ui_messages(doc: Any) -> bool:
@@ -164,7 +169,7 @@ def _sibling(folder: Path | None, names: tuple[str, ...], source: Source) -> tup
     return None, None
 
 
-def _files(source: Source) -> tuple[Any, tuple[Any, str | None], Any, Any, Path | None]:
+def _files(source: Source) -> tuple[Any, tuple[Any, str | None], Any, Any, Path | None, bool]:
     folder = source.path.parent if source.path is not None else None
     name = _name(source)
     where = Where(source.label, FORMAT)
@@ -181,19 +186,25 @@ def _files(source: Source) -> tuple[Any, tuple[Any, str | None], Any, Any, Path 
         meta = doc
     elif name == CONTEXT_FILE:
         context = doc
-    if api is None:
-        api, found = _sibling(folder, (API_FILE,), source)
-        if found is None:
-            raise ThreadLoadError(f"a Cline task needs its {API_FILE} (not found beside this file)",
-                                  path=source.label, format=FORMAT)
     ui_label = source.label if ui is not None else None
     if ui is None:
         ui, ui_label = _sibling(folder, UI_FILES, source)
+    rebuilt = False
+    if api is None:
+        api, found = _sibling(folder, (API_FILE,), source)
+        if found is None:
+            # an export with ui_messages.json alone: its requests and answers stand for the API history
+            if not has_requests(ui):
+                raise ThreadLoadError(f"a Cline task needs its {API_FILE}, or a ui_messages.json whose "
+                                      "api_req_started rows carry their request text (neither found)",
+                                      path=source.label, format=FORMAT)
+            api, rebuilt = api_from_ui(ui), True
+
     if meta is None:
         meta, _ = _sibling(folder, (META_FILE,), source)
     if context is None:
         context, _ = _sibling(folder, (CONTEXT_FILE,), source)
-    return api, (ui, ui_label), meta, context, folder
+    return api, (ui, ui_label), meta, context, folder, rebuilt
 
 
 def _iso(ts: Any) -> str | None:
@@ -276,8 +287,9 @@ def _title(ui: Any, messages: list[BaseMessage]) -> str | None:
 
 
 def load_task(source: Source) -> Thread:
-    api, (ui, ui_label), meta, context, folder = _files(source)
-    where = Where(source.label if _name(source) == API_FILE or folder is None else str(folder / API_FILE), FORMAT)
+    api, (ui, ui_label), meta, context, folder, rebuilt = _files(source)
+    where = Where(source.label if _name(source) == API_FILE or folder is None or rebuilt else str(folder / API_FILE),
+                  FORMAT)
     api = where.want_list(api, "$", "an array of messages (api_conversation_history)")
     if ui is not None and not isinstance(ui, list):
         raise ThreadLoadError("expected an array of ClineMessages", path=ui_label or source.label, format=FORMAT, location="$")
@@ -304,6 +316,8 @@ def load_task(source: Source) -> Thread:
     models = [m for m in (u.model for u in usage.values()) if m]
     model = models[-1] if models else _model_at(meta, None)[0]
     extra: dict[str, Any] = {"requests": len(requests), "system_prompt": "not recorded by Cline"}
+    if rebuilt:
+        extra["api_conversation_history"] = "rebuilt from ui_messages.json (what Cline displayed of each call)"
     if ui is None:
         extra["ui_messages"] = "not found: no usage or deleted ranges"
     if unapplied:

@@ -295,10 +295,15 @@ def _timestamp(value: Any) -> str | None:
 
 
 def scan(source: Source) -> tuple[_Scan, int | None]:
-    where = Where(source.label, FORMAT)
     lines = read_lines(source, FORMAT)
+    return scan_rows(lines.rows, source), lines.unfinished
+
+
+def scan_rows(rows: list[tuple[int, dict[str, Any]]], source: Source) -> _Scan:
+    """One pass over parsed rollout lines (a followed session keeps its parsed lines and scans them again)."""
+    where = Where(source.label, FORMAT)
     s = _Scan(where)
-    for k, (line, record) in enumerate(lines.rows):
+    for k, (line, record) in enumerate(rows):
         if k == 0 and is_legacy_meta(record):
             s.legacy = True
             s.session_meta(record)
@@ -329,7 +334,7 @@ def scan(source: Source) -> tuple[_Scan, int | None]:
         else:
             s.session_meta(payload)
     s.close()
-    return s, lines.unfinished
+    return s
 
 
 def _title(messages: list[BaseMessage]) -> str | None:
@@ -402,6 +407,11 @@ def to_thread(s: _Scan, source: Source) -> Thread:
         title=_title(messages),
         extra=extra,
     )
+
+
+def thread_from_rows(rows: list[tuple[int, dict[str, Any]]], source: Source) -> Thread:
+    """The thread of parsed rollout lines (engine.sessions.follow: a rollout followed as it grows)."""
+    return to_thread(scan_rows(rows, source), source)
 
 
 class _CodexImporter:

@@ -4,10 +4,15 @@ A Responses call can emit reasoning, assistant text and several tool calls; Code
 its own item. Merged, they are the one AI message the model produced (step k = the k-th call).
 - `reasoning`: its summary text becomes a LangChain `reasoning` block (raw reasoning text, which
   open-weight models return in `content`, another one). The `encrypted_content` Codex sends back
-  is opaque: its size cannot be read from the file (it is the call's `reasoning_output_tokens`
-  while the turn lasts), so it is only counted in `additional_kwargs["codex_encrypted_reasoning"]`.
+  is opaque: its token size cannot be read from the file (it is the call's `reasoning_output_tokens`
+  while the turn lasts); the items are counted in `additional_kwargs["codex_encrypted_reasoning"]` and
+  their lengths in characters listed in `codex_encrypted_reasoning_chars` (what Codex estimates them
+  by when it decides to compact).
 - `function_call` / `custom_tool_call` / `local_shell_call` / `tool_search_call`: tool calls
-  (their item ids kept in `__openai_function_call_ids__`, as langchain-openai does).
+  (their item ids kept in `__openai_function_call_ids__`, as langchain-openai does). A
+  `function_call` whose `arguments` are not a JSON object (models emit these) stays a call, with
+  `{"arguments": <the raw string>}` and its id in `additional_kwargs["codex_unparsed_arguments"]`:
+  Codex sent it back as written and answered it with the parse error.
 - `web_search_call` / `image_generation_call` ran on the server: their records stay in the content.
 """
 
@@ -17,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
-from langchain_core.messages.tool import invalid_tool_call, tool_call
+from langchain_core.messages.tool import tool_call
 
 from engine.formats.codex_items import content_blocks, fallback_id, item_key, server_block
 from engine.formats.jsonshape import Where, json_type, parse_arguments
@@ -76,22 +81,23 @@ def _reasoning_blocks(item: dict[str, Any], where: Where, location: str) -> tupl
                 block["extras"] = {"codex_raw_reasoning": True}
             blocks.append(block)
     encrypted = item.get("encrypted_content")
-    return blocks, int(isinstance(encrypted, str) and bool(encrypted))
+    return blocks, len(encrypted) if isinstance(encrypted, str) else 0
 
 
 def build_ai(call: Call, where: Where) -> tuple[AIMessage, int]:
     """The AIMessage of one model call, and how many encrypted reasoning items it sent back."""
     content: list[Any] = []
     calls: list[Any] = []
-    invalid: list[Any] = []
     item_ids: dict[str, str] = {}
-    encrypted = 0
+    encrypted_lengths: list[int] = []
+    unparsed: list[str] = []
     for item, _line, location in call.items:
         itype = item.get("type")
         if itype == "reasoning":
-            blocks, n = _reasoning_blocks(item, where, location)
+            blocks, length = _reasoning_blocks(item, where, location)
             content.extend(blocks)
-            encrypted += n
+            if length:
+                encrypted_lengths.append(length)
         elif itype == "message":
             text = content_blocks(item.get("content"), where, f"{location}.content")
             content.extend([{"type": "text", "text": text}] if isinstance(text, str) else text)
@@ -106,9 +112,11 @@ def build_ai(call: Call, where: Where) -> tuple[AIMessage, int]:
                     where.fail(f"{location}.arguments", f"expected a JSON string, got {json_type(raw)}")
                 args, error = parse_arguments(raw)
                 if args is None:
-                    invalid.append(invalid_tool_call(name=name, args=raw if isinstance(raw, str) else None, id=call_id,
-                                                      error=error))
-                    continue
+                    # Codex sent the call back as it was (a function_call item with the raw `arguments`
+                    # string) and answered it (the tool reports the parse error): the call stays a call,
+                    # its raw arguments kept as they were written
+                    args = {"arguments": raw}
+                    unparsed.append(call_id)
             elif itype == "custom_tool_call":
                 args = {"input": item.get("input")}
             else:
@@ -123,11 +131,16 @@ def build_ai(call: Call, where: Where) -> tuple[AIMessage, int]:
     kwargs: dict[str, Any] = {}
     if item_ids:
         kwargs["__openai_function_call_ids__"] = item_ids
-    if encrypted:
-        kwargs["codex_encrypted_reasoning"] = encrypted
+    if encrypted_lengths:
+        kwargs["codex_encrypted_reasoning"] = len(encrypted_lengths)
+        # each reasoning item's encrypted_content length: what Codex's auto-compaction estimates them by
+        # (engine/policies/codex.py `reasoning_tokens`)
+        kwargs["codex_encrypted_reasoning_chars"] = encrypted_lengths
+    if unparsed:
+        kwargs["codex_unparsed_arguments"] = unparsed
     body: Any = content
     if all(isinstance(b, dict) and b.get("type") == "text" for b in content):
         body = "\n".join(str(b["text"]) for b in content)
-    message = AIMessage(content=body, tool_calls=calls, invalid_tool_calls=invalid, id=msg_id,
+    message = AIMessage(content=body, tool_calls=calls, id=msg_id,
                         additional_kwargs=kwargs, response_metadata={"model": call.model} if call.model else {})
-    return message, encrypted
+    return message, len(encrypted_lengths)

@@ -21,6 +21,7 @@ is not part of `output` (`candidatesTokenCount`): both are output, thoughts its 
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,14 @@ from engine.formats.gemini_records import FORMAT, Record, Replay, is_metadata, r
 from engine.formats.jsonl_lines import head_lines, read_lines
 from engine.formats.jsonshape import Where, first_byte, json_type
 from engine.formats.source import Source, ThreadRef
-from engine.thread.model import RecordedCompaction, RecordedEdit, RecordedUsage, Thread, title_line
+from engine.thread.model import (
+    LOAD_WARNINGS,
+    RecordedCompaction,
+    RecordedEdit,
+    RecordedUsage,
+    Thread,
+    title_line,
+)
 
 SENT_TYPES = frozenset({"user", "gemini"})
 ERROR_STATUSES = frozenset({"error", "cancelled"})
@@ -166,6 +174,13 @@ def _rows(source: Source, where: Where) -> tuple[list[tuple[int, Record]], bool,
 def build(source: Source) -> Thread:
     where = Where(source.label, FORMAT)
     rows, document, unfinished = _rows(source, where)
+    return build_rows(rows, source.label, document=document, unfinished=unfinished)
+
+
+def build_rows(rows: list[tuple[int, Record]], label: str, *, document: bool = False,
+               unfinished: int | None = None) -> Thread:
+    """The thread of parsed records (a followed JSONL session keeps its parsed lines and replays them again)."""
+    where = Where(label, FORMAT)
     r = replay(rows, where, document=document)
     messages: list[BaseMessage] = []
     usage_of: dict[str, RecordedUsage] = {}
@@ -197,13 +212,15 @@ def build(source: Source) -> Thread:
             extra[key] = meta[key]
     if r.rewound:
         extra["rewound"] = r.rewound
+    if r.warnings:
+        extra[LOAD_WARNINGS] = list(r.warnings)
     if unfinished is not None:
         extra["unfinished_last_line"] = unfinished
     extra["session_file"] = "legacy json" if document else "jsonl"
     model = next((m.response_metadata["model"] for m in messages
                   if isinstance(m, AIMessage) and m.response_metadata.get("model")), None)
     return Thread(
-        thread_id=tid if isinstance(tid, str) and tid else Path(source.label).stem,
+        thread_id=tid if isinstance(tid, str) and tid else Path(label).stem,
         messages=messages,
         source_format=FORMAT,
         model=model,
@@ -242,7 +259,10 @@ def _compaction(r: Replay, rewrite: Any, built: dict[str, list[BaseMessage]], us
 
 def _edit(masking: Any, starts: list[tuple[int, int]], total: int, where: Where) -> RecordedEdit:
     """A tool result replaced later (tool output masking): its new text from the next message on."""
-    index = next((i for seq, i in starts if seq > masking.seq), total)
+    # `starts` is in record order, so its first_seq values rise: the first record inserted after the
+    # masking is found by bisection (a session of many maskings stays linear)
+    k = bisect_right(starts, masking.seq, key=lambda start: start[0])
+    index = starts[k][1] if k < len(starts) else total
     placeholder = parts(masking.result, where, "$")
     return RecordedEdit(index=index, kind="clear_tool_results", tool_call_ids=[masking.call_id],
                         placeholder=placeholder if isinstance(placeholder, str) else json.dumps(placeholder),

@@ -72,6 +72,10 @@ class Replay:
     replacement_only: dict[str, Record] = field(default_factory=dict)
     rewound: list[dict[str, Any]] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
+    # one line per thing read other than as written (a rewind to a message no line holds)
+    warnings: list[str] = field(default_factory=list)
+    # each record's position in `records`: records only ever go from the end (a rewind), so it holds
+    _position: dict[str, int] = field(default_factory=dict)
 
     def skip(self, kind: str) -> None:
         self.skipped[kind] = self.skipped.get(kind, 0) + 1
@@ -91,6 +95,7 @@ class Replay:
         if previous is None:
             self.seq += 1
             self.first_seq[mid] = self.seq
+            self._position[mid] = len(self.records)
         elif self.last_seq[mid] != self.seq:
             record = self._masked(previous, record, location)
         self.records[mid] = record
@@ -115,19 +120,33 @@ class Replay:
         return merged
 
     def rewind(self, target: str, line: int) -> None:
-        held = list(self.held)
-        self.held = dict.fromkeys(held[:held.index(target)] if target in self.held else [])
-        ids = list(self.records)
+        """Drop `target` and everything after it. A rewind costs what it drops: both lists lose their
+        last entries (a dict pops its last item in O(1)), so a file of rewinds stays linear."""
+        if target in self.held:
+            while self.held.popitem()[0] != target:
+                pass
+        else:
+            self.held = {}
         floor = self.boundary()
-        if target in self.records and ids.index(target) >= floor:
-            cut = ids.index(target)
-        elif target in self.records or target in self.replacement_only:
+        known = target in self.records
+        if known and self._position[target] >= floor:
+            cut = self._position[target]
+        elif known or target in self.replacement_only:
             return  # into a history a compaction already replaced: nothing sent is dropped
         else:
             cut = floor  # Gemini CLI's reader clears everything for an unknown id
-        for mid in ids[cut:]:
-            del self.records[mid]
-        self.rewound.append({"to": target, "records": len(ids) - cut, "line": line})
+        dropped = len(self.records) - cut
+        for _ in range(dropped):
+            del self._position[self.records.popitem()[0]]
+        self.rewound.append({"to": target, "records": dropped, "line": line})
+        if not known:
+            # google-gemini/gemini-cli packages/core/src/services/chatRecordingService.ts @ 5411f11:
+            # `loadConversationRecord` clears its message map for an id it does not find, and
+            # `rewindTo` never writes such a line (it returns when the id is not in the conversation)
+            self.warnings.append(
+                f"line {line}: $rewindTo names message id {target!r}, which no earlier line holds; Gemini CLI's "
+                f"reader then drops the whole history ({dropped} message record{'s' if dropped != 1 else ''} "
+                "dropped here) and its writer never records such a rewind: the file was cut or edited")
 
     # -- metadata ---------------------------------------------------------------------------
     def set_fields(self, fields: dict[str, Any], line: int, location: str) -> None:

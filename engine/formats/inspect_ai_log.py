@@ -36,6 +36,12 @@ ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a local file header, or the end re
 # (a log holds a few files per sample; 100k members is far past any real eval).
 MAX_DECOMPRESSED_BYTES = 2 * 1024**3
 MAX_MEMBERS = 100_000
+# What the members read for one thread (header, summaries, the sample) may hold: JSON objects, counted
+# as "{" bytes while inflating (an upper bound: a brace inside a string counts too) and refused before
+# anything is parsed. Each object becomes a dict of a few hundred bytes, a message a LangChain object of
+# ~1 KB: a 332 KB archive of 3 million tiny messages took 4.5 GB to inspect (issues 38.4, 39.6). A real
+# sample holds thousands of messages and events; a million tiny messages (the bench) load in ~1.3 GB.
+MAX_ARCHIVE_OBJECTS = 2_000_000
 READ_CHUNK = 1024 * 1024
 HEADER = "header.json"
 JOURNAL_START = "_journal/start.json"
@@ -97,8 +103,8 @@ class EvalLog:
     _zip: zipfile.ZipFile | None = None
     _members: dict[SampleKey, str] = field(default_factory=dict)
     _inline: dict[SampleKey, tuple[dict[str, Any], str]] = field(default_factory=dict)
-    # What the archive may still inflate to, shared by every member read from it.
-    _budget: list[int] = field(default_factory=lambda: [MAX_DECOMPRESSED_BYTES])
+    # What the archive may still inflate to (bytes, JSON objects), shared by every member read from it.
+    _budget: list[int] = field(default_factory=lambda: [MAX_DECOMPRESSED_BYTES, MAX_ARCHIVE_OBJECTS])
     _member_limit: int = MAX_DECOMPRESSED_BYTES  # what one member may inflate to: the file limit
 
     def sample(self, key: SampleKey) -> tuple[dict[str, Any], str]:
@@ -122,7 +128,9 @@ METHOD_NAMES = {zipfile.ZIP_BZIP2: "bzip2", zipfile.ZIP_LZMA: "LZMA", 9: "deflat
 
 def read_member(zf: zipfile.ZipFile, name: str, where: Where, budget: list[int],
                 limit: int = MAX_DECOMPRESSED_BYTES) -> bytearray:
-    """A member's bytes, inflating at most `limit` for it and the remaining `budget` for the archive."""
+    """A member's bytes, inflating at most `limit` for it and the remaining `budget` for the archive:
+    `[bytes, JSON objects]` (the objects counted as "{" bytes as each chunk inflates, so a member of
+    millions of tiny objects is refused after reading about as many, before any is parsed)."""
     info = zf.getinfo(name)
     if info.compress_type not in BOUNDED_METHODS:
         method = METHOD_NAMES.get(info.compress_type, f"method {info.compress_type}")
@@ -132,13 +140,23 @@ def read_member(zf: zipfile.ZipFile, name: str, where: Where, budget: list[int],
     if info.file_size > cap:  # a quick refusal; the loop below enforces the cap whatever the header says
         where.fail(name, _too_big(info.file_size, limit, budget[0], declared=True))
     out = bytearray()
+    objects = 0
+    objects_left = budget[1] if len(budget) > 1 else None
     try:
         with zf.open(info) as fh:
             while chunk := fh.read(min(READ_CHUNK, cap + 1 - len(out))):
                 out += chunk
                 if len(out) > cap:
                     where.fail(name, _too_big(len(out), limit, budget[0], declared=False))
+                if objects_left is not None:
+                    objects += chunk.count(b"{")
+                    if objects > objects_left:
+                        where.fail(name, f"refusing to read: the archive expands to more than {MAX_ARCHIVE_OBJECTS:,} "
+                                   f"JSON objects ({objects:,} in this member's first {len(out):,} bytes; a zip bomb "
+                                   "of tiny messages, or a log too large to read)")
         budget[0] -= len(out)
+        if objects_left is not None:
+            budget[1] -= objects
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError, ValueError) as exc:
         raise ThreadLoadError(f"corrupt member in the .eval zip archive ({exc or type(exc).__name__})",
                               path=where.label, format=where.format, location=name) from None
@@ -157,7 +175,8 @@ def _too_big(size: int, limit: int, budget: int, *, declared: bool) -> str:
 
 def read_member_json(zf: zipfile.ZipFile, name: str, where: Where, budget: list[int] | None = None,
                      limit: int = MAX_DECOMPRESSED_BYTES) -> Any:
-    raw = read_member(zf, name, where, budget if budget is not None else [MAX_DECOMPRESSED_BYTES], limit)
+    raw = read_member(zf, name, where, budget if budget is not None else [MAX_DECOMPRESSED_BYTES, MAX_ARCHIVE_OBJECTS],
+                      limit)
     try:
         return json.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
@@ -195,7 +214,7 @@ def _open_zip(source: Source, where: Where) -> EvalLog:
         where.fail("$", f"refusing to decompress: the archive declares {declared:,} bytes, above the limit of "
                    f"{MAX_DECOMPRESSED_BYTES:,} (a zip bomb or a log too large to read)")
     names = [i.filename for i in infos]
-    budget = [MAX_DECOMPRESSED_BYTES]
+    budget = [MAX_DECOMPRESSED_BYTES, MAX_ARCHIVE_OBJECTS]
     header_name = HEADER if HEADER in names else JOURNAL_START if JOURNAL_START in names else None
     if header_name is None:
         where.fail("$", f"the zip archive holds no {HEADER} (not an Inspect .eval log)")

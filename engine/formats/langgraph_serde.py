@@ -12,6 +12,10 @@ refused by name.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from typing import Any
 
@@ -27,7 +31,29 @@ def strict_serde() -> Any:
     """JsonPlusSerializer that never imports or calls a class a stored value names."""
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
+    logging.getLogger("langgraph.checkpoint.serde.jsonplus").addFilter(_quiet_while_decoding)
     return JsonPlusSerializer(allowed_msgpack_modules=None)
+
+
+# Refusing to rebuild a class is what `strict_serde` is for, yet langgraph-checkpoint (4.3) logs a
+# warning for each one ("Blocked deserialization of os.system - not in allowed_msgpack_modules",
+# `serde/jsonplus.py` `_warn_once`), which Python's last-resort handler printed on stderr before
+# ctxi's own line. Those records are dropped while one of our decodes runs (a context variable, so
+# another thread's use of LangGraph keeps its warnings); the value stays raw data, as documented.
+_DECODING: ContextVar[bool] = ContextVar("ctxi_langgraph_decoding", default=False)
+
+
+def _quiet_while_decoding(record: logging.LogRecord) -> bool:
+    return not (_DECODING.get() and record.levelno <= logging.WARNING)
+
+
+@contextmanager
+def _decoding() -> Iterator[None]:
+    token = _DECODING.set(True)
+    try:
+        yield
+    finally:
+        _DECODING.reset(token)
 
 
 SHOWN_CHARS = 60
@@ -61,7 +87,9 @@ def decode_value(type_: str | None, blob: Any, *, label: str, format: str, where
     if type_ not in SERDE_TYPES:
         raise ThreadLoadError(f"unsupported serializer type {shown(type_)}", path=label, format=format, location=where)
     try:
-        return strict_serde().loads_typed((type_, data))
+        serde = strict_serde()
+        with _decoding():
+            return serde.loads_typed((type_, data))
     except Exception as exc:  # the serializer meets whatever the database holds
         raise ThreadLoadError(f"cannot decode {type_} data ({type(exc).__name__}: {str(exc)[:200]})",
                               path=label, format=format, location=where) from None

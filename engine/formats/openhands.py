@@ -18,11 +18,13 @@ The replacement keeps the kept messages' ids (they derive from event ids).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import HumanMessage
 
 from engine.base.errors import ThreadLoadError
+from engine.formats import openhands_state as state
 from engine.formats import openhands_v1 as v1
 from engine.formats.jsonshape import (
     SingleThreadImporter,
@@ -63,11 +65,17 @@ def _claims(items: Any) -> str | None:
     return None
 
 
+def _state_only(doc: Any) -> bool:
+    """An exported conversation's settings (`trajectory.json` with `baseState`) without events in it."""
+    return isinstance(doc, dict) and any(isinstance(doc.get(k), dict) for k in state.STATE_KEYS) \
+        and _claims(_events_of(doc)[0]) is None
+
+
 def sniff(source: Source) -> bool:
     if first_byte(source) in (b"[", b"{"):
         doc = source.try_json()
         if doc is not None:
-            return _claims(_events_of(doc)[0]) is not None
+            return _claims(_events_of(doc)[0]) is not None or _state_only(doc)
     rows = jsonl_head(source, SNIFF)
     return bool(rows) and v1.is_v1_event(rows[0])
 
@@ -141,12 +149,31 @@ def _v0_thread(events: list[tuple[dict[str, Any], str]], where: Where, tid: str)
                   compactions=compactions, title=_title(done.messages), extra=extra)
 
 
-def _v1_thread(events: list[tuple[dict[str, Any], str]], wrapper: Any, where: Where, tid: str) -> Thread:
+def _v1_thread(events: list[tuple[dict[str, Any], str]], wrapper: Any, where: Where, tid: str,
+               path: Path | None = None) -> Thread:
     done = v1.convert(events, where)
     records, window = v1.usage_records(events, wrapper, where)
     usage = v1.attach_usage(records, done, where)
     model = next((u.model for u in usage.values() if u.model), None)
     extra: dict[str, Any] = {"version": "v1", "skipped_records": dict(sorted(done.skipped.items()))}
+    # the agent's LLM and condenser as the conversation recorded them: its wrapper's state, a full_state
+    # snapshot in the stream, or the state file beside it (an export's trajectory.json, base_state.json)
+    recorded, origin = state.state_of(wrapper), "the file's baseState"
+    if recorded is None:
+        recorded, origin = state.full_state_of(events), "a full_state event"
+    if recorded is None:
+        recorded, beside = state.sibling_state(path)
+        origin = beside or origin
+    settings = state.agent_settings(recorded)
+    if settings:
+        extra["openhands_state_from"] = origin
+        model = model or settings.get("model")
+        window = window or settings.get("window")
+        if "condenser" in settings:
+            extra["openhands_condenser"] = settings["condenser"]
+    requests = state.request_steps(events, done.before, done.messages)
+    if requests:
+        extra["condensation_requests"] = requests
     return Thread(thread_id=tid, messages=done.messages, source_format=FORMAT, model=model, max_input_tokens=window,
                   system_prompt=done.system_prompt, tools=done.tools, usage=usage,
                   compactions=v1.compactions(events, done.before, where), title=_title(done.messages), extra=extra)
@@ -178,6 +205,12 @@ class OpenHandsImporter(SingleThreadImporter):
                 doc = [r for _, r in source.jsonl()]
             except ThreadLoadError as line_error:
                 raise where.unparseable(line_error) from None
+        if _state_only(doc):
+            events_file = state.sibling_events(source.path)
+            if events_file is None:
+                where.fail("$", "this is an OpenHands V1 conversation's settings (baseState), not its events: open "
+                                "its events.json (with this file beside it, or both uploaded together)")
+            return self.load(Source.open(events_file), thread_id)
         items, base = _events_of(doc)
         version = _claims(items)
         if version is None:
@@ -185,7 +218,7 @@ class OpenHandsImporter(SingleThreadImporter):
         if version == "v0":
             thread = _v0_thread(check_events(items, where, base), where, tid)
         else:
-            thread = _v1_thread(v1.check_events(items, where, base), doc, where, tid)
+            thread = _v1_thread(v1.check_events(items, where, base), doc, where, tid, source.path)
         return check_thread_id(thread, thread_id, where)
 
     def list_threads(self, source: Source) -> list[ThreadRef]:

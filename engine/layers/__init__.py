@@ -29,6 +29,8 @@ LAYER_CLASSES: dict[str, tuple[str, str]] = {
     "todo": ("engine.layers.todo", "TodoReminderLayer"),
     "dangling": ("engine.layers.dangling", "DanglingToolCallLayer"),
     "memory": ("engine.layers.memory", "MemoryLayer"),
+    "durable_context": ("engine.layers.durable_context", "DurableContextLayer"),
+    "coalesce": ("engine.layers.durable_context", "SystemCoalescingLayer"),
 }
 
 

@@ -27,8 +27,20 @@ class LayerContext:
     summarizer: Any = None
     workspace: Any = None
     # The thread's engine.recorded.calibration.Calibration when its recorded usage calibrates the counts:
-    # the agent's own prompt is then measured (unrecorded prompt), so ours is not added.
+    # the agent's own prompt is then measured (agent prompt), so ours is not added.
     calibration: Any = None
+    # The provider's thinking rule for this run ("all", "last_turn", "none") and the thread's
+    # RecordedHistory that applies it (None when "all"): what a request is as the model receives it.
+    provider: Any = None
+    thinking_rule: str = "all"
+
+    def sent(self, messages: Any) -> Any:
+        """`messages` as the provider hands them to the model (earlier thinking dropped by its rule)."""
+        return messages if self.provider is None else self.provider.provider_view(messages, rule=self.thinking_rule)
+
+    def agent_prompt(self, step: int | None) -> int:
+        """The agent's own prompt a request at `step` carries (measured; 0 without recorded usage)."""
+        return self.calibration.prompt_at(step or 0) if self.calibration is not None else 0
 
 
 class ContextLayer(AgentMiddleware):

@@ -35,6 +35,7 @@ class TriggerCheck(NamedTuple):
     window: int | None  # what `fraction` clauses are taken of
     budget: int | None  # view mode: Deep Agents' input budget (95 % of the window minus the output), else None
     fired: str | None  # the label of the clause that fired, "input_budget", "overflow", or None
+    request: bool = False  # the layer counted the whole request (Deep Agents' view mode), not the state
 
 
 class CompactionCheck(NamedTuple):
@@ -123,6 +124,16 @@ def _no_summary(messages: Any, prompt: str) -> str:
     raise HistoryRead
 
 
+def no_history() -> Sequence[Any]:
+    """A history that raises HistoryRead when read (a policy deciding on recorded sizes alone reads none)."""
+    return _NoHistory()
+
+
+def probe_context(ctx: Any) -> Any:
+    """`ctx` without the history's summarizer and memory: reading them raises HistoryRead."""
+    return replace(ctx, summarize=_no_summary, memory=_NoMemory())
+
+
 def compaction_fires(policy: Any, ctx: Any, check: CompactionCheck, threshold: int | None) -> bool:
     """Whether `policy` compacts at `check` with `ctx`'s config (the layer's own rule: the policy's
     `should_compact`, else "the request reaches the threshold"); raises HistoryRead when the policy
@@ -171,5 +182,7 @@ __all__ = [
     "first_compaction_change",
     "first_fired",
     "first_trigger_change",
+    "no_history",
+    "probe_context",
     "trigger_label",
 ]

@@ -38,6 +38,8 @@ from engine.config.sections import ContextEditingConfig
 from engine.layers import context_editing_rules as rules
 from engine.layers.base import ContextLayer, LayerContext
 from engine.recorded.history import starts_turn
+from engine.thread import decisions
+from engine.tokens.counters import ApproximateCounter, TokenCounter, approximate_counter
 
 VIEW_STYLES = frozenset({"langchain", "anthropic"})
 
@@ -108,9 +110,23 @@ class ContextEditingLayer(ContextLayer):
             raise ConfigError("a fraction trigger needs the context window", key="context_editing.trigger")
         return max(1, int(window * float(value)))
 
+    @property
+    def langchain_counter(self) -> TokenCounter:
+        """What the `langchain` style decides with: LangChain's own counter.
+
+        langchain 1.5.2 `ContextEditingMiddleware._resolve_token_counter` (token_count_method
+        "approximate", its default) returns `count_tokens_approximately` itself: 4 characters per
+        token whatever the model (the 3.3 for Claude is SummarizationMiddleware's choice, not this
+        one's), no usage scaling, and `ClearToolUsesEdit.apply` counts the messages alone. So where
+        the layers measure with the approximate counter (`tokens.layer_counter: approximate`, the
+        `langchain` preset) that counter is used unscaled at 4.0; with another layer counter, that one.
+        """
+        chosen = self.decision_counter
+        return approximate_counter(4.0) if isinstance(chosen, ApproximateCounter) else chosen
+
     def _prompt_tokens(self, system: SystemMessage | None, tools: Sequence[Any]) -> int:
-        """What the request carries besides its messages: system prompt, tool schemas, unrecorded prompt."""
-        total = getattr(self.context.calibration, "prompt_tokens", 0) or 0
+        """What the request carries besides its messages: system prompt, tool schemas, the agent prompt."""
+        total = self.context.agent_prompt(self.current_step())
         if system is not None:
             total += self.counter.count_message(system)
         if tools:
@@ -137,13 +153,17 @@ class ContextEditingLayer(ContextLayer):
         cfg = self.settings
         edit = rules.Edit(messages)
         threshold = self.threshold_tokens()
+        counted_with: dict[str, Any] = {}
         if cfg.style == "langchain":
+            count = self.langchain_counter
             if threshold is not None:
                 edit = rules.clear_tool_uses_langchain(
-                    messages, count=self.counter, trigger=threshold, clear_at_least=cfg.clear_at_least, keep=cfg.keep,
+                    messages, count=count, trigger=threshold, clear_at_least=cfg.clear_at_least, keep=cfg.keep,
                     clear_tool_inputs=bool(cfg.clear_tool_inputs), exclude_tools=cfg.exclude_tools,
                     placeholder=cfg.placeholder)
-            request_tokens = self.counter(messages)
+            # the quantity the trigger compares, in LangChain's count (the event's `request_tokens`)
+            request_tokens = count(messages)
+            counted_with = {"counter": getattr(count, "name", type(count).__name__)}
         else:  # anthropic: the API counts the whole prompt
             request_tokens = self._prompt_tokens(request.system_message, request.tools) + self.counter(messages)
             if threshold is not None:
@@ -157,10 +177,22 @@ class ContextEditingLayer(ContextLayer):
                 edit.cleared_thinking_ids = thinking.cleared_thinking_ids
         if in_replay:
             edit.messages = self._stable(original, edit.messages)
-        self._report_view(original, edit, request_tokens, threshold)
+        quantity = ("the request's messages" if cfg.style == "langchain"
+                    else "the whole prompt (system, tools, messages, agent prompt)")
+        self._decide(request_tokens, threshold, edit.changed, quantity, **counted_with)
+        self._report_view(original, edit, request_tokens, threshold, **counted_with)
         if in_replay and not edit.changed:
             return request
         return request.override(messages=edit.messages)  # type: ignore[arg-type]
+
+    def _decide(self, measured: int, threshold: int | None, changed: bool, quantity: str, **detail: Any) -> None:
+        """The trigger's decision (engine.thread.decisions): reached at `>` (ClearToolUsesEdit acts only above it)."""
+        reached = threshold is not None and measured > threshold
+        decisions.record(self.layer, f"{self.settings.style} context editing", measured=measured, threshold=threshold,
+                         fired=changed, quantity=quantity, op=">",
+                         series="view" if "prompt" in quantity or quantity == "the request" else "context editing",
+                         reason="nothing left to clear" if reached and not changed else
+                         ("no trigger: never clears" if threshold is None else ""), **detail)
 
     def _stable(self, original: list[BaseMessage], edited: list[BaseMessage]) -> list[BaseMessage]:
         """The same copy for the same cleared message at every step (counts and prefix sums re-used)."""
@@ -176,11 +208,11 @@ class ContextEditingLayer(ContextLayer):
         return out
 
     def _report_view(self, original: list[BaseMessage], edit: rules.Edit, request_tokens: int,
-                     threshold: int | None) -> None:
+                     threshold: int | None, **extra: Any) -> None:
         new = [c for c in edit.cleared_call_ids if c not in self._shown]
         if new:
             self._shown.update(dict.fromkeys(new))
-            self._emit_clear(original, edit, request_tokens, threshold, newly=new)
+            self._emit_clear(original, edit, request_tokens, threshold, newly=new, **extra)
         new_thinking = [t for t in edit.cleared_thinking_ids if t not in self._thinking_shown]
         if new_thinking:
             self._thinking_shown.update(dict.fromkeys(new_thinking))
@@ -215,6 +247,8 @@ class ContextEditingLayer(ContextLayer):
                                              else []) + self.counter(messages)
         trigger: dict[str, Any] = {}
         if cfg.style == "inspect":
+            self._decide(request_tokens, threshold, threshold is not None and request_tokens > threshold,
+                         "the prompt, tools and messages")
             if threshold is None or request_tokens <= threshold:
                 return None
             edit = rules.Edit(messages)
@@ -235,10 +269,16 @@ class ContextEditingLayer(ContextLayer):
             edit.messages.append(messages[-1])
         else:  # claude-code
             if cfg.idle_minutes is None:
+                self._decide(request_tokens, threshold, threshold is not None and request_tokens > threshold,
+                             "the request")
                 if threshold is None or request_tokens <= threshold:
                     return None
             else:
                 gap = idle_minutes(messages, self.context.thread.timestamps if self.context.thread else {})
+                decisions.record(self.layer, "claude-code microcompact", measured=None if gap is None else round(gap),
+                                 threshold=round(cfg.idle_minutes), fired=gap is not None and gap > cfg.idle_minutes,
+                                 quantity="minutes since the last assistant message", unit="minutes", op=">",
+                                 series="idle minutes")
                 if gap is None or gap <= cfg.idle_minutes:
                     return None
                 trigger["idle_minutes"] = round(gap, 2)

@@ -20,10 +20,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from langchain.agents.middleware import ModelRequest
+from langchain.agents.middleware.todo import WRITE_TODOS_SYSTEM_PROMPT
 from langchain_core.messages import SystemMessage
 
 from engine.config.schema import EngineConfig
 from engine.config.sections import TASK_TOOL_NAMES, SkillConfig
+from engine.layers.agent_tools import deepagents_profile, deepagents_tools, with_agent_tools, write_todos_tool
 from engine.layers.base import LayerContext, RequestLayer
 from engine.thread.kinds import PARTS_KEY
 from engine.tokens.content import message_text
@@ -123,7 +125,8 @@ class InputContextLayer(RequestLayer):
 
     layer = "input_context"
     # how a checkpoint keeps each run-time attribute (engine/layers/checkpoint.py)
-    checkpoint_kinds: ClassVar[dict[str, str]] = {"_cache": "reset", "_announced": "value", "_names": "reset"}
+    checkpoint_kinds: ClassVar[dict[str, str]] = {"_cache": "reset", "_announced": "value", "_names": "reset",
+                                                  "_with_tools": "memo"}
 
     def __init__(
         self,
@@ -134,8 +137,21 @@ class InputContextLayer(RequestLayer):
         tool_prompts: bool = True,
         skills: Sequence[SkillConfig] = (),
         task_tool_names: Sequence[str] = TASK_TOOL_NAMES,
+        agent_tools: str = "none",
     ) -> None:
         super().__init__(context)
+        # a framework's own tools, ahead of the thread's (engine.layers.agent_tools)
+        thread = self.context.thread
+        subagent = bool(thread is not None and thread.extra.get("subagent_of"))
+        self.agent_tools: list[dict[str, Any]] = (deepagents_tools(subagent=subagent) if agent_tools == "deepagents"
+                                                  else [])
+        # Deep Agents' harness profile for the thread's model: a prompt suffix, and (Codex models)
+        # LangChain's TodoListMiddleware with its tool and prompt
+        self.profile = deepagents_profile(thread.model if thread is not None else None) \
+            if agent_tools == "deepagents" else None
+        if self.profile is not None and self.profile.get("todo"):
+            self.agent_tools = [*self.agent_tools, write_todos_tool()]
+        self._with_tools: tuple[tuple[Any, ...], list[Any]] | None = None
         self.custom_prompt = custom_prompt
         self.base_prompt = base_prompt
         self.tool_prompts = tool_prompts
@@ -153,13 +169,19 @@ class InputContextLayer(RequestLayer):
         own_prompt = context.calibration is not None
         return cls(context, custom_prompt=ic.custom_prompt, base_prompt=ic.base_prompt and not own_prompt,
                    tool_prompts=ic.tool_prompts and not own_prompt,
-                   skills=ic.skills, task_tool_names=config.subagents.task_tool_names)
+                   skills=ic.skills, task_tool_names=config.subagents.task_tool_names, agent_tools=ic.agent_tools)
 
     def system_message(self, incoming: SystemMessage | None, tool_names: Sequence[str]) -> tuple[SystemMessage | None, list[Part]]:
         """The assembled system message (None when every part is empty) and its parts."""
         custom = self.custom_prompt if self.custom_prompt is not None else (message_text(incoming) if incoming else None)
         parts = assemble_prompt(custom, base_prompt=self.base_prompt, tool_names=tool_names,
                                 tool_prompts=self.tool_prompts, skills=self.skills, task_tool_names=self.task_tool_names)
+        if self.profile is not None:
+            # create_deep_agent: `system_prompt + "\n\n" + suffix`; TodoListMiddleware then appends its prompt
+            if self.profile.get("system_prompt_suffix"):
+                parts.insert(1 if custom else 0, Part("profile", "system", self.profile["system_prompt_suffix"]))
+            if self.profile.get("todo"):
+                parts.append(Part("todo_prompt", "system", WRITE_TODOS_SYSTEM_PROMPT))
         if not parts:
             return None, parts
         kwargs = dict(incoming.additional_kwargs) if incoming is not None else {}
@@ -176,7 +198,16 @@ class InputContextLayer(RequestLayer):
             names = self._names = (tuple(tools), tuple(tool_name(t) for t in tools))
         return names[1]
 
+    def _tools(self, tools: Sequence[Any]) -> list[Any]:
+        """The request's tools with the framework's own ahead (the same list while the thread's are the same)."""
+        hit = self._with_tools
+        if hit is None or len(tools) != len(hit[0]) or not all(map(operator.is_, tools, hit[0])):
+            hit = self._with_tools = (tuple(tools), with_agent_tools(tools, self.agent_tools))
+        return hit[1]
+
     def _prepare(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        if self.agent_tools:
+            request = request.override(tools=self._tools(request.tools))
         names = self._tool_names(request.tools)
         incoming = request.system_message
         # The same assembled message while the incoming prompt and tools are unchanged (counts stay cached).

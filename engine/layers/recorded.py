@@ -10,11 +10,12 @@ so the calibrated counts (engine.recorded.calibration) apply to them exactly. Ev
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar
 
-from langchain_core.messages import BaseMessage, RemoveMessage
+from langchain_core.messages import BaseMessage, RemoveMessage, ToolMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from engine.config.schema import EngineConfig
 from engine.layers.base import ContextLayer, LayerContext
@@ -44,7 +45,9 @@ class RecordedLayer(ContextLayer):
 
     @classmethod
     def from_config(cls, config: EngineConfig, context: LayerContext) -> RecordedLayer:
-        return cls(context, compactions=config.recorded.compactions, edits=config.recorded.edits)
+        thread = context.thread
+        kind = cls if thread is None or not recorded_history(thread).cuts_outputs else CodexRecordedLayer
+        return kind(context, compactions=config.recorded.compactions, edits=config.recorded.edits)
 
     def thread_grew(self, thread: Thread, old_length: int) -> bool:
         """The new messages' positions, and the compactions and edits recorded among them (after the others)."""
@@ -109,3 +112,19 @@ class RecordedLayer(ContextLayer):
         if not changed:
             return None
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *messages]}
+
+
+class CodexRecordedLayer(RecordedLayer):
+    """The recorded layer of a Codex rollout: each tool output enters the history the way Codex recorded it
+    into what it sent, cut to its truncation policy (engine.recorded.codex_rules); the same copy the
+    calibration measured (RecordedHistory.sent). Only Codex threads pay for a tool-call hook."""
+
+    def _sent(self, result: Any) -> Any:
+        return self.history.sent(result) if isinstance(result, ToolMessage) else result
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Any]) -> Any:
+        return self._sent(handler(request))
+
+    async def awrap_tool_call(self, request: ToolCallRequest,
+                              handler: Callable[[ToolCallRequest], Awaitable[Any]]) -> Any:
+        return self._sent(await handler(request))

@@ -84,9 +84,11 @@ class SummarizationLayer(SummarizationCore):
         cutoff = cutoff_for_keep(messages, self.keep, self.counter, self.window_for(None),
                                  total=self._state_tokens(messages))
         if cutoff <= 0:
+            self._decided(fired=False, reason="nothing before the keep cutoff to summarize")
             return None
         remaining, kept = split_preserved(messages[:cutoff], messages[cutoff:], latest_user_id(messages))
         if not remaining:
+            self._decided(fired=False, reason="nothing left to summarize once the latest user message is kept")
             return None
         trimmed = trim_for_summary(remaining, self.trim_tokens_to_summarize, ScaledCounter(self.counter)) or remaining[-1:]
         prompt = deerflow_summary_prompt(self.summary_prompt, trimmed, previous, self.trim_tokens_to_summarize,
@@ -99,6 +101,7 @@ class SummarizationLayer(SummarizationCore):
                 raise TypeError(f"`summarizer` must return a str, got {type(text).__name__}.")
             if not text.strip():  # DeerFlow skips compaction this turn rather than commit an empty summary
                 self.emit("summary_empty_skipped", severity="warning", message="the summarizer returned no text")
+                self._decided(fired=False, reason="the summarizer returned no text: DeerFlow skips this turn")
                 return None
             written = Written(text.strip(), prompt, False)
         summary = HumanMessage(content=written.text, name="summary", id=summary_id(remaining, written.text))
@@ -119,6 +122,7 @@ class SummarizationLayer(SummarizationCore):
             return None
         cutoff = cutoff_for_keep(messages, self.keep, self.counter, self.window_for(None), total=total)
         if cutoff <= 0:
+            self._decided(fired=False, reason="nothing before the keep cutoff to summarize")
             return None
         to_summarize, kept = messages[:cutoff], messages[cutoff:]
         written, summary = self._state_summary(to_summarize)
@@ -210,12 +214,21 @@ class SummarizationLayer(SummarizationCore):
         effective = self._project(messages, event, self._drop)
         total = self._request_tokens(effective, request)
         window = self.window_for(request.model)
-        trigger = self._fired(effective, total, self.model if self.model is not None else request.model,
-                              budget=self._input_budget(window), forced=overflow_error)
+        budget = self._input_budget(window)
+        trigger = self._fired(effective, total, self.model if self.model is not None else request.model, request=True,
+                              budget=budget, forced=overflow_error)
+        if trigger is None and budget is not None and total > budget:
+            trigger = "input_budget"
+            self._decided(fired=True, reason=f"Deep Agents' input budget reached: {total:,} > {budget:,} "
+                                             "(95% of the window less the output tokens)")
+        if trigger is None and overflow_error:
+            trigger = "overflow"
+            self._decided(fired=True, reason="the model reported a context overflow")
         if trigger is None:
             return Plan(overridden(request, messages=effective) if event else request)
         cutoff = cutoff_for_keep(effective, self.keep, self.counter, window, total=self._view_tokens(effective))
         if cutoff <= 0:
+            self._decided(fired=False, reason="nothing before the keep cutoff to summarize")
             view, replacements = self._fit_budget(effective, request, window, overflow_error)
             return Plan(overridden(request, messages=view), {"messages": replacements} if replacements else None)
         to_summarize, preserved = effective[:cutoff], effective[cutoff:]

@@ -20,7 +20,6 @@ from engine.layers.checks import (
     checks_of,
     first_fired,
     first_trigger_change,
-    trigger_label,
 )
 from engine.layers.offload import clip_overflow_tail
 from engine.layers.summary_rules import (
@@ -44,11 +43,14 @@ from engine.layers.summary_steps import (
 from engine.layers.thresholds import (
     DEFAULT_KEEP,
     ThresholdError,
+    fired_clause,
+    fraction_threshold,
     normalize_keep,
     normalize_trigger,
 )
 from engine.summarizers.choice import make_summarizer
 from engine.summarizers.protocol import Summarizer
+from engine.thread import decisions
 from engine.tokens.counters import TokenCounter
 
 Mode = Literal["state", "view"]
@@ -80,7 +82,8 @@ class SummarizationCore(ContextLayer):
     checkpoint_kinds: ClassVar[dict[str, str]] = {
         "_id_check": "helper", "_drop": "helper", "_project": "helper", "summarizer": "helper",
         "_state_tokens": "helper", "_view_tokens": "helper", "_tools_tokens": "memo", "_ai_indices": "reset",
-        "checks": "grow"}
+        "checks": "grow", "_decision": "value",
+        "_prompt_ratio": "memo"}
 
     def __init__(
         self,
@@ -133,6 +136,7 @@ class SummarizationCore(ContextLayer):
         self._state_tokens = RunningScaledCount(self.counter)
         self._view_tokens = RunningScaledCount(self.counter)
         self._tools_tokens: dict[tuple[int, ...], tuple[tuple[Any, ...], int]] = {}
+        self._decision: decisions.Decision | None = None
         self._ai_indices: list[int] | None = None
         # every trigger check's measures and label, in order (engine/layers/checks.py: a resumed replay
         # reads them to find the first step a changed trigger acts at)
@@ -205,17 +209,120 @@ class SummarizationCore(ContextLayer):
         """The last AI message's reported total, when its provider is the model's (LangChain's rule)."""
         return reported_total(messages, self.provider, self.model)
 
-    def _fired(self, messages: Sequence[BaseMessage], total: int, model: Any, *, budget: int | None = None,
-               forced: bool = False) -> str | None:
-        """The label of the trigger clause met (LangChain's rule), else "input_budget" when `total` is over
-        Deep Agents' `budget` (view mode), else "overflow" when the model refused the request (`forced`);
-        the check is recorded with its measures (engine/layers/checks.py)."""
+    def _fired(self, messages: Sequence[BaseMessage], total: int, model: Any, *, request: bool = False,
+               budget: int | None = None, forced: bool = False) -> str | None:
+        """The trigger clause that fires, if any; the decision (engine.thread.decisions) is recorded either way.
+        `request`: `total` counts the whole request (Deep Agents), else the state's messages (LangChain).
+        The check is kept with its measures and the label the layer acts on (engine/layers/checks.py): the
+        clause, else "input_budget" when `total` is over Deep Agents' `budget` (view mode), else "overflow"
+        when the model refused the request (`forced`); the caller decides those two as the label says."""
+        window = self.window_for(model)
+        reported = self._reported_tokens(messages)
+        fired = fired_clause(self.trigger_clauses, message_count=len(messages), total_tokens=total,
+                             window=window, reported_tokens=reported) if self.trigger_clauses else None
+        self._record_decision(len(messages), total, reported, window, fired, request)
+        label = fired if fired is not None else (
+            "input_budget" if budget is not None and total > budget else "overflow" if forced else None)
         step = self.current_step()
-        check = TriggerCheck(step if step is not None else -1, len(messages), total, self._reported_tokens(messages),
-                             self.window_for(model), budget, None)
-        label = trigger_label(self.trigger_clauses, check, forced)
-        self.checks.append(check._replace(fired=label) if label is not None else check)
-        return label
+        self.checks.append(TriggerCheck(step if step is not None else -1, len(messages), total, reported, window, budget,
+                                        label, request))
+        return fired
+
+    def decision_for(self, check: TriggerCheck) -> decisions.Decision:
+        """The decision this layer records for `check`'s measures under its own trigger and keep (a resumed
+        replay relabels the decisions it keeps; a caller's amendment is not part of it)."""
+        clause = check.fired if check.fired not in ("input_budget", "overflow") else None
+        saved = self._decision
+        with decisions.deciding() as log:
+            log.step = check.step
+            self._record_decision(check.messages, check.tokens, check.reported_tokens, check.window, clause,
+                                  check.request)
+        self._decision = saved
+        return log.decisions[-1]
+
+    def _quantity(self, request: bool) -> str:
+        """What this layer's trigger counts, in words (the legend and the Step page say it)."""
+        counter = self.counter
+        if getattr(counter, "name", "") == "approximate":
+            how = "chars/4, usage-scaled" if scales_with_usage(counter) else "chars/4"
+        elif counter is self.context.counter:
+            how = "provider tokens"
+        else:
+            how = str(getattr(counter, "name", "its own counter"))
+        if request:
+            return f"Deep Agents' count of the request ({how}; system prompt, tools, agent prompt included)"
+        return f"LangChain's count of the state's messages ({how}; no system prompt or tools)"
+
+    def _record_decision(self, n_messages: int, total: int, reported: int | None, window: int | None,
+                         fired: str | None, request: bool) -> None:
+        clauses = self.trigger_clauses
+        tokens: list[tuple[int, str]] = []
+        counts: list[int] = []
+        for clause in clauses:
+            for kind, value in clause:
+                if kind == "tokens":
+                    tokens.append((int(value), ""))
+                elif kind == "fraction" and window:
+                    tokens.append((fraction_threshold(window, float(value)), f"{value} × {window:,}"))
+                elif kind == "messages":
+                    counts.append(int(value))
+        measured = max(total, reported) if reported is not None else total
+        keep = self.keep_tokens(window)
+        detail: dict[str, Any] = {"keep_tokens": keep} if keep is not None else {}
+        if tokens and counts:  # the message clauses fire too, but draw no token level
+            detail["message_clauses"] = [f"messages:{n}" for n in counts]
+        if tokens:
+            threshold, expression = min(tokens)
+            reason = "" if fired is None or measured >= threshold else f"the clause {fired} fired"
+            if reported is not None and reported > total:
+                reason = (reason + "; " if reason else "") + "the last AI message's reported usage counts (LangChain)"
+            self._decision = decisions.record(
+                self.layer, f"{self.mode} summarization trigger", measured=measured, threshold=threshold,
+                fired=fired is not None, quantity=self._quantity(request), series="summarization",
+                expression=expression, reason=reason if fired is not None or reason.startswith("the last") else "",
+                **detail)
+        elif counts:
+            threshold = min(counts)
+            self._decision = decisions.record(
+                self.layer, f"{self.mode} summarization trigger", measured=n_messages, threshold=threshold,
+                fired=fired is not None, quantity="messages in the state", unit="messages", series="messages",
+                expression=f"messages:{threshold}", **detail)
+        else:
+            self._decision = decisions.record(
+                self.layer, f"{self.mode} summarization trigger", measured=measured, threshold=None, fired=False,
+                quantity=self._quantity(request), series="summarization",
+                reason="no trigger: summarization never fires", **detail)
+
+    def keep_tokens(self, window: int | None) -> int | None:
+        """`keep` as a token level (for the chart's keep line), or None when it counts messages."""
+        kind, value = self.keep
+        if kind == "tokens":
+            return int(value)
+        if kind == "fraction" and window:
+            return fraction_threshold(window, float(value))
+        return None
+
+    def _decided(self, *, fired: bool, reason: str) -> None:
+        """Correct this call's decision: the trigger fired but nothing was summarized, or another limit fired."""
+        decision = getattr(self, "_decision", None)
+        if decision is not None:
+            self._decision = decisions.amend(decision, fired=fired, reason=reason)
+
+    def _agent_prompt(self) -> int:
+        """The agent prompt a recorded session's agent sent at this step (engine.recorded.calibration), in this
+        layer's counter's units: the run's own counter counts in the provider's tokens already; another one
+        (LangChain's approximation) converts by the thread's own ratio of the two counts of its messages."""
+        prompt = self.context.agent_prompt(self.current_step())
+        if not prompt or self.counter is self.context.counter:
+            return prompt
+        ratio = getattr(self, "_prompt_ratio", None)
+        if ratio is None:
+            thread = self.context.thread
+            body = list(thread.messages[:2000]) if thread is not None else []
+            ours = sum(self.counter.count_message(m) for m in body)
+            theirs = sum(self.context.counter.count_message(m) for m in body)
+            ratio = self._prompt_ratio = ours / theirs if theirs else 1.0
+        return round(prompt * ratio)
 
     # -- summary text ---------------------------------------------------------------------
     def _write(self, to_summarize: Sequence[BaseMessage]) -> Written:
@@ -264,7 +371,8 @@ class SummarizationCore(ContextLayer):
             # the entry keeps the tools alive, so their ids cannot be reused by other objects
             hit = self._tools_tokens[key] = (tuple(tools), self.counter.count_tools(list(tools)) if tools else 0)
         counter = self.counter
-        lead = (counter.count_message(system) if system else 0) + hit[1]
+        # a policy applied to a recorded session decides on the request its agent sent: its prompt included
+        lead = (counter.count_message(system) if system else 0) + hit[1] + self._agent_prompt()
         return self._view_tokens(messages, lead_tokens=lead, lead_messages=1 if system else 0)
 
     def _clip(self, preserved: Sequence[BaseMessage], window: int | None) -> tuple[list[BaseMessage], list[ToolMessage]]:

@@ -12,8 +12,10 @@ no `additional_kwargs`); `deerflow-head` (f1f4af99b) marks it `hide_from_ui` and
 reminder: after a clean final answer with todos still open, DeerFlow jumps back to the model (at
 most twice a run) and that request alone ends with a `todo_completion_reminder` message. A replayed
 thread records those extra model calls, so a call right after a clean final answer is that jump.
-With `system_prompt`, LangChain's `TodoListMiddleware` prompt is appended to the system message on
-every call, as DeerFlow's subclass inherits it.
+With `system_prompt`, DeerFlow's own todo prompt (the text its lead agent passes to `TodoMiddleware`,
+engine/layers/deerflow_todo_text.py) is appended to the system message on every call, as LangChain's
+`TodoListMiddleware.wrap_model_call` does; with `tool`, its `write_todos` tool (DeerFlow's
+description) goes with every request ahead of the thread's tools, unless the thread has its own.
 """
 
 from __future__ import annotations
@@ -22,14 +24,16 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from langchain.agents.middleware import AgentState, ModelRequest
-from langchain.agents.middleware.todo import WRITE_TODOS_SYSTEM_PROMPT, PlanningState
+from langchain.agents.middleware.todo import PlanningState
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from engine.config.schema import EngineConfig
+from engine.layers.agent_tools import with_agent_tools, write_todos_tool
 from engine.layers.base import ContextLayer, LayerContext
+from engine.layers.deerflow_todo_text import DEERFLOW_TODO_SYSTEM_PROMPT, DEERFLOW_TODO_TOOL_DESCRIPTION
 from engine.layers.request_copy import overridden
 from engine.layers.scan import grown_prefix, unchanged_prefix
 from engine.thread.kinds import mark
@@ -117,14 +121,17 @@ class TodoReminderLayer(ContextLayer):
     state_schema = PlanningState
     # how a checkpoint keeps each run-time attribute (engine/layers/checkpoint.py)
     checkpoint_kinds: ClassVar[dict[str, str]] = {"_seen": "grow", "_seen_src": "reset", "_writes": "value",
-                                                  "_reminders": "value"}
+                                                  "_reminders": "value", "_with_tools": "memo"}
 
     def __init__(self, context: LayerContext | None = None, *, todo_tool_names: Sequence[str] = TODO_TOOL_NAMES,
-                 style: str = "deerflow-head", system_prompt: str | None = None) -> None:
+                 style: str = "deerflow-head", system_prompt: str | None = None,
+                 tool_description: str | None = None) -> None:
         super().__init__(context)
         self.todo_tool_names = tuple(todo_tool_names)
         self.style = style
         self.system_prompt = system_prompt
+        self.framework_tools: list[dict[str, Any]] = [write_todos_tool(tool_description)] if tool_description else []
+        self._with_tools: tuple[tuple[Any, ...], list[Any]] | None = None
         # incremental detection over an append-only message list
         self._seen: list[BaseMessage] = []
         self._writes = 0
@@ -133,7 +140,8 @@ class TodoReminderLayer(ContextLayer):
     @classmethod
     def from_config(cls, config: EngineConfig, context: LayerContext) -> TodoReminderLayer:
         t = config.todo
-        return cls(context, style=t.style, system_prompt=WRITE_TODOS_SYSTEM_PROMPT if t.system_prompt else None)
+        return cls(context, style=t.style, system_prompt=DEERFLOW_TODO_SYSTEM_PROMPT if t.system_prompt else None,
+                   tool_description=DEERFLOW_TODO_TOOL_DESCRIPTION if t.tool else None)
 
     def _scan(self, messages: Sequence[BaseMessage]) -> None:
         start = grown_prefix(self, messages) or unchanged_prefix(self._seen, messages)
@@ -169,7 +177,15 @@ class TodoReminderLayer(ContextLayer):
     async def abefore_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         return self.before_model(state, runtime)
 
+    def _tools(self, tools: Sequence[Any]) -> list[Any]:
+        hit = self._with_tools
+        if hit is None or len(tools) != len(hit[0]) or not all(a is b for a, b in zip(tools, hit[0], strict=True)):
+            hit = self._with_tools = (tuple(tools), with_agent_tools(tools, self.framework_tools))
+        return hit[1]
+
     def _prepare(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        if self.framework_tools:
+            request = overridden(request, tools=self._tools(request.tools))
         if self.system_prompt is not None:
             request = overridden(request, system_message=with_todo_prompt(request.system_message, self.system_prompt))
         if self.style != "deerflow-head":

@@ -1,9 +1,11 @@
 """The user's own LangChain `AgentMiddleware`, loaded from the config and replayed as a layer.
 
-`load_middleware` imports what a `middleware:` entry names and calls it with its kwargs (a kwargs
+`load_middleware` imports the class a `middleware:` entry names and calls it with its kwargs (a kwargs
 value `{use: ..., kwargs: ...}` is built the same way, so LangChain's `ClearToolUsesEdit` or a chat
-model can be configured in YAML; the string `$model` is the replay's model). Every failure is one
-ConfigError naming the entry's key.
+model can be configured in YAML; the string `$model` is the replay's model). What `use:` may name is
+checked before anything is imported (`engine.layers.user_code`: a class deriving from AgentMiddleware,
+found in the module's source), and again before it is called. Every failure is one ConfigError naming
+the entry's key.
 
 `observe` wraps any middleware that is not one of our layers: its hooks are called exactly as
 `create_agent` would call them, and what each hook changed — the model request before and after a
@@ -32,6 +34,16 @@ from engine.base.redaction import describe_error
 from engine.config.sections import MiddlewareSpec
 from engine.layers.base import ContextLayer, LayerContext
 from engine.layers.request_diff import MessageDiff, reconcile, same_message, same_system, tool_names
+from engine.layers.user_code import (
+    MIDDLEWARE_BASES,
+    VALUE_BASES,
+    UsePlan,
+    article,
+    base_names,
+    check_use,
+    derives,
+    split_use,
+)
 from engine.thread import events
 from engine.thread.model import stable_id
 
@@ -45,32 +57,79 @@ WRAP_HOOKS: tuple[str, ...] = ("wrap_model_call", "wrap_tool_call")
 
 
 # -- loading -------------------------------------------------------------------------------------
-def resolve(use: str, *, key: str) -> Any:
-    """The object `package.module:Attribute` names; a ConfigError when it cannot be imported."""
-    module_name, _, attr = use.partition(":")
+def resolve(use: str, *, key: str, bases: tuple[type, ...] = MIDDLEWARE_BASES) -> type:
+    """The class `package.module:Class` names, checked before it is imported (engine/layers/user_code.py)
+    and again before it is returned: a class deriving from one of `bases`, or a ConfigError."""
+    check_use(use, key=key, bases=bases)
+    module_name, attrs = split_use(use)
     try:
         obj: Any = importlib.import_module(module_name)
     except Exception as exc:  # the module's own import errors are the user's to see, in one line
         raise ConfigError(f"cannot import {module_name!r} ({describe_error(exc)})", key=f"{key}.use") from None
-    for part in attr.split("."):
+    for part in attrs:
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise ConfigError(f"{module_name!r} has no {attr!r}", key=f"{key}.use") from None
-    if not callable(obj):
-        raise ConfigError(f"{use} is a {type(obj).__name__}, not a class or function", key=f"{key}.use")
-    return obj
+            raise ConfigError(f"{module_name!r} has no {'.'.join(attrs)!r}", key=f"{key}.use") from None
+    if not derives(obj, bases):  # the source said a class like that; the module made something else
+        what = "a class" if isinstance(obj, type) else article(type(obj).__name__)
+        raise ConfigError(f"{use} is refused: it is {what} not deriving from {base_names(bases)}; nothing was called",
+                          key=f"{key}.use")
+    return cast(type, obj)
 
 
-def build(use: str, kwargs: Any, context: LayerContext, *, key: str) -> Any:
+def value_uses(v: Any, *, key: str) -> list[tuple[str, str]]:
+    """`(key, use)` of every `{use: ..., kwargs: ...}` value inside a kwargs value, outermost first."""
+    out: list[tuple[str, str]] = []
+    stack: list[tuple[Any, str]] = [(v, key)]
+    while stack:
+        node, at = stack.pop()
+        if isinstance(node, dict):
+            if "use" in node and set(node) <= {"use", "kwargs"}:
+                out.append((at, _nested_use(node["use"], key=at)))
+                kwargs = node.get("kwargs") or {}
+                stack.extend((x, f"{at}.kwargs.{k}") for k, x in reversed(list(kwargs.items()))
+                             if isinstance(kwargs, dict))
+            else:
+                stack.extend((x, f"{at}.{k}") for k, x in reversed(list(node.items())))
+        elif isinstance(node, list):
+            stack.extend((x, f"{at}.{i}") for i, x in reversed(list(enumerate(node))))
+    return out
+
+
+def _nested_use(use: Any, *, key: str) -> str:
+    try:
+        return MiddlewareSpec.model_validate({"use": use}).use
+    except ValueError:
+        raise ConfigError(f"expected a 'package.module:Class' string, got {str(use)[:80]!r}", key=f"{key}.use") from None
+
+
+def spec_uses(spec: MiddlewareSpec, *, key: str) -> list[tuple[str, str, tuple[type, ...]]]:
+    """`(key, use, allowed bases)` of a middleware entry and of every `use:` inside its kwargs."""
+    nested = [u for k, v in spec.kwargs.items() for u in value_uses(v, key=f"{key}.kwargs.{k}")]
+    return [(key, spec.use, MIDDLEWARE_BASES), *((k, u, VALUE_BASES) for k, u in nested)]
+
+
+def plan_middleware(config: Any) -> list[UsePlan]:
+    """The static check of every `use:` of the config's enabled middleware, nothing imported: what each
+    would import (for the dashboard's confirmation and the CLI's refusal), or the first ConfigError."""
+    plans: list[UsePlan] = []
+    for i, spec in enumerate(config.middleware):
+        if spec.enabled:
+            plans.extend(check_use(use, key=k, bases=bases) for k, use, bases in spec_uses(spec, key=f"middleware.{i}"))
+    return plans
+
+
+def build(use: str, kwargs: Any, context: LayerContext, *, key: str,
+          bases: tuple[type, ...] = MIDDLEWARE_BASES) -> Any:
     """`use(**kwargs)`, kwargs values built recursively; a ConfigError names the key that failed."""
-    target = resolve(use, key=key)
+    target = resolve(use, key=key, bases=bases)
     if not isinstance(kwargs, dict):
         raise ConfigError(f"kwargs must be a mapping, got {type(kwargs).__name__}", key=f"{key}.kwargs")
     args = {str(k): _value(v, context, key=f"{key}.kwargs.{k}") for k, v in kwargs.items()}
     try:
         signature = inspect.signature(target)
-    except (TypeError, ValueError):  # a builtin without a signature: let the call say it
+    except (TypeError, ValueError):  # a class without a signature: let the call say it
         signature = None
     if signature is not None:
         try:
@@ -88,10 +147,7 @@ def _value(v: Any, context: LayerContext, *, key: str) -> Any:
         return config_model(context.window_tokens)
     if isinstance(v, dict):
         if "use" in v and set(v) <= {"use", "kwargs"}:
-            spec = MiddlewareSpec.model_validate({"use": v["use"]}) if isinstance(v["use"], str) else None
-            if spec is None:
-                raise ConfigError("`use` must be a 'package.module:Name' string", key=f"{key}.use")
-            return build(spec.use, v.get("kwargs") or {}, context, key=key)
+            return build(_nested_use(v["use"], key=key), v.get("kwargs") or {}, context, key=key, bases=VALUE_BASES)
         return {k: _value(x, context, key=f"{key}.{k}") for k, x in v.items()}
     if isinstance(v, list):
         if len(v) == 2 and isinstance(v[0], str) and v[0] in CONTEXT_SIZE_TYPES and isinstance(v[1], (int, float)) and not isinstance(v[1], bool):
@@ -101,11 +157,16 @@ def _value(v: Any, context: LayerContext, *, key: str) -> Any:
 
 
 def load_middleware(spec: MiddlewareSpec, context: LayerContext, *, key: str = "middleware") -> AgentMiddleware:
-    """A fresh instance of the middleware `spec` names (one per replay: middleware may keep state)."""
+    """A fresh instance of the middleware `spec` names (one per replay: middleware may keep state).
+
+    Every `use:` of the entry, its kwargs' included, passes the static check before anything of it is
+    imported; each class is checked again after its import, before it is called."""
     try:
         spec = MiddlewareSpec.model_validate(spec.model_dump())
     except ValueError as exc:  # pragma: no cover - a spec that passed the config passes again
         raise ConfigError(str(exc), key=key) from None
+    for at, use, bases in spec_uses(spec, key=key):
+        check_use(use, key=at, bases=bases)
     obj = build(spec.use, spec.kwargs, context, key=key)
     if not isinstance(obj, AgentMiddleware):
         raise ConfigError(f"{spec.use} made a {type(obj).__name__}, not a LangChain AgentMiddleware",
@@ -353,4 +414,5 @@ def observe(mw: AgentMiddleware, context: LayerContext | None = None, *, name: s
     return cls(mw, context)  # type: ignore[no-any-return]
 
 
-__all__ = ["MODEL_VALUE", "ObservedMiddleware", "build", "check_middleware", "load_middleware", "observe", "resolve"]
+__all__ = ["MODEL_VALUE", "ObservedMiddleware", "build", "check_middleware", "load_middleware", "observe",
+           "plan_middleware", "resolve", "spec_uses", "value_uses"]

@@ -267,7 +267,7 @@ LESSONS: tuple[Lesson, ...] = (
             "under the summarization trigger: fewer summaries, or none.",
             "Here clearing starts at half the window and keeps the newest `keep` results; summarization (Deep "
             "Agents' 85 % trigger, counted as Deep Agents counts: about 4 characters a token) runs after it. Turn "
-            "clearing off and watch the summaries multiply; keep only the newest result and they nearly vanish.",
+            "clearing off and watch the summaries multiply; keep only the newest result and half of them go.",
         ),
         thread="agent-80", preset="deepagents",
         base=("order=[context_editing, summarization]", "context_editing.trigger=fraction:0.5"),
@@ -323,6 +323,17 @@ def lesson(lesson_id: str) -> Lesson:
     raise ConfigError(f"unknown lesson {lesson_id!r}; choose one of {', '.join(x.id for x in LESSONS)}", key="lesson")
 
 
+def lesson_for_link(name: str) -> str | None:
+    """The lesson a link's `lesson=` names: its id, or the layer the lessons table lists for it
+    (`lesson=compaction` opens "Coding agents' compaction policies", `context_editing` the
+    context-editing lesson: issue 35 found the table's name opening the overview). None if neither."""
+    key = name.strip().lower().replace("_", "-")
+    for item in LESSONS:
+        if key == item.id or (item.layer is not None and key == item.layer.replace("_", "-")):
+            return item.id
+    return None
+
+
 def lesson_thread(item: Lesson) -> Thread:
     return lesson_thread_by_key(item.thread)
 
@@ -343,6 +354,26 @@ def lesson_config(item: Lesson, choices: Mapping[str, str] | None = None) -> Eng
 
 def default_choices(item: Lesson) -> dict[str, str]:
     return {t.key: t.default for t in item.try_this}
+
+
+# What a lesson's `watch` counts, in the words a slide shows (the metric label read
+# "summarization.summarize events" on the projector: issue 35).
+WATCH_LABELS: dict[str, str] = {
+    "summarization": "Summarization events",
+    "summarization.summarize": "Summaries written",
+    "filesystem.offload": "Results offloaded to files",
+    "subagents": "Sub-agent events",
+    "todo.reminder": "Todo reminders injected",
+    "dangling.patch": "Tool calls patched",
+    "memory.inject": "Memory injections",
+    "compaction": "Compactions",
+}
+
+
+def watch_label(watch: str) -> str:
+    """The words for a lesson's watched events: "Summaries written" for `summarization.summarize`."""
+    layer, _, kind = watch.partition(".")
+    return WATCH_LABELS.get(watch) or (f"{kind} events ({layer})" if kind else f"{layer} events").replace("_", " ")
 
 
 def watched_events(run: Run, watch: str) -> int:

@@ -4,7 +4,10 @@ A policy says when an agent compacts (`threshold_tokens`) and what history it co
 (`rebuild`). `engine.layers.compaction.CompactionLayer` runs the policy the config names; each
 policy module cites the agent's source for every rule.
 
-May import: base, thread, tokens, config, summarizers.
+Codex's tool-output truncation is one rule for the `codex` policy and for rebuilding a Codex rollout's
+as-recorded requests, so it lives in engine.recorded.codex_rules and the `codex` policy imports it.
+
+May import: base, thread, tokens, config, recorded, summarizers.
 """
 
 from __future__ import annotations

@@ -10,7 +10,10 @@ A policy says when its agent compacts and what history the agent continues from:
 - `rebuild(history, ctx)`: the new history, as a list of messages or a `Compaction` (a summary or a
   trim, or a rejection: Gemini CLI keeps the history when the summary would make it larger);
 - `tool_result(message, ctx)` (optional): how the agent records a tool result in its history
-  (Codex truncates it to its `truncation_policy`).
+  (Codex truncates it to its `truncation_policy`);
+- `measure(history, ctx)` (optional): what the agent compares with its threshold, as a `Measure`, so the
+  decision record (engine.thread.decisions) and the chart's line are on that quantity; the default is the
+  request about to be sent (`ctx.request_tokens`) against `threshold_tokens`, reached at `>=`.
 """
 
 from __future__ import annotations
@@ -47,6 +50,24 @@ class PolicyContext:
     # the thread's source format and extra fields (Codex reports a usable window, not the model's)
     source_format: str | None = None
     thread_extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """What a policy compares with its threshold at one call (see the module docstring)."""
+
+    measured: int | None
+    threshold: int | None
+    quantity: str = "the request (provider tokens, its prompt included)"
+    unit: str = "tokens"  # tokens | events
+    op: str = ">="
+    series: str = "view"  # "view" when `measured` is the request the chart draws, else a name for its own curve
+    expression: str = ""  # how the threshold is made, in numbers ("200,000 − 20,000 − 13,000")
+
+
+def default_measure(threshold: int | None, ctx: PolicyContext, expression: str = "") -> Measure:
+    """The request about to be sent, against `threshold`, reached at `>=`."""
+    return Measure(ctx.request_tokens, threshold, expression=expression)
 
 
 @dataclass

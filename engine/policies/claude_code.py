@@ -29,7 +29,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from engine.base.errors import ConfigError
 from engine.config.sections import CompactionConfig
-from engine.policies.base import PolicyContext
+from engine.policies.base import Measure, PolicyContext, default_measure
 from engine.thread.kinds import mark
 from engine.thread.model import stable_id
 from engine.tokens.content import message_text
@@ -141,6 +141,20 @@ class ClaudeCodePolicy:
     def threshold_tokens(self, window_tokens: int, max_output_tokens: int | None, config: CompactionConfig,
                          *, thread: Any = None) -> int:
         return autocompact_threshold(window_tokens, max_output_tokens, config.trigger)
+
+    def measure(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Measure:
+        """The request against `window − min(max output, 20,000) − 13,000` (or the lower override)."""
+        threshold = self.threshold_tokens(ctx.window_tokens, ctx.max_output_tokens, ctx.config)
+        reserve = min(ctx.max_output_tokens or SUMMARY_OUTPUT_RESERVE_TOKENS, SUMMARY_OUTPUT_RESERVE_TOKENS)
+        default = ctx.window_tokens - reserve - AUTOCOMPACT_BUFFER_TOKENS
+        trigger = ctx.config.trigger
+        if threshold == default:
+            expression = f"{ctx.window_tokens:,} − {reserve:,} − {AUTOCOMPACT_BUFFER_TOKENS:,}"
+        elif trigger is not None and trigger.type == "fraction":
+            expression = f"{trigger.value} × ({ctx.window_tokens:,} − {reserve:,})"
+        else:
+            expression = f"{trigger}, below the default {default:,}"
+        return default_measure(threshold, ctx, expression)
 
     def rebuild(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> list[BaseMessage]:
         summary = ctx.summarize(history, self.summary_prompt)

@@ -31,7 +31,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from engine.base.errors import ConfigError
 from engine.config.sections import CompactionConfig
-from engine.policies.base import Compaction, PolicyContext
+from engine.policies.base import Compaction, Measure, PolicyContext
 from engine.thread.model import stable_id
 from engine.tokens.content import message_text
 
@@ -175,6 +175,16 @@ class ClinePolicy:
             return False
         total = ctx.previous_request_tokens + (ctx.previous_output_tokens or 0)
         return total >= self.threshold_tokens(ctx.window_tokens, ctx.max_output_tokens, ctx.config)
+
+    def measure(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Measure:
+        """The previous request plus its answer (tokensIn + tokensOut + cache) against `maxAllowedSize`."""
+        threshold = self.threshold_tokens(ctx.window_tokens, ctx.max_output_tokens, ctx.config)
+        total = (None if ctx.previous_request_tokens is None
+                 else ctx.previous_request_tokens + (ctx.previous_output_tokens or 0))
+        expression = (f"maxAllowedSize of a {ctx.window_tokens:,} window" if ctx.config.trigger is None
+                      else str(ctx.config.trigger))
+        return Measure(total, threshold, quantity="the previous request and its answer",
+                       series="previous request + output", expression=expression)
 
     def rebuild(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Compaction:
         allowed = self.threshold_tokens(ctx.window_tokens, ctx.max_output_tokens, ctx.config)

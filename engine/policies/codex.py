@@ -3,12 +3,18 @@
 From openai/codex (`codex-rs/`), read in the versions the search index holds:
 
 - **When** (`protocol/src/openai_models.rs`, `ModelInfo::auto_compact_token_limit`): at
-  `context_window * 9 / 10` (integer division) of the model's window; a configured
+  `context_window * 9 / 10` (integer division) of the model's raw window; a configured
   `model_auto_compact_token_limit` only lowers it (`min`). A rollout's `model_context_window` is the
   *usable* window, `effective_context_window_percent` = 95 % of the model's (258,400 = 272,000 × 0.95),
-  so for a Codex thread the model's window is recovered as `usable × 100 / 95`. Compaction runs when
-  the session's total usage reaches the limit (`total_usage_tokens >= auto_compact_limit`, core/src/
-  codex.rs); here that is the request about to be sent.
+  so for a Codex thread the model's window is recovered as `usable × 100 / 95` (the limit stays on the
+  raw window: 244,800, openai/codex issue #40095). Compaction runs, before a turn and mid-turn after a
+  response that needs a follow-up, when `total_usage_tokens >= auto_compact_limit`, where
+  `Session::get_total_token_usage` (`core/src/context_manager/history.rs` `get_total_token_usage`) is
+  the last response's `total_tokens` (input + output) plus the items recorded after it (bytes / 4) —
+  the request about to be sent — **plus**, unless the server said its usage included reasoning, every
+  encrypted reasoning item before the last user turn, estimated from its length
+  (`get_non_last_reasoning_items_tokens`, PR #7113, 2025-11): items the provider no longer bills, so
+  Codex compacts below 90 % of the recorded input in a long session (`reasoning_estimate_tokens`).
 - **What follows** (`core/src/compact.rs`): `build_compacted_history` = the initial context (what
   precedes the first user turn: developer and AGENTS.md instructions, the environment context) + the
   newest user messages (not injected context, not earlier summaries) up to
@@ -34,7 +40,16 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from engine.base.errors import ConfigError
 from engine.config.sections import CompactionConfig
-from engine.policies.base import Compaction, PolicyContext
+from engine.policies.base import Compaction, Measure, PolicyContext, default_measure
+
+# Codex's tool-output truncation is also how its as-recorded requests are rebuilt (engine.recorded.history)
+from engine.recorded.codex_rules import (
+    APPROX_BYTES_PER_TOKEN,
+    SERIALIZATION_BUDGET,
+    TOOL_OUTPUT_TOKENS,
+    approx_token_count,
+    truncate_text,
+)
 from engine.thread.kinds import mark
 from engine.thread.model import stable_id
 from engine.tokens.content import message_text
@@ -48,9 +63,8 @@ SUMMARY_PREFIX = (
 NO_SUMMARY = "(no summary available)"
 COMPACT_USER_MESSAGE_MAX_TOKENS = 20_000
 USABLE_WINDOW_PERCENT = 95  # default_effective_context_window_percent
-TOOL_OUTPUT_TOKENS = 10_000  # truncation_policy {mode: tokens, limit: 10000}
-SERIALIZATION_BUDGET = 1.2  # process_item: policy * 1.2
-APPROX_BYTES_PER_TOKEN = 4
+TOTAL_USAGE = "total usage"  # the decision series: get_total_token_usage
+REASONING_OVERHEAD_BYTES = 650  # estimate_reasoning_length: the encrypted envelope's share
 # User messages Codex injects as context, not typed by the user (contextual_user_message.rs).
 CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# agents.md instructions for", "<instructions>",
                     "<skill>", "<skills_instructions>", "<user_shell_command>", "<turn_aborted>",
@@ -65,37 +79,6 @@ SUMMARY_PROMPT = (
 
 
 # -- pure rules ---------------------------------------------------------------------------------------
-def approx_token_count(text: str) -> int:
-    """`approx_token_count`: UTF-8 bytes / 4, rounded up."""
-    return -(-len(text.encode("utf-8")) // APPROX_BYTES_PER_TOKEN)
-
-
-def truncate_text(text: str, max_tokens: int) -> str:
-    """`truncate_text(text, TruncationPolicy::Tokens(max_tokens))`, byte for byte (truncate.rs)."""
-    if not text:
-        return text
-    data = text.encode("utf-8")
-    max_bytes = max_tokens * APPROX_BYTES_PER_TOKEN
-    if max_tokens > 0 and len(data) <= max_bytes:
-        return text
-    if max_bytes == 0:
-        return f"…{-(-len(data) // APPROX_BYTES_PER_TOKEN)} tokens truncated…"
-    left = max_bytes // 2
-    right = max_bytes - left
-    tail_start = len(data) - right
-    prefix_end, suffix_start, started, offset = 0, len(data), False, 0
-    for ch in text:
-        size = len(ch.encode("utf-8"))
-        if offset + size <= left:
-            prefix_end = offset + size
-        elif offset >= tail_start and not started:
-            suffix_start, started = offset, True
-        offset += size
-    suffix_start = max(suffix_start, prefix_end)
-    removed = -(-(len(data) - max_bytes) // APPROX_BYTES_PER_TOKEN)
-    return (data[:prefix_end].decode("utf-8") + f"…{removed} tokens truncated…" + data[suffix_start:].decode("utf-8"))
-
-
 def model_window(window_tokens: int, source_format: str | None, extra: dict[str, Any]) -> int:
     """The model's own window: a Codex rollout records the usable 95 % of it (see the module docstring)."""
     if source_format == "codex" and "window_source" not in extra:
@@ -176,6 +159,28 @@ def trim_to_fit(history: Sequence[BaseMessage], limit_tokens: int, count: Any) -
     return items, trimmed
 
 
+def is_turn_boundary(message: BaseMessage) -> bool:
+    """`is_user_turn_boundary` (context_manager/history.rs): a user message that is not injected context
+    (a compaction's summary message is one)."""
+    return isinstance(message, HumanMessage) and not is_contextual(message)
+
+
+def reasoning_estimate_tokens(history: Sequence[BaseMessage]) -> int:
+    """`get_non_last_reasoning_items_tokens`: every encrypted reasoning item before the last user-turn
+    boundary, estimated from its length (`estimate_reasoning_length`: len × 3 / 4 − 650, at least 0;
+    then bytes / 4, rounded up). The server drops those items from the input it bills, but Codex adds
+    them to its usage when the response did not say reasoning was included (openai/codex #7113, #9402;
+    a rollout does not record that header, so they are counted, as Codex does without it)."""
+    last = max((i for i, m in enumerate(history) if is_turn_boundary(m)), default=-1)
+    total = 0
+    for m in history[:max(last, 0)]:
+        if isinstance(m, AIMessage):
+            for chars in m.additional_kwargs.get("codex_encrypted_reasoning_chars") or ():
+                if isinstance(chars, int) and chars > 0:
+                    total += -(-max(0, chars * 3 // 4 - REASONING_OVERHEAD_BYTES) // APPROX_BYTES_PER_TOKEN)
+    return total
+
+
 def summary_message(summary: str, step: int) -> HumanMessage:
     text = f"{SUMMARY_PREFIX}\n{summary}" if summary else NO_SUMMARY
     return mark(HumanMessage(content=text, id=stable_id("codex-summary", step, text)), "summary")  # type: ignore[return-value]
@@ -191,9 +196,30 @@ class CodexPolicy:
         window = model_window(window_tokens, getattr(thread, "source_format", None), getattr(thread, "extra", {}))
         return auto_compact_limit(window, config.trigger)
 
+    def decision_tokens(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> int:
+        """What Codex compares with its limit: `get_total_token_usage` — the last response's tokens and
+        the items recorded since (the request about to be sent) plus the earlier turns' encrypted
+        reasoning (`reasoning_estimate_tokens`)."""
+        return ctx.request_tokens + reasoning_estimate_tokens(history)
+
     def should_compact(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> bool:
         window = model_window(ctx.window_tokens, ctx.source_format, ctx.thread_extra)
-        return ctx.request_tokens >= auto_compact_limit(window, ctx.config.trigger)
+        return self.decision_tokens(history, ctx) >= auto_compact_limit(window, ctx.config.trigger)
+
+    def measure(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Measure:
+        """Codex's total usage (the request, plus earlier turns' encrypted reasoning on a Codex rollout)
+        against 90 % of the model's window (of which a rollout records the usable 95 %)."""
+        window = model_window(ctx.window_tokens, ctx.source_format, ctx.thread_extra)
+        threshold = auto_compact_limit(window, ctx.config.trigger)
+        trigger = ctx.config.trigger
+        expression = (f"90% of {window:,}" if threshold == window * 9 // 10
+                      else f"{trigger.value} × {window:,}" if trigger is not None and trigger.type == "fraction"
+                      else f"{trigger}, below 90% of {window:,}")
+        reasoning = reasoning_estimate_tokens(history)
+        if not reasoning and ctx.source_format != "codex":
+            return default_measure(threshold, ctx, expression)
+        return Measure(ctx.request_tokens + reasoning, threshold, expression=expression, series=TOTAL_USAGE,
+                       quantity="Codex's total usage (the request and earlier turns' encrypted reasoning)")
 
     def rebuild(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Compaction:
         window = model_window(ctx.window_tokens, ctx.source_format, ctx.thread_extra)

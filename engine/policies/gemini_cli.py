@@ -38,7 +38,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from engine.base.errors import ConfigError
 from engine.config.sections import CompactionConfig
-from engine.policies.base import Compaction, PolicyContext
+from engine.policies.base import Compaction, Measure, PolicyContext
 from engine.summarizers.reading import prior_sections
 from engine.thread.kinds import mark, message_kind
 from engine.thread.model import stable_id
@@ -212,6 +212,15 @@ class GeminiCliPolicy:
     def should_compact(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> bool:
         last = ctx.previous_request_tokens
         return last is not None and last >= compression_threshold(ctx.window_tokens, ctx.config.trigger)
+
+    def measure(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Measure:
+        """The previous request's size (`lastPromptTokenCount`) against the compression threshold."""
+        threshold = compression_threshold(ctx.window_tokens, ctx.config.trigger)
+        trigger = ctx.config.trigger
+        expression = (f"{DEFAULT_COMPRESSION_TOKEN_THRESHOLD:.0%} of {ctx.window_tokens:,}" if trigger is None
+                      else f"{trigger} of {ctx.window_tokens:,}")
+        return Measure(ctx.previous_request_tokens, threshold, quantity="the previous request (lastPromptTokenCount)",
+                       series="previous request", expression=expression)
 
     def rebuild(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Compaction:
         original_tokens = ctx.previous_request_tokens or 0

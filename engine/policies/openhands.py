@@ -13,6 +13,12 @@ and `context/view.py`:
   `summary_offset = keep_first`. The view keeps an LLM response's calls together
   (`_enforce_batch_atomicity`) and drops a call without its observation or an observation without its
   call (`filter_unmatched_tool_calls`).
+- **Recorded settings and requests**: the condenser the conversation ran with (its `baseState`,
+  engine/formats/openhands_state.py) replaces these defaults unless the config sets them
+  (`compaction.trigger`, `compaction.keep_first`); a `NoOpCondenser` never condenses. A recorded
+  `CondensationRequest` (raised when the provider refused a request as too long) condenses at the next
+  call whatever the size (`should_condense`: `view.unhandled_condensation_request`), keeping half the
+  view (`target_size = len(view) // 2`).
 - **Summary shape**: the prompt's sections USER_CONTEXT, TASK_TRACKING, COMPLETED, PENDING,
   CURRENT_STATE, CODE_STATE, TESTS, CHANGES, DEPS, VERSION_CONTROL_STATUS.
 """
@@ -26,7 +32,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from engine.base.errors import ConfigError
 from engine.config.sections import CompactionConfig
-from engine.policies.base import Compaction, PolicyContext
+from engine.policies.base import Compaction, Measure, PolicyContext
 from engine.summarizers.reading import prior_sections
 from engine.thread.kinds import mark, message_kind
 from engine.thread.model import stable_id
@@ -54,32 +60,44 @@ def view_size(history: Sequence[BaseMessage]) -> int:
     return 1 + sum(events_of(m) for m in history)
 
 
-def limits(config: CompactionConfig) -> tuple[int, int | None, int]:
-    """(max_size, max_tokens, keep_first) from the config (the SDK's defaults where it says null)."""
-    max_size, max_tokens = MAX_SIZE, None
+def recorded_condenser(extra: dict[str, Any] | None) -> dict[str, Any]:
+    """The condenser settings the conversation recorded (engine/formats/openhands_state.py), or {}."""
+    cond = (extra or {}).get("openhands_condenser")
+    return cond if isinstance(cond, dict) else {}
+
+
+def limits(config: CompactionConfig, extra: dict[str, Any] | None = None) -> tuple[int, int | None, int]:
+    """(max_size, max_tokens, keep_first): the config's, else the conversation's recorded condenser's, else
+    the SDK's defaults."""
+    recorded = recorded_condenser(extra)
+    max_size = recorded.get("max_size") or MAX_SIZE
+    max_tokens = recorded.get("max_tokens") or None
     if config.trigger is not None:
+        max_size, max_tokens = MAX_SIZE, None
         if config.trigger.type == "messages":
             max_size = int(config.trigger.value)
         elif config.trigger.type == "tokens":
             max_tokens = int(config.trigger.value)
         else:
             raise ConfigError("OpenHands condenses on events (messages:N) or tokens (tokens:N)", key="compaction.trigger")
-    keep_first = KEEP_FIRST if config.keep_first is None else config.keep_first
+    keep_first = config.keep_first if config.keep_first is not None else recorded.get("keep_first", KEEP_FIRST)
     if max_size // 2 - keep_first - 1 <= 0:
         raise ConfigError("keep_first must be less than max_size // 2 to leave room for condensation",
                           key="compaction.keep_first")
     return max_size, max_tokens, keep_first
 
 
-def forgotten(history: Sequence[BaseMessage], max_size: int, keep_first: int) -> set[int]:
-    """Positions of the history's messages the condensation forgets (see the module docstring)."""
+def forgotten(history: Sequence[BaseMessage], max_size: int, keep_first: int, *, requested: bool = False) -> set[int]:
+    """Positions of the history's messages the condensation forgets (see the module docstring); one
+    answering a condensation request keeps half the view (`target_size = len(view) // 2`)."""
     starts: list[int] = []  # event index at which each message starts (the system prompt is event 0)
     at = 1
     for m in history:
         starts.append(at)
         at += events_of(m)
     total = at
-    tail = max_size // 2 - keep_first - 1
+    target = total // 2 if requested else max_size // 2
+    tail = max(0, target - min(keep_first, total) - 1)
     lo, hi = keep_first, total - tail  # forgotten events: [lo, hi)
     gone = {i for i, m in enumerate(history) if starts[i] < hi and starts[i] + events_of(m) > lo}
     # a call and its observation go together, in both directions, until nothing changes
@@ -144,23 +162,43 @@ class OpenHandsPolicy:
 
     def threshold_tokens(self, window_tokens: int, max_output_tokens: int | None, config: CompactionConfig,
                          *, thread: Any = None) -> int | None:
-        return limits(config)[1]
+        return limits(config, getattr(thread, "extra", None))[1]
 
-    def trigger_note(self, config: CompactionConfig) -> str:
-        max_size, max_tokens, keep_first = limits(config)
-        extra = f" or more than {max_tokens:,} tokens" if max_tokens else ""
-        return (f"condenses when the view holds more than {max_size} events{extra}; keeps the first {keep_first} "
-                f"and the newest {max_size // 2 - keep_first - 1}")
+    def trigger_note(self, config: CompactionConfig, extra: dict[str, Any] | None = None) -> str:
+        max_size, max_tokens, keep_first = limits(config, extra)
+        more = f" or more than {max_tokens:,} tokens" if max_tokens else ""
+        return (f"condenses when the view holds more than {max_size} events{more}, or at a recorded condensation "
+                f"request; keeps the first {keep_first} and the newest {max_size // 2 - keep_first - 1}")
 
     def should_compact(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> bool:
-        max_size, max_tokens, _ = limits(ctx.config)
+        # a conversation whose agent ran without a summarizing condenser never condenses (NoOpCondenser)
+        if ctx.config.trigger is None and recorded_condenser(ctx.thread_extra).get("kind") == "NoOpCondenser":
+            return False
+        # llm_summarizing_condenser.py should_condense: an unhandled CondensationRequest first (recorded:
+        # the provider refused a request as too long), then max_tokens, then the view's size
+        requests = ctx.thread_extra.get("condensation_requests") or ()
+        handled = ctx.memory.setdefault("handled_requests", set())
+        ctx.memory["requested"] = ctx.step in requests and ctx.step not in handled
+        if ctx.memory["requested"]:
+            handled.add(ctx.step)
+            return True
+        max_size, max_tokens, _ = limits(ctx.config, ctx.thread_extra)
         if max_tokens is not None and ctx.request_tokens > max_tokens:
             return True
         return view_size(history) > max_size
 
+    def measure(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Measure:
+        """The events in the view against `max_size` (a token limit, when set, is its own condition)."""
+        max_size, max_tokens, _ = limits(ctx.config)
+        if max_tokens is not None:
+            return Measure(ctx.request_tokens, max_tokens, op=">", expression=f"max_tokens {max_tokens:,}")
+        return Measure(view_size(history), max_size, quantity="events in the view", unit="events", op=">",
+                       series="events", expression=f"max_size {max_size}")
+
     def rebuild(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Compaction:
-        max_size, _, keep_first = limits(ctx.config)
-        gone = forgotten(history, max_size, keep_first)
+        max_size, _, keep_first = limits(ctx.config, ctx.thread_extra)
+        requested = bool(ctx.memory.pop("requested", False))
+        gone = forgotten(history, max_size, keep_first, requested=requested)
         if not gone:
             return Compaction(None, rejected="no event between the kept head and tail")
         chosen = [m for i, m in enumerate(history) if i in gone]
@@ -171,7 +209,7 @@ class OpenHandsPolicy:
         tail = [m for i, m in enumerate(history) if i not in gone and i > min(gone)]
         return Compaction([*head, message, *tail], summary=text,
                           detail={"forgotten_events": sum(events_of(history[i]) for i in gone),
-                                  "events_before": view_size(history)})
+                                  "events_before": view_size(history), "requested": requested})
 
 
 POLICY = OpenHandsPolicy()

@@ -31,7 +31,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 
 from engine.base.errors import ConfigError
 from engine.config.sections import CompactionConfig
-from engine.policies.base import Compaction, PolicyContext
+from engine.policies.base import Compaction, Measure, PolicyContext
 from engine.thread.kinds import mark
 from engine.thread.model import stable_id
 
@@ -91,6 +91,11 @@ class AnthropicCompactionPolicy:
         thread = _thread_of(ctx)
         return ctx.request_tokens > anthropic_trigger(ctx.window_tokens, ctx.config, thread)
 
+    def measure(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Measure:
+        """The request's input tokens against the trigger, exceeded (`>`)."""
+        threshold = anthropic_trigger(ctx.window_tokens, ctx.config, _thread_of(ctx))
+        return Measure(ctx.request_tokens, threshold, op=">", expression="trigger input_tokens")
+
     def rebuild(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Compaction:
         return compaction_item(history, ctx, "anthropic")
 
@@ -108,6 +113,14 @@ class OpenAICompactionPolicy:
             return False
         rendered = ctx.previous_request_tokens + (ctx.previous_output_tokens or 0)
         return rendered > openai_threshold(ctx.window_tokens, ctx.config, _thread_of(ctx))
+
+    def measure(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Measure:
+        """The previous response's rendered tokens (its input and output) against `compact_threshold`."""
+        threshold = openai_threshold(ctx.window_tokens, ctx.config, _thread_of(ctx))
+        total = (None if ctx.previous_request_tokens is None
+                 else ctx.previous_request_tokens + (ctx.previous_output_tokens or 0))
+        return Measure(total, threshold, quantity="the previous request and its answer", op=">",
+                       series="previous request + output", expression="compact_threshold")
 
     def rebuild(self, history: Sequence[BaseMessage], ctx: PolicyContext) -> Compaction:
         return compaction_item(history, ctx, "openai")

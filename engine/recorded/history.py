@@ -6,13 +6,23 @@
   summary plus what the agent kept; the summary alone, as a human message, when none is recorded);
 - a **recorded edit** at `index` sends the listed old tool results as their placeholder (and, with
   `clear_inputs`, those calls without arguments), or drops the thinking of the listed AI messages;
-- the **provider's thinking rule**: Claude models before Opus 4.5 / Sonnet 4.6 (and every Haiku
-  through 4.5) keep only the current assistant turn's thinking; the API strips the thinking of
-  earlier turns before the model sees them ("Extended thinking", *Thinking block preservation*:
-  https://platform.claude.com/docs/en/build-with-claude/extended-thinking; "Context windows",
-  *The context window with extended thinking*:
-  https://platform.claude.com/docs/en/build-with-claude/context-windows). `engine/data/models.yaml`
-  says which models keep every turn's thinking (`thinking: all`) and which only the last.
+- the **provider's thinking rule** (engine.tokens.windows `thinking_rule`, engine/data/models.yaml):
+  `all` earlier thinking stays in the request (Claude Opus 4.5+ / Sonnet 4.6+, GPT-5.6); `last_turn`
+  only the current assistant turn's: Claude models before Opus 4.5 / Sonnet 4.6 and every Haiku through
+  4.5 ("Extended thinking", *Thinking block preservation*:
+  https://platform.claude.com/docs/en/build-with-claude/extended-thinking; "Context windows", *The
+  context window with extended thinking*: https://platform.claude.com/docs/en/build-with-claude/context-windows),
+  and OpenAI's reasoning models, whose reasoning items of earlier turns the API ignores and removes
+  (openai/openai-cookbook examples/responses_api/reasoning_items.ipynb, *Caching*); `none` never (Gemini:
+  thought parts never enter the history, google-gemini/gemini-cli core/geminiChat.ts). A turn starts at a
+  user message that is not the agent's own addition: tool results, Claude Code's in-turn hook output and
+  attachments, and Codex's contextual fragments (AGENTS.md, environment context) do not start one (Codex
+  `is_user_turn_boundary`, codex-rs/core/src/context_manager/history.rs). A user message typed while a
+  Codex turn runs does: the reasoning before it leaves the request, which is why a Codex rollout's
+  recorded input can fall inside a turn without a compaction;
+- **Codex's tool-output truncation**: Codex records each tool output into the history it sends cut to its
+  truncation policy, while the rollout keeps the raw output (engine.recorded.codex_rules), so a Codex
+  thread's request holds the cut copy.
 
 Every rewritten message (a summary, a cleared result, a stripped AI message) is made once and
 handed out as the same object each time, so the calibration (engine.recorded.calibration), which walks the
@@ -30,20 +40,24 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from engine.recorded.codex_rules import recorded_output_tokens, truncate_text
 from engine.thread.kinds import mark, message_kind
 from engine.thread.model import RecordedCompaction, RecordedEdit, Thread
-from engine.tokens.windows import model_limits
+from engine.tokens.windows import thinking_rule
 
-THINKING_BLOCKS = frozenset({"thinking", "redacted_thinking"})
-# Human messages an agent adds inside a turn (hook output, reminders, queued prompts): sent in the
-# same user message as the tool results they follow, so they do not start a new assistant turn.
-_IN_TURN_MARKERS = ("claude_code_meta", "claude_code_attachment")
+THINKING_BLOCKS = frozenset({"thinking", "redacted_thinking", "reasoning"})
+# Human messages an agent adds inside a turn (hook output, reminders, queued prompts, Codex's contextual
+# fragments): sent in the same user message as the tool results they follow, or as the agent's own
+# context, so they do not start a new assistant turn.
+_IN_TURN_MARKERS = ("claude_code_meta", "claude_code_attachment", "codex_context")
+# The opaque reasoning a Codex AI message sends back (codex_turn: encrypted items it carried).
+OPAQUE_REASONING_KEY = "codex_encrypted_reasoning"
+THINKING_RULES = ("all", "last_turn", "none")
 
 
 def keeps_all_thinking(model: str | None) -> bool:
     """True when the provider sends a model the thinking of every earlier turn (models.yaml `thinking`)."""
-    row = model_limits(model)
-    return row is None or row.thinking != "last_turn"
+    return thinking_rule(model) == "all"
 
 
 def starts_turn(message: BaseMessage) -> bool:
@@ -54,8 +68,12 @@ def starts_turn(message: BaseMessage) -> bool:
 
 
 def has_thinking(message: BaseMessage) -> bool:
-    return isinstance(message, AIMessage) and isinstance(message.content, list) and any(
-        isinstance(b, dict) and _is_thinking(b) for b in message.content)
+    """An AI message with thinking or reasoning blocks, or opaque reasoning it sends back (Codex)."""
+    if not isinstance(message, AIMessage):
+        return False
+    if message.additional_kwargs.get(OPAQUE_REASONING_KEY):
+        return True
+    return isinstance(message.content, list) and any(isinstance(b, dict) and _is_thinking(b) for b in message.content)
 
 
 def _is_thinking(block: dict[str, Any]) -> bool:
@@ -64,13 +82,16 @@ def _is_thinking(block: dict[str, Any]) -> bool:
 
 
 def without_thinking(message: AIMessage) -> AIMessage:
-    """A copy of an AI message without its thinking blocks (same id)."""
-    kept = [b for b in message.content if not (isinstance(b, dict) and _is_thinking(b))]
-    content: Any = kept
-    if all(isinstance(b, dict) and b.get("type") == "text" for b in kept):
-        content = "".join(str(b.get("text", "")) for b in kept if isinstance(b, dict))
+    """A copy of an AI message without its thinking or reasoning (same id)."""
+    content: Any = message.content
+    if isinstance(content, list):
+        kept = [b for b in content if not (isinstance(b, dict) and _is_thinking(b))]
+        content = kept
+        if all(isinstance(b, dict) and b.get("type") == "text" for b in kept):
+            content = "".join(str(b.get("text", "")) for b in kept if isinstance(b, dict))
     copy = message.model_copy(update={"content": content})
-    copy.additional_kwargs = {**message.additional_kwargs, "ctxi_thinking_stripped": True}
+    kwargs = {k: v for k, v in message.additional_kwargs.items() if k != OPAQUE_REASONING_KEY}
+    copy.additional_kwargs = {**kwargs, "ctxi_thinking_stripped": True}
     return copy
 
 
@@ -92,7 +113,10 @@ class RecordedHistory:
 
     def __init__(self, thread: Thread) -> None:
         self.thread = thread
-        self.keeps_all_thinking = keeps_all_thinking(thread.model)
+        self.rule = thinking_rule(thread.model)
+        self.keeps_all_thinking = self.rule == "all"
+        # Codex sends tool outputs as it recorded them into its history: cut (module docstring)
+        self.cuts_outputs = thread.source_format == "codex"
         self.compactions_at: dict[int, list[RecordedCompaction]] = {}
         for c in sorted(thread.compactions, key=lambda c: c.index):
             self.compactions_at.setdefault(c.index, []).append(c)
@@ -102,6 +126,8 @@ class RecordedHistory:
         self._replacements: dict[int, list[BaseMessage]] = {}
         self._copies: dict[tuple[int, int], BaseMessage] = {}
         self._stripped: dict[int, AIMessage] = {}
+        self._originals: dict[int, BaseMessage] = {}  # id(rewritten copy) -> the recorded message
+        self._cut: dict[int, BaseMessage] = {}
         self._lock = threading.Lock()
 
     @property
@@ -160,14 +186,38 @@ class RecordedHistory:
             hit = self._stripped.get(id(message))
             if hit is None:
                 hit = self._stripped[id(message)] = without_thinking(message)
+                self._originals[id(hit)] = message
             return hit
 
-    def provider_view(self, messages: Sequence[BaseMessage], *, keep_all: bool | None = None) -> Sequence[BaseMessage]:
-        """The history as the provider hands it to the model: for a model that keeps only the current
-        turn's thinking (`keep_all` False; None: the model's own rule), AI messages before the last
-        turn-opening human message lose theirs. Returns `messages` itself when nothing changes."""
-        if self.keeps_all_thinking if keep_all is None else keep_all:
+    def original_of(self, message: BaseMessage) -> BaseMessage | None:
+        """The recorded message a stripped copy was made from (None for anything else)."""
+        return self._originals.get(id(message))
+
+    def sent(self, message: BaseMessage) -> BaseMessage:
+        """A recorded message as the agent put it into its request: a Codex tool output cut to its policy."""
+        if not self.cuts_outputs or not isinstance(message, ToolMessage) or not isinstance(message.content, str):
+            return message
+        with self._lock:
+            hit = self._cut.get(id(message))
+            if hit is None:
+                cut = truncate_text(message.content, recorded_output_tokens())
+                hit = message if cut == message.content else mark(
+                    message.model_copy(update={"content": cut}), "truncated", recorded_cut=True)
+                self._cut[id(message)] = hit
+            return hit
+
+    def provider_view(self, messages: Sequence[BaseMessage], *, keep_all: bool | None = None,
+                      rule: str | None = None) -> Sequence[BaseMessage]:
+        """The history as the provider hands it to the model, by the thinking rule (module docstring;
+        `rule` None: the model's own, `keep_all` True/False: "all"/"last_turn"): AI messages whose thinking
+        is not kept lose it. Returns `messages` itself when nothing changes."""
+        rule = rule or ({True: "all", False: "last_turn"}[keep_all] if keep_all is not None else self.rule)
+        if rule == "all":
             return messages
+        if rule == "none":
+            if not any(has_thinking(m) for m in messages):
+                return messages
+            return [self.stripped(m) if has_thinking(m) else m for m in messages]  # type: ignore[arg-type]
         last_turn = next((i for i in range(len(messages) - 1, -1, -1) if starts_turn(messages[i])), -1)
         if last_turn <= 0 or not any(has_thinking(m) for m in messages[:last_turn]):
             return messages
@@ -212,7 +262,7 @@ class RecordedHistory:
                 yield RecordedView(step, i, m, history, tuple(pending_c), tuple(pending_e))
                 pending_c, pending_e = [], []
                 step += 1
-            history.append(m)
+            history.append(self.sent(m))
         for c in self.compactions_at.get(len(self.thread.messages), ()):
             history = list(self.replacement(c))
         end.extend(history)

@@ -9,11 +9,11 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
 from engine.base.gcpause import paused_gc
-from engine.recorded.calibration import Calibration, system_tokens, thread_calibration
+from engine.recorded.calibration import CalibratedCounter, Calibration, system_tokens, thread_calibration
 from engine.recorded.history import recorded_history
 from engine.recorded.viewsums import RunningViewSum
 from engine.thread.kinds import mark
-from engine.thread.model import RecordedCompaction, Thread
+from engine.thread.model import RecordedCompaction, Thread, load_warnings
 from engine.tokens.counters import TokenCounter, breakdown_messages, counter_for_thread, prime_thread
 
 SCHEMA = "context-inspector/inspect"
@@ -62,9 +62,11 @@ def step_contexts(thread: Thread, counter: TokenCounter | None = None) -> list[d
     compaction, its replacement (summary and what was kept) plus the messages since its `index`;
     tool results a recorded edit cleared cost their placeholder; the provider's thinking rule.
     `context_tokens` is our count of the prompt, tools and history; `recorded_input_tokens` the
-    source's own count, or None. Where the thread recorded its usage, `unrecorded_prompt_tokens`
-    and `unrecorded_tokens` (engine.recorded.calibration) make up the difference: `calibrated_tokens`, their
-    sum with `context_tokens`, equals the recorded input. Without a counter, the thread's own
+    source's own count, or None. Where the thread recorded its usage (engine.recorded.calibration),
+    `calibrated_tokens` is the request in the provider's tokens (the fitted ratio, each message's measured
+    cost), `agent_prompt_tokens` the agent's own prompt in it and `hidden_tokens` what its messages carry
+    beyond their text (first-turn context, what a compaction re-attached, the unexplained rest);
+    `calibrated_tokens` equals the recorded input. Without a counter, the thread's own
     (`counter_for_thread`: Claude threads get Anthropic framing).
     """
     counter = counter or counter_for_thread(thread)
@@ -74,24 +76,28 @@ def step_contexts(thread: Thread, counter: TokenCounter | None = None) -> list[d
 def _step_contexts(thread: Thread, counter: TokenCounter, calibration: Calibration | None) -> list[dict[str, Any]]:
     history = recorded_history(thread)
     base = system_tokens(counter, thread, history)
-    prompt = calibration.prompt_tokens if calibration is not None else 0
     steps: list[dict[str, Any]] = []
     # running sums over each step's history (engine.recorded.viewsums): linear, where a sum per step was quadratic
     counted = RunningViewSum(history, counter.count_message)
-    unrecorded = RunningViewSum(history, calibration.hidden_of) if calibration is not None else None
+    provider = hidden = None
+    if calibration is not None:
+        calibrated = CalibratedCounter(counter, calibration)
+        provider = RunningViewSum(history, calibrated.count_message)
+        hidden = RunningViewSum(history, lambda m: sum(calibration.hidden_of(m).values()))
+        base_provider = round(calibration.ratio * base)
     for view in history.views():
         context = base + counted.total(view)
-        hidden = unrecorded.total(view) if unrecorded is not None else 0
         usage = thread.usage.get(view.response.id) if view.response.id else None
+        prompt = calibration.prompt_at(view.step) if calibration is not None else 0
         steps.append({
             "step": view.step,
             "index": view.message_index,
             "message_id": view.response.id,
             "context_tokens": context,
             "recorded_input_tokens": usage.context_tokens if usage is not None else None,
-            "unrecorded_prompt_tokens": prompt,
-            "unrecorded_tokens": hidden,
-            "calibrated_tokens": context + prompt + hidden if calibration is not None else None,
+            "agent_prompt_tokens": prompt,
+            "hidden_tokens": hidden.total(view) if hidden is not None else 0,
+            "calibrated_tokens": base_provider + prompt + provider.total(view) if provider is not None else None,
         })
     return steps
 
@@ -173,6 +179,9 @@ def _inspect_thread(thread: Thread, counter: TokenCounter | None) -> dict[str, A
         ],
         "recorded_microcompactions": _microcompactions(thread, savings),
         "skipped_records": dict(thread.extra.get("skipped_records") or {}),
+        "warnings": load_warnings(thread),
+        # a compaction's own summarizer call (Claude Code's agent-acompact-*): whose session it compacted
+        "compaction_call_of": thread.extra.get("compaction_call_of"),
         "tokens": {
             "counter": counter.name,
             "total": sum(by_category.values()),

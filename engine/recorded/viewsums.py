@@ -5,7 +5,8 @@ history afresh at every step costs O(steps x messages): 1M tiny messages never f
 two steps the history only grows at its end, except where a recorded compaction or edit rebuilt it
 (the view says so) and, for models that keep only the current turn's thinking, where a new turn
 starts (earlier AI messages are then sent without their thinking, each changed once). So a running
-sum is kept and only those events recount.
+sum is kept and only those events recount. A model that never keeps thinking (`none`) is sent every
+AI message without it from the start.
 """
 
 from __future__ import annotations
@@ -38,18 +39,22 @@ class RunningViewSum:
             return self.weigh(self.history.stripped(message))
         return self.weigh(message)
 
+    def _now(self, message: BaseMessage) -> int:
+        """A message of the current turn: stripped already when the model never keeps thinking."""
+        return self._sent(message) if self.history.rule == "none" else self.weigh(message)
+
     def total(self, view: RecordedView) -> int:
         messages = view.messages
         if messages is not self._list or view.compactions or view.edits or len(messages) < self._seen:
             self._list, self._seen, self._turn, self._before, self._since = messages, 0, -1, 0, 0
         for j in range(self._seen, len(messages)):
             m = messages[j]
-            if not self.history.keeps_all_thinking and starts_turn(m):
+            if self.history.rule == "last_turn" and starts_turn(m):
                 # the previous turn's messages are now before the last turn: sent stripped
                 self._before += sum(self._sent(x) for x in messages[max(self._turn, 0):j])
                 self._since = 0
                 self._turn = j
-            self._since += self.weigh(m)
+            self._since += self._now(m)
         self._seen = len(messages)
         return self._before + self._since
 

@@ -42,6 +42,7 @@ from engine.recorded.history import RecordedHistory
 from engine.run.chain import model_chain, new_request, new_tool_request, tool_chain
 from engine.run.run import StepRecord
 from engine.run.step_sums import Snapshot, StepSums, ViewLog
+from engine.thread.decisions import DecisionLog
 from engine.thread.events import EventRecorder
 from engine.thread.kinds import message_kind
 from engine.thread.model import Thread
@@ -88,6 +89,7 @@ class Checkpoint:
     answered: tuple[dict[str, None], int] | None
     events: tuple[list[Any], int]
     events_mark: int
+    decisions: tuple[list[Any], int, int] | None  # the decision log (list, length) and its step
     warnings: int  # the run's setting warnings at the start of its events
     raw_prefix: int
     sums: dict[str, Any]
@@ -113,15 +115,19 @@ class Driver:
     """One replay in progress: its state, its layers' hooks, and where its loop stands."""
 
     def __init__(self, thread: Thread, layers: Sequence[AgentMiddleware], counter: TokenCounter,
-                 window_tokens: int, recorder: EventRecorder, *, unrecorded_prompt_tokens: int = 0,
-                 provider: RecordedHistory | None = None, files: VirtualFilesystem | None = None,
-                 checkpoints: bool = False, seed_todos: bool = True, config: Any = None) -> None:
+                 window_tokens: int, recorder: EventRecorder, *, prompt_at: Callable[[int], int] | None = None,
+                 provider: RecordedHistory | None = None, rule: str = "all", decisions: DecisionLog | None = None,
+                 files: VirtualFilesystem | None = None, checkpoints: bool = False, seed_todos: bool = True,
+                 config: Any = None) -> None:
         self.thread = thread
         self.config = config
-        # The agent's own prompt and tools the transcript lacks (engine.recorded.calibration), sent every call.
-        self.unrecorded_prompt = unrecorded_prompt_tokens
-        # The provider's rewrite of each request (earlier turns' thinking), when the model has one.
+        # The agent's own prompt and tools the transcript lacks (engine.recorded.calibration), sent every
+        # call; measured again after a recorded compaction, so it is the prompt at each step.
+        self.prompt_at = prompt_at or _no_prompt
+        # The provider's rewrite of each request (earlier turns' thinking, by `rule`), when the model has one.
         self.provider = provider
+        self.rule = rule
+        self.decisions = decisions
         self.layers = list(layers)
         self.counter = counter
         self.window = window_tokens
@@ -143,7 +149,7 @@ class Driver:
         self._fresh: int | None = None
         self.after_agent = [m.after_agent for m in reversed(self.layers) if _overrides(m, "after_agent")]
         self.wrap_tool = [m for m in self.layers if _overrides(m, "wrap_tool_call")]
-        self.sums = StepSums(counter, unrecorded_prompt_tokens)
+        self.sums = StepSums(counter, self.prompt_at(0))
         self._views = ViewLog()
         self._seen: list[ModelRequest[Any]] = []
         self._recorded: AIMessage | None = None
@@ -183,8 +189,7 @@ class Driver:
         self.events_mark = 0
         self.warnings = len(recorder.events)  # the setting warnings emitted before the loop
         count = counter.count_message
-        self.base_raw = (self.sums.tools_entry(thread.tools)[1] + (count(self.system) if self.system else 0)
-                         + self.unrecorded_prompt)
+        self.base_raw = self.sums.tools_entry(thread.tools)[1] + (count(self.system) if self.system else 0)
         # raw tokens of the thread body before `next_index` (the recorded messages: layers never change
         # them in place), summed as the loop goes
         self.raw_prefix = 0
@@ -362,6 +367,7 @@ class Driver:
         checkpoints = self.checkpoints
         last_window = self._last_window
         recorder.step = step
+        prompt_at, decisions = self.prompt_at, self.decisions
         for i in range(self.next_index, end):
             # a checkpoint where a step's window opens (right after the previous step's AI message)
             if (checkpoints is not None and step and (step % CHECKPOINT_EVERY == 0 or i == last_window)
@@ -383,6 +389,9 @@ class Driver:
                 if m.invalid_tool_calls:
                     self._invalid_calls = True
                 recorder.step = step
+                prompt = sums.agent_prompt = prompt_at(step)
+                if decisions is not None:
+                    decisions.step = step
                 if self.before_model:
                     self.run_hooks(self.before_model)
                 state_msgs = Snapshot(self.state["messages"])
@@ -391,7 +400,7 @@ class Driver:
                 sent: list[BaseMessage] = request.messages  # type: ignore[assignment]
                 view = Snapshot(sent, state_msgs.n) if sent is state_msgs.src else self._views.add(sent)
                 if self.provider is not None:
-                    rewritten = self.provider.provider_view(view, keep_all=False)
+                    rewritten = self.provider.provider_view(view, rule=self.rule)
                     view = view if rewritten is view else self._views.add(rewritten)
                 ai = m
                 for r in result:
@@ -428,12 +437,13 @@ class Driver:
                     entry[2],  # tool_names
                     state_tokens,  # state_tokens
                     view_tokens,  # view_tokens
-                    self.base_raw + raw,  # raw_tokens
+                    self.base_raw + prompt + raw,  # raw_tokens
                     view_by,  # view_by_category
                     state_by,  # state_by_category
                     ai,  # response
                     usage.context_tokens if usage else None,  # recorded_input_tokens
                     step_events,  # events
+                    entry[0],  # tools
                 ))
                 step += 1
                 # what happens before the next model call (tool results, a new turn) is that call's
@@ -501,7 +511,7 @@ class Driver:
             self.answered.update(dict.fromkeys(results))  # what reading the grown thread gives
         context = getattr(self.layers[0], "context", None) if self.layers else None
         if context is not None:
-            context.thread, context.vfs = thread, files
+            context.thread, context.vfs, context.provider = thread, files, provider
         if not all(m.thread_grew(thread, old_length) for m in self.layers if hasattr(m, "thread_grew")):
             return False
         self.thread, self.files, self.provider, self.steps = thread, files, provider, steps
@@ -525,6 +535,7 @@ class Driver:
             in_invocation=self.in_invocation, end_due=self.end_due, pending=dict(self.pending),
             answered=(self.answered, len(self.answered)) if self.answered is not None else None,
             events=(events, len(events)), events_mark=self.events_mark,
+            decisions=(log.decisions, len(log.decisions), log.step) if (log := self.decisions) is not None else None,
             warnings=self.warnings, raw_prefix=self.raw_prefix, sums=layer_state.save(self.sums),
             views=layer_state.save(self._views), layers=tuple(layer_state.save(m) for m in self.layers),
             files=(self.files.journal_length or 0) if self.files is not None else 0, config=self.config)
@@ -555,6 +566,10 @@ class Driver:
         self.steps = steps
         self.next_index = self._restored_at = cp.index
         self.recorder.step = cp.step
+
+
+def _no_prompt(step: int) -> int:
+    return 0
 
 
 def _last_window_start(messages: Sequence[BaseMessage]) -> int:

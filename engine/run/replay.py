@@ -16,6 +16,7 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware
 
 from engine.base.gcpause import paused_gc
+from engine.base.redaction import model_output_redaction
 from engine.config.presets import DEFAULT_PRESET
 from engine.config.schema import EngineConfig, preset
 from engine.config.setting_warnings import KIND as SETTINGS_WARNING
@@ -24,11 +25,13 @@ from engine.layers import LayerContext, build_layers
 from engine.layers.checkpoint import CheckpointError
 from engine.layers.user import observe
 from engine.recorded.calibration import CalibratedCounter, Calibration, thread_calibration
-from engine.recorded.history import RecordedHistory, histories_shared, keeps_all_thinking, recorded_history
+from engine.recorded.history import RecordedHistory, histories_shared, recorded_history
 from engine.run import resume
 from engine.run.driver import Driver, ReplayModel, repair_invalid_calls, replaced_history, replay_model
 from engine.run.run import FrozenSteps, Run, StepRecord
 from engine.run.step_sums import Snapshot
+from engine.run.thrash import flag_thrashing
+from engine.thread.decisions import deciding
 from engine.thread.events import emit, recording
 from engine.thread.kinds import PARTS_KEY
 from engine.thread.model import Thread
@@ -47,10 +50,11 @@ def _emit_warnings(config: EngineConfig, window: int) -> None:
         emit(warning.layer, SETTINGS_WARNING, severity="warning", message=warning.message, key=warning.key)
 
 
-def _provider(thread: Thread, config: EngineConfig) -> RecordedHistory | None:
+def _provider(thread: Thread, config: EngineConfig) -> tuple[RecordedHistory | None, str]:
+    """The provider's rewrite of each request and its thinking rule ("all": none)."""
     thinking = config.model.thinking
-    strips = (not keeps_all_thinking(thread.model)) if thinking == "auto" else thinking == "last_turn"
-    return recorded_history(thread) if strips else None
+    rule = recorded_history(thread).rule if thinking == "auto" else thinking
+    return (recorded_history(thread) if rule != "all" else None), rule
 
 
 def replay(
@@ -87,22 +91,27 @@ def replay(
     # caller holds (its counts are the caller's)
     keeps = layers is None and workspace is None and (summarizer is None or isinstance(summarizer, str))
     vfs = VirtualFilesystem(journal=keeps)
+    provider, rule = _provider(thread, config)
     context = LayerContext(counter=counter, vfs=vfs, window_tokens=window, thread=thread,
-                           summarizer=summarizer, workspace=workspace, calibration=calibration)
+                           summarizer=summarizer, workspace=workspace, calibration=calibration,
+                           provider=provider, thinking_rule=rule)
     # middleware that is not one of our layers (the user's own) is observed: its effect becomes events
     mws = [observe(m, context) for m in layers] if layers is not None else build_layers(config, context)
     keeps = keeps and resume.checkpointable(mws)
     # The cyclic GC would re-scan the whole thread (every message, every count) on each full
     # collection, which makes long replays superlinear; nothing here needs it (no cycles are
     # built), so it is paused for the replay and restored after.
-    with paused_gc():  # and what the replay kept goes to the oldest generation unwalked (engine.base.gcpause)
-        with recording() as recorder:
+    # and a model called inside (a summarizer, a user's middleware's own) has the process's keys taken out
+    # of its reply before anything keeps it (engine.base.redaction)
+    with paused_gc(), model_output_redaction():  # what the replay kept goes to the oldest generation unwalked
+        with recording() as recorder, deciding() as decisions:
             if layers is None:
                 _emit_warnings(config, window)
             driver = Driver(thread, mws, counter, window, recorder,
-                            unrecorded_prompt_tokens=calibration.prompt_tokens if calibration else 0,
-                            provider=_provider(thread, config), files=vfs, checkpoints=keeps, config=config)
+                            prompt_at=calibration.prompt_at if calibration else None, provider=provider, rule=rule,
+                            decisions=decisions, files=vfs, checkpoints=keeps, config=config)
             steps, final_state = driver.run()
+            flag_thrashing(steps)  # a policy compacting call after call is part of the run's record
     return _run(thread, config, counter, window, steps, vfs, final_state, mws, calibration, driver, None)
 
 
@@ -119,7 +128,8 @@ def _continued(thread: Thread, config: EngineConfig, previous: Run, calibration:
     counter = driver.counter
     if isinstance(counter, CalibratedCounter) and calibration is not None:
         # the same counts for the messages before (calibration_agrees), and the new messages' own
-        counter.calibration, counter._hidden = calibration, calibration.hidden
+        counter.calibration, counter._values, counter._totals = calibration, calibration.values, calibration.totals
+        driver.prompt_at = calibration.prompt_at
     context = getattr(driver.layers[0], "context", None) if driver.layers else None
     if context is not None:
         context.calibration = calibration
@@ -131,16 +141,20 @@ def _continued(thread: Thread, config: EngineConfig, previous: Run, calibration:
     previous.files = FrozenFilesystem(vfs, vfs.journal_length)
     previous.steps = FrozenSteps(steps, len(steps), steps[-1])
     previous.checkpoints_held = len(previous.checkpoints or [])
-    if not driver.take_over(thread, steps, vfs, _provider(thread, config)):
+    log = driver.decisions
+    if log is not None:  # the finished Run keeps its decisions as they were; the driver goes on with its own
+        previous.decisions = list(previous.decisions)
+    if not driver.take_over(thread, steps, vfs, _provider(thread, config)[0]):
         return None
     start = len(previous.steps)  # where the new part starts
     prime = getattr(_base(counter), "prime", None)
-    with paused_gc():
+    with paused_gc(), model_output_redaction():
         if prime is not None:
             prime(thread.messages[driver.next_index:])
-        with recording(driver.recorder):
+        with recording(driver.recorder), deciding(log):
             driver.advance(len(thread.messages))
             steps, final_state = driver.finish()
+            resume.reflag_thrashing(steps, start)
     return _run(thread, config, counter, driver.window, steps, vfs, final_state, driver.layers, calibration, driver,
                 start)
 
@@ -178,8 +192,13 @@ def _resumed(thread: Thread, config: EngineConfig, previous: Run, base_counter: 
             return continued
     counter: TokenCounter = CalibratedCounter(base_counter, calibration) if calibration else base_counter
     window = config.window_tokens(thread.max_input_tokens)
-    context = LayerContext(counter=counter, vfs=VirtualFilesystem(journal=True), window_tokens=window, thread=thread,
-                           summarizer=summarizer, calibration=calibration)
+    provider, rule = _provider(thread, config)
+
+    def new_context() -> LayerContext:
+        return LayerContext(counter=counter, vfs=VirtualFilesystem(journal=True), window_tokens=window, thread=thread,
+                            summarizer=summarizer, calibration=calibration, provider=provider, thinking_rule=rule)
+
+    context = new_context()
     mws = build_layers(config, context)
     if not resume.checkpointable(mws):
         return None
@@ -188,27 +207,31 @@ def _resumed(thread: Thread, config: EngineConfig, previous: Run, base_counter: 
     if cp is None or (thread is not previous.thread and not resume.answered_agrees(cp, thread)):
         return None
     prime = getattr(base_counter, "prime", None)
-    with paused_gc():
+    with paused_gc(), model_output_redaction():
         if prime is not None:  # only what the previous run did not count (the thread's new messages)
             prime(thread.messages[cp.index:])
-        with recording() as recorder:
+        with recording() as recorder, deciding() as decisions:
             _emit_warnings(config, window)
             warnings = list(recorder.events)
             vfs = previous.files.replayed(cp.files)
             context.vfs = vfs
             driver = Driver(thread, mws, counter, window, recorder,
-                            unrecorded_prompt_tokens=calibration.prompt_tokens if calibration else 0,
-                            provider=_provider(thread, config), files=vfs, checkpoints=True, seed_todos=False,
-                            config=config)
+                            prompt_at=calibration.prompt_at if calibration else None, provider=provider, rule=rule,
+                            decisions=decisions, files=vfs, checkpoints=True, seed_todos=False, config=config)
             steps: list[StepRecord] = [*previous.steps[:cp.step - 1], cp.last_record] if cp.last_record else []
             if steps:
                 steps[0] = resume.step_zero_events(steps[0], warnings)
+            same = resume.same_sections(config, cp.config, mws)
             try:
-                driver.restore(cp, steps, warnings, same_settings=resume.same_sections(config, cp.config, mws))
+                driver.restore(cp, steps, warnings, same_settings=same)
+                # the decisions before the checkpoint, as this config's layers record them
+                decisions.decisions[:] = resume.decisions_before(
+                    cp, mws, same, lambda: build_layers(cp.config, new_context()))
             except CheckpointError:
                 return None
             driver.checkpoints = [c for c in previous.own_checkpoints() if c.step <= cp.step]
             steps, final_state = driver.run()
+            resume.reflag_thrashing(steps, cp.step)
     return _run(thread, config, counter, window, steps, vfs, final_state, mws, calibration, driver, cp.step)
 
 
@@ -230,6 +253,7 @@ def _run(thread: Thread, config: EngineConfig, counter: TokenCounter, window: in
         summarizer_calls=sum(getattr(sm, "calls", 0) for sm in summarizers),
         summarizer_input_tokens=sum(getattr(sm, "input_tokens", 0) for sm in summarizers),
         calibration=calibration,
+        decisions=driver.decisions.decisions if driver.decisions is not None else [],
         checks={name: checks for m in mws if isinstance(name := getattr(m, "layer", None), str)
                 and isinstance(checks := getattr(m, "checks", None), list)},
         checkpoints=driver.checkpoints,

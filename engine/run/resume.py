@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
@@ -32,9 +32,12 @@ from langchain_core.messages import ToolMessage
 from engine.config.schema import EngineConfig
 from engine.config.setting_warnings import KIND as SETTINGS_WARNING
 from engine.layers import checkpoint as layer_state
-from engine.layers.checks import NEVER, changed_fields
+from engine.layers.checkpoint import CheckpointError
+from engine.layers.checks import NEVER, HistoryRead, changed_fields
+from engine.run import thrash
 from engine.run.driver import Checkpoint
 from engine.run.run import Run, StepRecord
+from engine.thread.decisions import Decision
 from engine.thread.events import Event
 from engine.thread.model import Thread
 
@@ -143,16 +146,23 @@ def _same_records(old: Thread, new: Thread, first: int) -> bool:
 
 
 def calibration_agrees(old: Any, new: Any, messages: Sequence[Any], end: int) -> bool:
-    """The calibration of the grown thread gives `messages[:end]` what the old one did."""
+    """The calibration of the grown thread gives `messages[:end]` what the old one did, and the calls before
+    the same agent prompt (engine.recorded.calibration: a fit over the whole thread moves when a new call
+    moves it, and then every count changes: the run is replayed from the start)."""
     if old is None or new is None:
         return old is new
     if old is new:
         return True
-    if old.prompt_tokens != new.prompt_tokens or old.subagent_prompt_tokens != new.subagent_prompt_tokens:
+    if (old.fit.ratio != new.fit.ratio or old.prompt_tokens != new.prompt_tokens
+            or old.first_turn_tokens != new.first_turn_tokens
+            or new.prompt_schedule[:len(old.prompt_schedule)] != old.prompt_schedule
+            or old.subagent_prompt_tokens != new.subagent_prompt_tokens
+            or {k: c.fit.ratio for k, c in old.subagents.items()} != {k: c.fit.ratio for k, c in new.subagents.items()}):
         return False
-    get_old, get_new = old.hidden.get, new.hidden.get
-    return all(get_old(id(m), 0) == get_new(id(m), 0) for m in itertools.islice(messages, end))
-
+    old_values, new_values = old.values.get, new.values.get
+    old_totals, new_totals = old.totals.get, new.totals.get
+    return all(old_totals(id(m)) == new_totals(id(m)) and old_values(id(m)) == new_values(id(m))
+               for m in itertools.islice(messages, end))
 
 def pick_checkpoint(previous: Run, step: int, index: int) -> Checkpoint | None:
     """The latest checkpoint of `previous` at or before `step` and message `index`."""
@@ -194,6 +204,68 @@ def same_sections(config: EngineConfig, other: Any, layers: Sequence[AgentMiddle
     return out
 
 
+def decisions_before(cp: Checkpoint, layers: Sequence[AgentMiddleware], same_settings: Sequence[bool],
+                     old_layers: Callable[[], Sequence[AgentMiddleware]]) -> list[Decision]:
+    """The decision records of the steps before `cp` as the new config's layers (`layers`, restored at `cp`)
+    record them: the checkpoint's own where a layer's settings are the same, else each one made again
+    from the measures its layer kept (`decision_for`) with the new threshold, keep and labels. The
+    verdict is the same (no step before the first change decides otherwise), and so is an amendment
+    the layer made after deciding (a fired trigger with nothing to cut): it is carried over when the
+    old config's layer (`old_layers()`, fresh) gives something else than the record. Raises
+    CheckpointError when a record cannot be made again (then the run is replayed from the start)."""
+    if cp.decisions is None:
+        raise CheckpointError("the checkpoint kept no decisions")
+    source, n, _ = cp.decisions
+    kept = source[:n]
+    changed = {getattr(m, "layer", None): i for i, (m, same) in enumerate(zip(layers, same_settings, strict=True))
+               if not same}
+    if not changed or not any(d.layer in changed for d in kept):
+        return kept
+    olds: Sequence[AgentMiddleware] | None = None
+    for name, i in changed.items():
+        positions = [k for k, d in enumerate(kept) if d.layer == name]
+        if not positions:
+            continue
+        layer = layers[i]
+        checks = getattr(layer, "checks", None)
+        decide = getattr(layer, "decision_for", None)
+        if decide is None or not isinstance(checks, list) or len(checks) != len(positions):
+            raise CheckpointError(f"{name}: its decisions cannot be made again")
+        if olds is None:
+            olds = old_layers()
+        old = olds[i] if i < len(olds) and getattr(olds[i], "layer", None) == name else None
+        if old is None:
+            raise CheckpointError(f"{name}: no layer of the old config")
+        try:
+            for k, check in zip(positions, checks, strict=True):
+                recorded = kept[k]
+                if recorded.step != check.step:
+                    raise CheckpointError(f"{name}: decision and check at different steps")
+                made = decide(check)
+                if check.fired:  # only a verdict acted on is amended (engine/thread/decisions.py `amend`)
+                    was = old.decision_for(check)
+                    if was != recorded:
+                        if dataclasses.replace(was, fired=recorded.fired, reason=recorded.reason) != recorded:
+                            raise CheckpointError(f"{name}: a decision the old config does not give")
+                        made = dataclasses.replace(made, fired=recorded.fired, reason=recorded.reason)
+                kept[k] = made
+        except HistoryRead as exc:
+            raise CheckpointError(f"{name}: its policy measures the history") from exc
+    return kept
+
+
+def reflag_thrashing(steps: list[StepRecord], start: int) -> None:
+    """`flag_thrashing` (engine/run/thrash.py) for a run whose records before `start` are another run's
+    (shared, never changed): a run of consecutive compactions reaching `start` is flagged again from its
+    first step, whose record is copied first; runs that ended before are the same in both runs."""
+    s = start
+    while s > 0 and thrash.compacting(steps[s - 1]):
+        s -= 1
+    for i in range(s, min(start, len(steps))):
+        steps[i] = dataclasses.replace(steps[i], events=list(steps[i].events))
+    thrash.flag_thrashing(steps[s:])
+
+
 def checkpointable(layers: Sequence[AgentMiddleware]) -> bool:
     return all(layer_state.checkpointable(m) for m in layers)
 
@@ -204,8 +276,10 @@ __all__ = [
     "calibration_agrees",
     "changed_message",
     "checkpointable",
+    "decisions_before",
     "first_change",
     "pick_checkpoint",
+    "reflag_thrashing",
     "same_sections",
     "step_zero_events",
 ]

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from langchain_core.messages import BaseMessage, SystemMessage
 
 from engine.layers.scan import unchanged_prefix
-from engine.recorded.calibration import UNRECORDED_PROMPT
+from engine.recorded.calibration import AGENT_PROMPT
 from engine.thread.kinds import PARTS_KEY
 from engine.tokens.counters import TokenCounter
 
@@ -176,17 +176,19 @@ class StepSums:
     # how a checkpoint of the replay keeps it (engine/layers/checkpoint.py)
     checkpoint_kinds: ClassVar[dict[str, str]] = {
         "state_sums": "helper", "view_sums": "helper", "_tools_cache": "memo", "_system_cache": "memo",
-        "_fixed": "value", "_last_tools": "value"}
+        "agent_prompt": "value", "_fixed": "value", "_last_tools": "value"}
 
-    def __init__(self, counter: TokenCounter, unrecorded_prompt_tokens: int) -> None:
+    def __init__(self, counter: TokenCounter, agent_prompt_tokens: int) -> None:
         self.counter = counter
-        self.unrecorded_prompt = unrecorded_prompt_tokens
+        # the agent's own prompt the transcript lacks (engine.recorded.calibration): set per step by the
+        # driver, since a recorded compaction may have measured it again
+        self.agent_prompt = agent_prompt_tokens
         self.state_sums = PrefixSums(counter)
         self.view_sums = PrefixSums(counter)
         self._tools_cache: dict[tuple[int, ...], tuple[tuple[Any, ...], int, tuple[str, ...]]] = {}
         self._system_cache: dict[int, tuple[SystemMessage, dict[str, int]]] = {}
         # (system message, tools, their breakdown, its sum): the last request's, by identity
-        self._fixed: tuple[SystemMessage | None, tuple[Any, ...], dict[str, int], int] | None = None
+        self._fixed: tuple[SystemMessage | None, tuple[Any, ...], dict[str, int], int, int] | None = None
         self._last_tools: tuple[tuple[Any, ...], int, tuple[str, ...]] | None = None
 
     # -- tools and system prompt -------------------------------------------------------------
@@ -231,25 +233,26 @@ class StepSums:
         return out
 
     def fixed(self, system: SystemMessage | None, entry: tuple[tuple[Any, ...], int, tuple[str, ...]]) -> dict[str, int]:
-        """The request's system prompt, unrecorded prompt and tools, by category (not to be mutated)."""
+        """The request's system prompt, agent prompt and tools, by category (not to be mutated)."""
         hit = self._fixed
-        if hit is not None and hit[0] is system and hit[1] is entry[0]:
+        prompt = self.agent_prompt
+        if hit is not None and hit[0] is system and hit[1] is entry[0] and hit[4] == prompt:
             return hit[2]
         totals = dict(self.system_breakdown(system))
-        if self.unrecorded_prompt > 0:
-            totals[UNRECORDED_PROMPT] = self.unrecorded_prompt
+        if prompt > 0:
+            totals[AGENT_PROMPT] = prompt
         tool_tokens = entry[1]
         if tool_tokens:
             totals["tools"] = totals.get("tools", 0) + tool_tokens
-        if self.unrecorded_prompt < 0:
+        if prompt < 0:
             # the provider billed less for the prompt and tools than we count: take it off our count
-            over = -self.unrecorded_prompt
+            over = -prompt
             for cat in ("tools", "system"):
                 cut = min(over, totals.get(cat, 0))
                 if cut:
                     totals[cat] -= cut
                     over -= cut
-        self._fixed = (system, entry[0], totals, sum(totals.values()))
+        self._fixed = (system, entry[0], totals, sum(totals.values()), prompt)
         return totals
 
     # -- one step -------------------------------------------------------------------------------

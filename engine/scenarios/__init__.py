@@ -16,6 +16,7 @@ from engine.thread.model import Thread
 
 # name -> module, in the order `ctxi scenario --list` shows them
 SCENARIO_MODULES: dict[str, str] = {
+    "first-look": "engine.scenarios.first_look",
     "code-analysis": "engine.scenarios.code_analysis",
     "research-report": "engine.scenarios.research_report",
     "long-refactor": "engine.scenarios.long_refactor",

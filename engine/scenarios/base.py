@@ -59,6 +59,9 @@ class Scenario:
     teaches: str = ""
     layers: tuple[str, ...] = ()  # layers whose events the replay of this thread must show
     lesson_preset: str = "stress"  # the preset under which those layers act (tests and README use it)
+    # `--set` changes to the lesson preset only (first-look's summaries in state mode); recorded in the
+    # thread so the dashboard opens the sample on exactly these settings (engine.config.presets.default_config)
+    lesson_overrides: tuple[str, ...] = ()
     preset: str = "deepagents"  # the config the live run uses unless the caller gives one
     overrides: tuple[str, ...] = ()  # `--set` style changes to both presets (e.g. a layer a preset leaves off)
     default_steps: int = 30
@@ -72,7 +75,7 @@ class Scenario:
 
     def lesson_config(self) -> EngineConfig:
         """The config under which the scenario's layers act: `lesson_preset` with `overrides`."""
-        return preset(self.lesson_preset).with_overrides(list(self.overrides))
+        return preset(self.lesson_preset).with_overrides([*self.overrides, *self.lesson_overrides])
 
     # -- to override ----------------------------------------------------------------------------
     def make_policy(self, task: str, steps: int) -> Policy:
@@ -129,13 +132,24 @@ class Scenario:
     def finish(self, run: ScenarioRun, outcome: str) -> LiveResult:
         extra = {
             "scenario": {"name": self.name, "steps": run.steps, "seed": run.seed, "preset": run.config.preset,
-                         "outcome": outcome, "layers": list(self.layers), "lesson_preset": self.lesson_preset},
+                         "outcome": outcome, "layers": list(self.layers), "lesson_preset": self.lesson_preset,
+                         **({"lesson_overrides": list(self.lesson_overrides)} if self.lesson_overrides else {})},
             **run.extra,
         }
-        thread = run.session.thread(model_name=f"scenario:{self.name}", title=self.title, extra=extra,
+        thread = run.session.thread(model_name=f"scenario:{self.name}", title=self.run_title(run), extra=extra,
                                     subagents=run.toolbox.subagent_threads())
         return LiveResult(thread=thread, outcome=outcome, steps=run.session.steps,
                           events=list(run.session.events.events))
+
+    def run_title(self, run: ScenarioRun) -> str:
+        """The scenario's title for its bundled sample; another run says how it differs (issue 35: a
+        40-step live run was titled like the 66-step sample)."""
+        from engine.scenarios.build_samples import SAMPLE_SEED
+
+        if run.steps == self.sample_steps and run.seed == SAMPLE_SEED and run.task == self.task:
+            return self.title
+        return (f"{self.title} — {run.steps}-step run, seed {run.seed}"
+                + (", own task" if run.task != self.task else ""))
 
     def run_live(self, *, steps: int | None = None, seed: int = 0, task: str | None = None,
                  config: EngineConfig | None = None, on_step: ProgressCallback | None = None,
@@ -152,5 +166,5 @@ class Scenario:
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "title": self.title, "teaches": self.teaches, "layers": list(self.layers),
-                "lesson_preset": self.lesson_preset, "preset": self.preset, "default_steps": self.default_steps,
+                "lesson_preset": self.lesson_preset, "lesson_overrides": list(self.lesson_overrides), "preset": self.preset, "default_steps": self.default_steps,
                 "sample_steps": self.sample_steps, "task": self.task}

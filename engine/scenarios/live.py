@@ -33,7 +33,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from engine.base.errors import ConfigError, ContextInspectorError
-from engine.base.redaction import describe_error, one_line, redact
+from engine.base.redaction import describe_error, model_output_redaction, one_line, redact, redact_message
 from engine.config.schema import EngineConfig
 from engine.layers import LayerContext, build_layers
 from engine.thread.events import Event, EventRecorder, recording
@@ -188,6 +188,9 @@ class TranscriptRecorder(AgentMiddleware):
             self.events.step = self.steps
         if ai is None:
             return
+        # a reply can hold the key it was sent (an echoing endpoint or proxy): out before the agent's state,
+        # the transcript and the saved thread keep it (innermost, so before any layer sees the reply)
+        redact_message(ai)
         if ai.id is None:  # the transcript needs an id per AI message (usage and steps are keyed by it)
             ai.id = stable_id(f"{self.id_prefix}ai", self.steps, ai.content)
         recorded = ai.model_copy(deep=True)
@@ -293,7 +296,7 @@ class AgentSession:
         cfg: RunnableConfig = {"configurable": {"thread_id": self.thread_id}, "recursion_limit": RECURSION_LIMIT}
         payload: InputAgentState | None = {"messages": [human]}
         try:
-            with recording(self.events):
+            with recording(self.events), model_output_redaction():
                 while True:
                     self.final_state = self.agent.invoke(payload, cfg)
                     if not self.agent.get_state(cfg).next:

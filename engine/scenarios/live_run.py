@@ -24,6 +24,7 @@ from engine.scenarios.live import (
     StepProgress,
     init_real_model,
     is_model_target,
+    save_run,
 )
 from engine.scenarios.tools import AgentFiles, Toolbox
 from engine.thread.model import stable_id
@@ -81,11 +82,22 @@ def run_live(target: str, *, task: str | None = None, config: EngineConfig | Non
 
 # -- running in the background (the dashboard polls a handle) ------------------------------------
 class LiveRunHandle:
-    """A live run on a worker thread: poll `snapshot()`, `cancel()` it, read `result` when `done`."""
+    """A live run on a worker thread: poll `snapshot()`, `cancel()` it, read `result` when `done`.
 
-    def __init__(self, target: str, **kwargs: Any) -> None:
+    With `save_to` (a Workspace) the worker saves what ran itself when the run ends — finished, cancelled
+    or failed (then as a partial run) — and `saved` lists the files: nothing depends on a page still
+    polling it. A browser reload starts a new dashboard session; the run went on, but its result was only
+    saved by the page that started it, so it was lost without a word (issue 35). Every handle is also
+    listed in this process's registry (`live_runs`), where a new session finds it again.
+    """
+
+    def __init__(self, target: str, *, save_to: Any = None, **kwargs: Any) -> None:
         self.target = target
         self.kwargs = kwargs
+        self.save_to = save_to
+        self.save_error: str | None = None
+        self.started = datetime.now(UTC)
+        self.id = f"{target}@{self.started.strftime('%Y%m%dT%H%M%S%fZ')}"
         self.cancel_token = CancelToken()
         self.latest: StepProgress | None = None
         self.subagent_steps = 0
@@ -110,11 +122,19 @@ class LiveRunHandle:
 
     def _work(self) -> None:
         try:
-            self.result = run_live(self.target, on_step=self._on_step, cancel=self.cancel_token, **self.kwargs)
+            result = run_live(self.target, on_step=self._on_step, cancel=self.cancel_token, **self.kwargs)
         except ContextInspectorError as exc:
             self.error = one_line(str(exc))
+            return
         except Exception as exc:  # shown to the user in one line; keys redacted
             self.error = describe_error(exc)
+            return
+        if self.save_to is not None:  # before `result` is set: `done` then means saved too
+            try:
+                self.saved.extend(save_run(result, self.save_to))
+            except ContextInspectorError as exc:
+                self.save_error = one_line(str(exc))
+        self.result = result
 
     @property
     def done(self) -> bool:
@@ -145,9 +165,28 @@ class LiveRunHandle:
             }
 
 
+# The live runs this process started, oldest first (a dashboard server is one process): a page opened
+# after a reload lists them. Bounded: the oldest finished ones go first.
+_REGISTRY: dict[str, LiveRunHandle] = {}
+_REGISTRY_LOCK = threading.Lock()
+MAX_LISTED = 20
+
+
+def live_runs() -> list[LiveRunHandle]:
+    """Every live run this process started that is still listed, oldest first."""
+    with _REGISTRY_LOCK:
+        return list(_REGISTRY.values())
+
+
 def start_live(target: str, **kwargs: Any) -> LiveRunHandle:
-    """Start `run_live(target, **kwargs)` on a worker thread."""
-    return LiveRunHandle(target, **kwargs).start()
+    """Start `run_live(target, **kwargs)` on a worker thread (listed in `live_runs`)."""
+    handle = LiveRunHandle(target, **kwargs)
+    with _REGISTRY_LOCK:
+        _REGISTRY[handle.id] = handle
+        finished = [k for k, h in _REGISTRY.items() if h.done]
+        while len(_REGISTRY) > MAX_LISTED and finished:
+            _REGISTRY.pop(finished.pop(0))
+    return handle.start()
 
 
-__all__ = ["LIVE_SYSTEM_PROMPT", "LiveRunHandle", "run_live", "start_live"]
+__all__ = ["LIVE_SYSTEM_PROMPT", "LiveRunHandle", "live_runs", "run_live", "start_live"]

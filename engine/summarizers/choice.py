@@ -63,19 +63,23 @@ def with_offline_summaries(config: EngineConfig) -> EngineConfig:
     return config.with_overrides([f"{key}=offline" for key in keys]) if keys else config
 
 
-def make_summarizer(spec: Any = "offline", counter: TokenCounter | None = None) -> Summarizer:
-    """A summarizer from a spec: "offline", "provider:model", a chat model, a Summarizer or a function."""
+def make_summarizer(spec: Any = "offline", counter: TokenCounter | None = None, *,
+                    key: str = "summarization.summarizer") -> Summarizer:
+    """A summarizer from a spec: "offline", "provider:model", a chat model, a Summarizer or a function.
+
+    `key` is the config key the spec came from (`compaction.summarizer` for the compaction layer): a
+    failure to load or to call the model is reported under it."""
     if spec is None or spec == "offline":
         return OfflineSummarizer(counter)
     if isinstance(spec, str):
         if ":" not in spec:
-            raise ConfigError(f"summarizer must be 'offline' or 'provider:model', got {spec!r}",
-                              key="summarization.summarizer")
-        return LLMSummarizer(spec, counter=counter)
+            raise ConfigError(f"summarizer must be 'offline' or 'provider:model', got {spec!r}", key=key)
+        return LLMSummarizer(spec, counter=counter, key=key)
     if isinstance(spec, BaseChatModel):
-        return LLMSummarizer(getattr(spec, "model_name", None) or type(spec).__name__, counter=counter, model=spec)
+        return LLMSummarizer(getattr(spec, "model_name", None) or type(spec).__name__, counter=counter, model=spec,
+                             key=key)
     if isinstance(spec, Summarizer):
         return spec
     if callable(spec):
         return CallableSummarizer(spec, counter=counter)
-    raise ConfigError(f"unsupported summarizer {type(spec).__name__}", key="summarization.summarizer")
+    raise ConfigError(f"unsupported summarizer {type(spec).__name__}", key=key)

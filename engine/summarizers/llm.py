@@ -12,7 +12,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
 from engine.base.errors import ConfigError, ModelCallError
-from engine.base.redaction import describe_error, one_line
+from engine.base.redaction import describe_error, one_line, redact
 from engine.summarizers.reading import (
     first_line,
 )
@@ -26,8 +26,8 @@ def _summary_call_config() -> dict[str, Any]:
     return {"metadata": {"lc_source": "summarization"}, "tags": [TAG_NOSTREAM]}
 
 
-def load_chat_model(model_spec: str) -> BaseChatModel:
-    """`init_chat_model("provider:model")`, with a one-line ConfigError when it cannot be built.
+def load_chat_model(model_spec: str, *, key: str = "summarization.summarizer") -> BaseChatModel:
+    """`init_chat_model("provider:model")`, with a one-line ConfigError naming `key` when it cannot be built.
 
     Keys come only from the environment (the provider package reads them); nothing here reads,
     stores or prints a key.
@@ -38,11 +38,10 @@ def load_chat_model(model_spec: str) -> BaseChatModel:
         return init_chat_model(model_spec)
     except ImportError as exc:
         raise ConfigError(f"cannot load {model_spec!r}: {one_line(first_line(str(exc)), 240) or 'provider package missing'}",
-                          key="summarization.summarizer") from None
+                          key=key) from None
     except Exception as exc:  # provider constructors raise their own types (e.g. missing credentials)
         detail = one_line(first_line(str(exc)), 240)
-        raise ConfigError(f"cannot load {model_spec!r} ({type(exc).__name__}): {detail}",
-                          key="summarization.summarizer") from None
+        raise ConfigError(f"cannot load {model_spec!r} ({type(exc).__name__}): {detail}", key=key) from None
 
 
 def retryable(exc: BaseException) -> bool:
@@ -63,9 +62,10 @@ class LLMSummarizer:
     checkpoint_kinds: ClassVar[dict[str, str]] = {"calls": "value", "input_tokens": "value"}
 
     def __init__(self, model_spec: str, *, counter: TokenCounter | None = None,
-                 model: BaseChatModel | None = None) -> None:
+                 model: BaseChatModel | None = None, key: str = "summarization.summarizer") -> None:
         self.name = model_spec
-        self.model = model if model is not None else load_chat_model(model_spec)
+        self.key = key  # the config key it came from, for its errors
+        self.model = model if model is not None else load_chat_model(model_spec, key=key)
         self.counter = counter or get_counter("approximate")
         self.calls = 0
         self.input_tokens = 0
@@ -80,6 +80,7 @@ class LLMSummarizer:
         try:
             response = self._runnable.invoke(prompt_text, config=_summary_call_config())  # type: ignore[arg-type]
         except Exception as exc:  # a provider's error text may quote the key it was sent: one redacted line
-            raise ModelCallError(f"summarization.summarizer: {self.name} failed to write a summary "
+            raise ModelCallError(f"{self.key}: {self.name} failed to write a summary "
                                  f"({describe_error(exc)})") from None
-        return response.text.strip()
+        # the reply is the model's: an endpoint that echoes the key it was sent must not put it in the run
+        return redact(response.text.strip())

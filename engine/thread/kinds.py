@@ -15,25 +15,44 @@ PARTS_KEY = "ctxi_parts"
 Kind = Literal["original", "stub", "summary", "reminder", "patch", "truncated", "memory"]
 KINDS: tuple[str, ...] = ("original", "stub", "summary", "reminder", "patch", "truncated", "memory")
 
-# Token categories, in display order. `tools` are the tool schemas sent with each request.
-# `unrecorded_prompt` and `unrecorded` are tokens the provider recorded that the transcript does
-# not contain (engine.recorded.calibration): the agent's own prompt and tools, and what each message
-# brought beyond our count of it (hidden reminders, full-length thinking, the provider's tokenizer).
+# Token categories, in display order. `tools` are the tool schemas sent with each request; `thinking`
+# is an AI message's thinking or reasoning (engine.tokens.counters). Five categories are tokens the
+# provider recorded that the transcript does not show (engine.recorded.calibration): the agent's own
+# prompt and tool schemas (`agent_prompt`), what step 0 held beyond it in the first turn
+# (`first_turn_context`), what an agent re-attached with a recorded compaction (`restored_context`),
+# and the small remainder the measured growth does not explain (`unexplained`, never negative).
 CATEGORIES: tuple[str, ...] = (
     "system",
     "tools",
-    "unrecorded_prompt",
+    "agent_prompt",
+    "first_turn_context",
     "memory",
     "human",
     "ai",
+    "thinking",
     "tool_calls",
     "tool_results",
     "stubs",
     "summary",
+    "restored_context",
     "reminders",
     "patches",
-    "unrecorded",
+    "unexplained",
 )
+# The categories of tokens the transcript does not show (measured from the recorded input).
+UNRECORDED_CATEGORIES: frozenset[str] = frozenset({"agent_prompt", "first_turn_context", "restored_context",
+                                                   "unexplained"})
+
+# Context an agent adds to a request as a user message: where the source records it, its category.
+# Claude Code `attachment` records (engine.formats.claude_code_session): memory files and skill listings
+# are memory, the rest (deferred tools, MCP instructions, hook output, reminders) reminders. Codex's
+# contextual user fragments (codex-rs/core/src/context/contextual_user_message.rs): AGENTS.md / user
+# instructions and skills are memory, the environment context, shell output and notes reminders.
+MEMORY_ATTACHMENTS = frozenset({"nested_memory", "skill_listing", "invoked_skills", "memory"})
+# ... and what the user put in the prompt (a queued prompt, a mentioned file or folder, an IDE selection)
+USER_ATTACHMENTS = frozenset({"queued_command", "file", "directory", "selected_lines_in_ide", "edited_text_file"})
+_MEMORY_PREFIXES = ("# agents.md instructions for", "<user_instructions>", "<instructions>", "<skill>",
+                    "<skills_instructions>")
 
 _REMINDER_NAMES = frozenset({"todo_reminder", "todo_completion_reminder"})
 
@@ -82,4 +101,21 @@ def text_category(message: BaseMessage) -> str:
         return "ai"
     if isinstance(message, SystemMessage):
         return "system"
-    return "human"
+    return _context_category(message) or "human"
+
+
+def _context_category(message: BaseMessage) -> str | None:
+    """memory or reminders for context the agent injected as a user message (see MEMORY_ATTACHMENTS)."""
+    kwargs = message.additional_kwargs
+    attachment = kwargs.get("claude_code_attachment")
+    if isinstance(attachment, str) and attachment not in USER_ATTACHMENTS:
+        return "memory" if attachment in MEMORY_ATTACHMENTS else "reminders"
+    if kwargs.get("claude_code_meta"):
+        return "reminders"
+    if kwargs.get("codex_context"):
+        content = message.content
+        text = content if isinstance(content, str) else next(
+            (b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)), "") \
+            if isinstance(content, list) else ""
+        return "memory" if text.lstrip().lower().startswith(_MEMORY_PREFIXES) else "reminders"
+    return None

@@ -55,6 +55,13 @@ class RecordedUsage:
     # When the call was made, as the source recorded it (ISO 8601), and the model that answered it.
     timestamp: str | None = None
     model: str | None = None
+    # The provider's own diagnosis of a prompt-cache miss, where recorded (Claude Code 2.1.251+ writes
+    # Anthropic's `message.diagnostics`): "none" (compared, no divergence, or a first call), "pending" (the
+    # comparison had not finished), or the reason's type (`messages_changed`, `tools_changed`,
+    # `system_changed`, `model_changed`, `previous_message_not_found`, `unavailable`), with its
+    # `cache_missed_input_tokens` estimate for the `*_changed` types. None: not recorded.
+    cache_miss_reason: str | None = None
+    cache_missed_input_tokens: int | None = None
 
     @property
     def context_tokens(self) -> int | None:
@@ -151,6 +158,22 @@ class RecordedEdit:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RecordedEdit:
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+
+# `Thread.extra` key of the one-line notes an importer leaves about what it repaired or could not take as
+# written (a lone surrogate replaced, a rewind to an unknown message): shown on the Threads page, in
+# `ctxi inspect` and its JSON (`warnings`).
+LOAD_WARNINGS = "load_warnings"
+
+
+def add_load_warning(thread: Thread, text: str) -> None:
+    """Note one line about how the thread was read (see LOAD_WARNINGS)."""
+    thread.extra.setdefault(LOAD_WARNINGS, []).append(text)
+
+
+def load_warnings(thread: Thread) -> list[str]:
+    value = thread.extra.get(LOAD_WARNINGS)
+    return [str(w) for w in value] if isinstance(value, list) else []
 
 
 @dataclass

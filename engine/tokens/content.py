@@ -24,8 +24,28 @@ MEDIA_BLOCKS = IMAGE_BLOCKS | {"document", "input_audio", "audio", "file", "inpu
 OPAQUE_BLOCKS = frozenset({"redacted_thinking", "compaction", "encrypted_content"})
 
 
-def content_parts(content: Any) -> tuple[list[str], list[dict[str, Any]]]:
-    """Text pieces of a message content, and its media blocks (images, audio, files) to be priced apart."""
+THINKING_TYPES = frozenset({"thinking", "reasoning"})
+
+
+def thinking_texts(content: Any) -> list[str]:
+    """The thinking (Anthropic `thinking`) and reasoning (LangChain's standard block) texts of a content."""
+    if not isinstance(content, list):
+        return []
+    out: list[str] = []
+    for block in content:
+        if isinstance(block, dict):
+            btype = block.get("type")
+            if btype == "thinking":
+                out.append(str(block.get("thinking", "")))
+            elif btype == "reasoning" and isinstance(block.get("reasoning"), str):
+                out.append(block["reasoning"])
+    return out
+
+
+def content_parts(content: Any, *, thinking: bool = True) -> tuple[list[str], list[dict[str, Any]]]:
+    """Text pieces of a message content, and its media blocks (images, audio, files) to be priced apart.
+
+    `thinking=False` leaves the thinking and reasoning blocks out (`thinking_texts` has them)."""
     if isinstance(content, str):
         return [content], []
     texts: list[str] = []
@@ -41,9 +61,11 @@ def content_parts(content: Any) -> tuple[list[str], list[dict[str, Any]]]:
                 if btype in ("text", "input_text", "output_text"):
                     texts.append(str(block.get("text", "")))
                 elif btype == "thinking":
-                    texts.append(str(block.get("thinking", "")))
+                    if thinking:
+                        texts.append(str(block.get("thinking", "")))
                 elif btype == "reasoning" and isinstance(block.get("reasoning"), str):
-                    texts.append(block["reasoning"])  # LangChain's standard reasoning block
+                    if thinking:
+                        texts.append(block["reasoning"])  # LangChain's standard reasoning block
                 elif btype == "document" and (document := _text_document(block)) is not None:
                     texts.append(document)
                 elif btype in MEDIA_BLOCKS:

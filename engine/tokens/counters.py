@@ -33,6 +33,7 @@ from engine.tokens.content import (
     message_text,
     render_function_calls,
     render_function_result,
+    thinking_texts,
     tool_call_text,
 )
 from engine.tokens.encodings import buffer_length, load_encoding
@@ -332,13 +333,19 @@ class TiktokenCounter(_CachedCounter):
         `_compute` and the batch path of `prime` both read this, so they always count the same texts.
         """
         category = text_category(message)
-        texts, media = content_parts(content_without_call_blocks(message))
+        content = content_without_call_blocks(message)
+        # an AI message's thinking is its own category (issue 31: providers keep or drop it by their own rule)
+        thoughts = thinking_texts(content) if isinstance(message, AIMessage) else []
+        texts, media = content_parts(content, thinking=not thoughts)
         fixed = {category: TOKENS_PER_MESSAGE + sum(media_tokens(block, self.framing) for block in media)}
         if self.framing == "anthropic" and isinstance(message, ToolMessage):
             # The tool's name sits inside the wrapper, so it is not charged again below.
             wrapped = render_function_result(str(message.name or ""), "\n".join(texts), error=message.status == "error")
             return [(category, wrapped)], fixed
         pieces = [(category, t) for t in texts]
+        if thoughts:
+            fixed["thinking"] = 0
+            pieces.extend(("thinking", t) for t in thoughts)
         if message.name:
             pieces.append((category, message.name))
             fixed[category] += 1
@@ -386,11 +393,19 @@ class ApproximateCounter(_CachedCounter):
             # broken input) raises; counted with that type as its JSON text instead, as the other counters do
             total = count_tokens_approximately([_hashable_block_types(message)], chars_per_token=self.chars_per_token)
         category = text_category(message)
-        if isinstance(message, AIMessage) and message.tool_calls:
-            call_chars = len(repr(message.tool_calls)) if isinstance(message.content, str) else 0
-            text_chars = len(message_text(message)) + 1
-            call_share = round(total * call_chars / (call_chars + text_chars)) if call_chars else 0
-            return {category: total - call_share, "tool_calls": call_share}
+        if isinstance(message, AIMessage) and (message.tool_calls or isinstance(message.content, list)):
+            call_chars = len(repr(message.tool_calls)) if message.tool_calls and isinstance(message.content, str) else 0
+            think_chars = sum(map(len, thinking_texts(message.content)))
+            text_chars = len(message_text(message)) + 1 - think_chars
+            whole = call_chars + think_chars + text_chars
+            call_share = round(total * call_chars / whole) if call_chars else 0
+            think_share = round(total * think_chars / whole) if think_chars else 0
+            out = {category: total - call_share - think_share}
+            if message.tool_calls:
+                out["tool_calls"] = call_share
+            if think_share:
+                out["thinking"] = think_share
+            return out
         return {category: total}
 
     def count_tools(self, tools: Sequence[Any]) -> int:

@@ -22,7 +22,7 @@ class ModelLimits:
     prefix: str
     window_tokens: int
     max_output_tokens: int | None = None
-    # "all" or "last_turn": which earlier thinking the provider sends the model (None: not a rule here)
+    # "all", "last_turn" or "none": which earlier thinking the provider sends the model (None: no rule)
     thinking: str | None = None
     # agent name -> the window that agent gives the model by default (Claude Code: 200k for 4.x)
     agent_windows: tuple[tuple[str, int], ...] = ()
@@ -36,6 +36,29 @@ def _table() -> tuple[ModelLimits, ...]:
                         tuple((k.removesuffix("_window"), int(v)) for k, v in r.items() if k.endswith("_window")))
             for r in doc["models"]]
     return tuple(sorted(rows, key=lambda r: -len(r.prefix)))
+
+
+@cache
+def _thinking_rules() -> tuple[tuple[str, str], ...]:
+    text = resources.files("engine").joinpath("data/models.yaml").read_text(encoding="utf-8")
+    doc: dict[str, Any] = yaml.safe_load(text)
+    rows = [(str(r["prefix"]), str(r["thinking"])) for r in doc.get("thinking_rules") or ()]
+    return tuple(sorted(rows, key=lambda r: -len(r[0])))
+
+
+def thinking_rule(model: str | None) -> str:
+    """Which earlier thinking the provider keeps in a request to `model`: "all", "last_turn" or "none"
+    (engine/data/models.yaml: a row's `thinking`, else `thinking_rules`; "all" when unknown: what the
+    transcript recorded is what was sent)."""
+    row = model_limits(model)
+    if row is not None and row.thinking:
+        return row.thinking
+    if model and isinstance(model, str):
+        name = _bare(model)
+        hit = next((rule for prefix, rule in _thinking_rules() if name.startswith(prefix)), None)
+        if hit is not None:
+            return hit
+    return "all"
 
 
 def bare_model_name(model: str) -> str:

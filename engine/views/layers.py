@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable
 from functools import lru_cache
 from typing import Any, cast
@@ -23,12 +24,22 @@ def _text_tokens(counter: TokenCounter, text: str) -> int:
     return counter.count_text(text)
 
 
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
+    """A sort key that reads digit runs as numbers: `call-9` before `call-10` (text order puts it after)."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in _DIGITS.split(text) if part)
+
+
 def file_rows(run: Run) -> list[dict[str, Any]]:
-    """The virtual filesystem: path, size, tokens, the step and layer that wrote each file."""
+    """The virtual filesystem: path, size, tokens, the step and layer that wrote each file, paths in
+    natural order (`/large_tool_results/call-9` before `call-10`)."""
     # counters hash by identity; mypy cannot see that a Protocol type is Hashable
     counter = cast(Hashable, run.counter)
+    entries = sorted(run.files.entries(), key=lambda e: natural_key(e.path))
     return [{"path": e.path, "chars": e.size_chars, "tokens": _text_tokens(counter, e.content), "step": e.step,
-             "layer": e.layer, "source_id": e.source_id} for e in run.files.entries()]
+             "layer": e.layer, "source_id": e.source_id} for e in entries]
 
 
 def stub_for(run: Run, path: str, source_id: str | None) -> BaseMessage | None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,26 +12,31 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from engine.run.run import StepRecord
-from engine.thread.kinds import CATEGORIES, PARTS_KEY, message_kind
+from engine.thread.kinds import CATEGORIES, PARTS_KEY, UNRECORDED_CATEGORIES, message_kind
 from engine.tokens.content import message_text, tool_call_text
 from engine.tokens.counters import TokenCounter
 
 
 # -- step ------------------------------------------------------------------------------------
-def category_rows(step: StepRecord, window_tokens: int) -> list[dict[str, Any]]:
-    """Like Claude Code's /context: tokens and % of the window per category, then free space."""
+def category_rows(step: StepRecord, window_tokens: int, reserved: tuple[str, int] | None = None) -> list[dict[str, Any]]:
+    """Like Claude Code's /context: tokens and % of the window per category, then free space, then what the
+    run's policy reserves above its threshold (`reserved`: Claude Code's "Autocompact buffer",
+    engine.views.decisions.reserved), which free space does not count."""
     def pct(n: int) -> float:
         return round(100 * n / window_tokens, 1) if window_tokens else 0.0
 
     rows = [{"category": c, "tokens": step.view_by_category.get(c, 0), "percent_of_window": pct(step.view_by_category.get(c, 0))}
             for c in CATEGORIES if step.view_by_category.get(c, 0)]
+    room = reserved[1] if reserved is not None else 0
     free = window_tokens - step.view_tokens
     # A view over the window says by how much, as a positive amount: negative "free space" would
     # read as a bar running backwards in every table that shows it.
     if free >= 0:
-        rows.append({"category": "free space", "tokens": free, "percent_of_window": pct(free)})
+        rows.append({"category": "free space", "tokens": max(0, free - room), "percent_of_window": pct(max(0, free - room))})
     else:
         rows.append({"category": "over the window", "tokens": -free, "percent_of_window": pct(-free)})
+    if reserved is not None:
+        rows.append({"category": reserved[0], "tokens": room, "percent_of_window": pct(room)})
     return rows
 
 
@@ -47,28 +53,84 @@ class ViewEntry:
     text: str
     tool_calls: tuple[tuple[str, str], ...] = ()  # (name, args json)
     tool_call_id: str | None = None
-    # of `tokens`, those the provider recorded beyond our count of this message (engine.recorded.calibration)
-    unrecorded: int = 0
+    # what the provider recorded for this message beyond its own text (engine.recorded.calibration: first-
+    # turn context, what a compaction re-attached, the unexplained rest), apart from `tokens`
+    hidden: int = 0
     # the tools an AI message calls, or the tool a tool result answers (for the Step page's filter)
     tools: tuple[str, ...] = ()
+    hidden_by: tuple[tuple[str, int], ...] = ()  # `hidden` by category, in CATEGORIES order
+    # each tool call's id, in the order of `tool_calls` (pairs a call with its result on the Step page)
+    call_ids: tuple[str, ...] = ()
+    # the text's reasoning part (thinking / reasoning blocks), shown labelled apart; "" when none
+    thinking: str = ""
+    # the text without the reasoning part
+    reply: str = ""
+
+    @property
+    def total(self) -> int:
+        """What the message cost in the request: its own tokens and what it carried beyond them."""
+        return self.tokens + self.hidden
+
+
+# ANSI escape sequences a terminal agent's output carries (Claude Code's local-command stdout:
+# "\x1b[2mCompacted …\x1b[22m", "\x1b[1mDefault (recommended)\x1b[22m" in ../shared/traces): CSI
+# sequences (ECMA-48 §5.4: ESC [ parameters intermediates final byte) and OSC strings (ESC ] … BEL or ST).
+# In a browser the ESC is invisible and "[2m" was left on the page (issue 35); they are dropped from
+# what the pages show (token counts are of the message as sent).
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
+
+def display_text(text: str) -> str:
+    """Text as a page shows it: ANSI escape sequences removed."""
+    return _ANSI.sub("", text) if "\x1b" in text else text
+
+
+_REASONING_BLOCKS = frozenset({"thinking", "reasoning"})
+
+
+def reasoning_and_reply(m: BaseMessage) -> tuple[str, str]:
+    """An AI message's reasoning (Anthropic `thinking`, LangChain `reasoning` blocks) and the rest of its
+    text, each as the pages show it; ("", text) for a message without reasoning blocks."""
+    content = m.content
+    if not isinstance(m, AIMessage) or not isinstance(content, list) or not any(
+            isinstance(b, dict) and b.get("type") in _REASONING_BLOCKS for b in content):
+        return "", display_text(message_text(m))
+    thinking: list[str] = []
+    reply: list[str] = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "thinking":
+            thinking.append(str(block.get("thinking", "")))
+        elif isinstance(block, dict) and block.get("type") == "reasoning" and isinstance(block.get("reasoning"), str):
+            thinking.append(block["reasoning"])
+        else:
+            reply.append(message_text(AIMessage(content=[block])) if isinstance(block, dict) else str(block))
+    return display_text("\n".join(t for t in thinking if t)), display_text("\n".join(r for r in reply if r.strip()))
 
 
 def message_entry(position: int, m: BaseMessage, counter: TokenCounter,
                   call_names: Mapping[str, str] | None = None) -> ViewEntry:
-    """One message as the pages show it: role, kind, tokens, text and tool calls.
+    """One message as the pages show it: role, kind, tokens, text (ANSI escapes removed) and tool calls.
 
     `call_names` (tool call id -> tool name) names the tool a result answers when the result
     itself carries no name (LangChain's ToolMessage.name is optional).
     """
-    calls = tuple((str(tc.get("name", "")), tool_call_text(tc)) for tc in m.tool_calls) if isinstance(m, AIMessage) else ()
+    is_ai = isinstance(m, AIMessage)
+    calls = tuple((str(tc.get("name", "")), tool_call_text(tc)) for tc in m.tool_calls) if is_ai else ()
+    ids = tuple(str(tc.get("id") or "") for tc in m.tool_calls) if is_ai else ()
     if isinstance(m, ToolMessage):
         tool = m.name or (call_names or {}).get(m.tool_call_id)
         tools: tuple[str, ...] = (tool,) if tool else ()
     else:
         tools = tuple(dict.fromkeys(name for name, _ in calls if name))
-    return ViewEntry(position, str(m.id or f"#{position}"), m.type, message_kind(m), m.name, counter.count_message(m),
-                     message_text(m), calls, m.tool_call_id if isinstance(m, ToolMessage) else None,
-                     int(counter.breakdown(m).get("unrecorded", 0)), tools)
+    breakdown = counter.breakdown(m)
+    hidden_by = tuple((c, int(breakdown[c])) for c in CATEGORIES if c in UNRECORDED_CATEGORIES and breakdown.get(c))
+    hidden = sum(n for _, n in hidden_by)
+    thinking, reply = reasoning_and_reply(m)
+    text = display_text(message_text(m))
+    return ViewEntry(position, str(m.id or f"#{position}"), m.type, message_kind(m), m.name,
+                     counter.count_message(m) - hidden, text, calls,
+                     m.tool_call_id if isinstance(m, ToolMessage) else None, hidden, tools, hidden_by,
+                     call_ids=ids, thinking=thinking, reply=reply if thinking else text)
 
 
 def call_names(*histories: Sequence[BaseMessage]) -> dict[str, str]:
@@ -141,6 +203,45 @@ def diff_counts(rows: Sequence[DiffRow]) -> dict[str, int]:
     for r in rows:
         out[r.status] += 1
     return out
+
+
+# Categories of a step's view the transcript does not hold but the provider billed: the agent's own
+# system prompt and tool schemas (engine.recorded.calibration's "agent prompt").
+AGENT_PROMPT_CATEGORIES: tuple[str, ...] = ("agent_prompt",)
+
+
+def prompt_summary(step: StepRecord, counter: TokenCounter, source_format: str) -> str:
+    """What is known of the prompt a step sent, and where the rest is, in one sentence.
+
+    A Claude Code session records neither its system prompt nor its tool schemas: the Layers page said "0
+    tokens in 0 part(s); 0 tool schema(s)" above an empty table while the Step page counted 25,969 tokens
+    of the agent's own prompt for the same request (issue 35). The calibrated run carries those tokens
+    as their own category; this names them.
+    """
+    parts = system_parts(step, counter)
+    known = sum(p["tokens"] for p in parts)
+    agent = sum(int(step.view_by_category.get(c, 0)) for c in AGENT_PROMPT_CATEGORIES)
+    tools = len(step.tool_names)
+    said = (f"{known:,} tokens of system prompt in {len(parts)} part(s) are in the transcript" if parts
+            else f"the {source_format} transcript holds no system prompt")
+    said += f"; {tools} tool schema(s) sent alongside" if tools else "; it holds no tool schemas"
+    if agent > 0:
+        said += (f". The provider's recorded input shows {agent:,} more tokens at this step: the agent's own "
+                 "prompt and tool schemas, which the transcript does not hold (the *agent prompt (not recorded)* row "
+                 "of the Step page's table, calibrated to the recorded usage)")
+    elif not parts and not tools:
+        said += ". Nothing recorded says how large the agent's own prompt was (no usage recorded)"
+    return said + "."
+
+
+def tools_sent(step: StepRecord) -> str:
+    """The Step page's count of tool schemas: a number when the transcript has them, else where they are."""
+    if step.tool_names:
+        return f"tools sent: {len(step.tool_names)}"
+    agent = sum(int(step.view_by_category.get(c, 0)) for c in AGENT_PROMPT_CATEGORIES)
+    if agent > 0:
+        return f"tool schemas: not in the transcript (in the agent's prompt, {agent:,} tokens, not recorded)"
+    return "tool schemas: none in the transcript"
 
 
 def system_parts(step: StepRecord, counter: TokenCounter) -> list[dict[str, Any]]:

@@ -7,31 +7,34 @@ what these return and the tests check exact values. Nothing here imports Streaml
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from engine.run.run import StepRecord
+from engine.thread.kinds import UNRECORDED_CATEGORIES
 from engine.tokens.content import message_text, tool_call_text
 from engine.tokens.counters import TokenCounter
 from engine.views.step import DiffRow, ViewEntry, call_names, state_view_diff, view_entries
 
 # What the kind filter offers, in this order. The first six are what a layer or the source made of
-# a message (engine.thread.kinds.KINDS); "unrecorded" is a message the provider billed beyond our count of
-# it (engine.recorded.calibration: `ViewEntry.unrecorded`), which is not a kind of its own but what a user
+# a message (engine.thread.kinds.KINDS); "hidden" is a message the provider billed beyond its own text
+# (engine.recorded.calibration: `ViewEntry.hidden`), which is not a kind of its own but what a user
 # hunting for hidden tokens filters by.
-FILTER_KINDS: tuple[str, ...] = ("stub", "summary", "reminder", "patch", "truncated", "memory", "unrecorded",
+FILTER_KINDS: tuple[str, ...] = ("stub", "summary", "reminder", "patch", "truncated", "memory", "hidden",
                                  "original")
 UNKNOWN_TOOL = "(unknown tool)"
 
 
 def entry_kinds(entry: ViewEntry) -> tuple[str, ...]:
-    """The kinds a message can be filtered by: its own kind, plus "unrecorded" when it carries such tokens."""
-    return (entry.kind, "unrecorded") if entry.unrecorded else (entry.kind,)
+    """The kinds a message can be filtered by: its own kind, plus "hidden" when it carries such tokens."""
+    return (entry.kind, "hidden") if entry.hidden else (entry.kind,)
 
 
 def entry_tools(entry: ViewEntry) -> tuple[str, ...]:
@@ -142,6 +145,183 @@ def snippets(text: str, query: str, *, context_chars: int = 60, limit: int = 3) 
     return out
 
 
+# -- cards: a model call's message with the results of its tool calls -------------------------
+@dataclass(frozen=True)
+class Card:
+    """What the Step page draws as one card: a message, and for an AI message the results of its tool
+    calls found in the same view, in the order of the calls (issue 35: a call and its result were two
+    rows apart). A result whose call is not in the view (summarized away) is a card of its own."""
+
+    head: int  # index into the step's entries
+    results: tuple[tuple[int, int], ...] = ()  # (call index in head.tool_calls, entry index)
+
+    @property
+    def members(self) -> tuple[int, ...]:
+        return (self.head, *(entry for _, entry in self.results))
+
+
+def cards(entries: Sequence[ViewEntry]) -> tuple[Card, ...]:
+    """The view's entries grouped into cards (see Card); every entry is in exactly one card."""
+    answered: dict[str, int] = {}
+    for i, e in enumerate(entries):
+        if e.role == "tool" and e.tool_call_id and e.tool_call_id not in answered:
+            answered[e.tool_call_id] = i
+    taken: set[int] = set()
+    heads: dict[int, list[tuple[int, int]]] = {}
+    for i, e in enumerate(entries):
+        if e.role != "ai" or not e.call_ids:
+            continue
+        results = [(c, answered[cid]) for c, cid in enumerate(e.call_ids) if cid in answered and answered[cid] > i]
+        heads[i] = results
+        taken.update(r for _, r in results)
+    return tuple(Card(i, tuple(heads.get(i, ()))) for i in range(len(entries)) if i not in taken)
+
+
+# Tools that replace a string in a file, and where their arguments keep the file, the old text and
+# the new text: the Step page shows such a call as a diff of old -> new instead of its JSON arguments.
+# Claude Code `Edit` (file_path, old_string, new_string, replace_all) and `MultiEdit` (file_path, edits:
+# [{old_string, new_string}]) — its tool schema, docs.claude.com "Claude Code settings: tools available";
+# Deep Agents `edit_file` (file_path, old_string, new_string: deepagents 0.7.32 middleware/filesystem.py);
+# Gemini CLI `replace` (file_path, old_string, new_string: packages/core/src/tools/edit.ts); OpenHands and
+# SWE-agent `str_replace_editor` with command "str_replace" (path, old_str, new_str: openhands
+# agenthub/codeact_agent/tools/str_replace_editor.py).
+EDIT_TOOLS: dict[str, tuple[str, str, str]] = {
+    "Edit": ("file_path", "old_string", "new_string"),
+    "edit_file": ("file_path", "old_string", "new_string"),
+    "replace": ("file_path", "old_string", "new_string"),
+    "str_replace_editor": ("path", "old_str", "new_str"),
+    "str_replace_based_edit_tool": ("path", "old_str", "new_str"),
+}
+
+
+def edit_diff(name: str, args_json: str) -> str | None:
+    """A string-replacing edit call as a unified diff of its old and new text (several for MultiEdit), the
+    file named in the header; None for any other call or arguments that are not such an edit."""
+    try:
+        args = json.loads(args_json)
+    except ValueError:
+        return None
+    if not isinstance(args, dict):
+        return None
+    pairs: list[tuple[Any, Any]] = []
+    if name == "MultiEdit" and isinstance(args.get("edits"), list):
+        path = args.get("file_path")
+        pairs = [(e.get("old_string"), e.get("new_string")) for e in args["edits"] if isinstance(e, dict)]
+    elif name in EDIT_TOOLS:
+        path_key, old_key, new_key = EDIT_TOOLS[name]
+        if name.startswith("str_replace") and args.get("command") not in (None, "str_replace"):
+            return None
+        path = args.get(path_key)
+        pairs = [(args.get(old_key), args.get(new_key))]
+    if not pairs or not all(isinstance(o, str) and isinstance(n, str) for o, n in pairs):
+        return None
+    label = str(path) if isinstance(path, str) else "file"
+    chunks = []
+    for old, new in pairs:
+        chunks.append("\n".join(difflib.unified_diff(old.splitlines(), new.splitlines(), f"{label} (before)",
+                                                      f"{label} (after)", n=3, lineterm="")))
+    return "\n".join(chunks)
+
+
+@dataclass(frozen=True)
+class ShownCards:
+    """The cards a filter keeps (a card passes when any of its messages does), each with its matches."""
+
+    cards: tuple[Card, ...]
+    matches: tuple[int, ...]
+    total_matches: int
+
+    def __len__(self) -> int:
+        return len(self.cards)
+
+
+def filter_cards(detail: StepDetail, flt: StepFilter) -> ShownCards:
+    """The step's cards that hold a message passing the filter (and, with a query, containing it)."""
+    shown = apply_filter(detail.entries, flt, detail.haystacks)
+    hits = {e.position: n for e, n in zip(shown.entries, shown.matches, strict=True)}
+    positions = [e.position for e in detail.entries]
+    kept: list[Card] = []
+    counts: list[int] = []
+    for card in detail.cards:
+        members = [positions[i] for i in card.members]
+        if any(p in hits for p in members):
+            kept.append(card)
+            counts.append(sum(hits.get(p, 0) for p in members))
+    return ShownCards(tuple(kept), tuple(counts), sum(counts))
+
+
+# -- search across the session -----------------------------------------------------------------
+@dataclass(frozen=True)
+class SessionHits:
+    """Where a text appears in the views of a whole run: the first and last step, and how many steps."""
+
+    query: str
+    first: int | None
+    last: int | None
+    steps: int
+    messages: int  # distinct messages holding it
+
+    def sentence(self) -> str:
+        if self.first is None:
+            return "in no step's view of this session"
+        where = (f"at step {self.first:,} only" if self.first == self.last
+                 else f"first at step {self.first:,}, last at step {self.last:,}")
+        return f"in the view of {self.steps:,} step{'s' if self.steps != 1 else ''}: {where} ({self.messages:,} message" \
+               f"{'s' if self.messages != 1 else ''})"
+
+
+SESSION_INDEX = "step_page.session_index"
+
+
+def _session_index(run: Any) -> list[tuple[str, list[tuple[int, int]]]]:
+    """Each distinct message of the run's views (system prompts included): its searchable text and the
+    step ranges whose view holds it. Built once per run (kept in `Run.derived`): a message sits in the
+    views of consecutive steps until a layer removes it, so a range or two each."""
+    hit = run.derived.get(SESSION_INDEX)
+    if hit is not None:
+        return hit  # type: ignore[no-any-return]
+    ranges: dict[str, list[list[int]]] = {}
+    texts: dict[str, str] = {}
+    names = call_names(*(s.view for s in run.steps[-1:]))
+    for step in run.steps:
+        messages = ([step.system] if step.system is not None else []) + list(step.view)
+        for m in messages:
+            key = f"{m.type}:{m.id}" if m.id else f"{m.type}:{id(m)}"
+            if key not in texts:
+                parts = [message_text(m)]
+                if isinstance(m, AIMessage):
+                    parts += [f"{tc.get('name', '')} {tool_call_text(tc)}" for tc in m.tool_calls]
+                if isinstance(m, ToolMessage) and (m.name or names.get(m.tool_call_id)):
+                    parts.append(str(m.name or names.get(m.tool_call_id)))
+                texts[key] = "\n".join(parts)
+            spans = ranges.setdefault(key, [])
+            if spans and spans[-1][1] == step.index - 1:
+                spans[-1][1] = step.index
+            elif not spans or spans[-1][1] != step.index:
+                spans.append([step.index, step.index])
+    index = [(texts[k], [(a, b) for a, b in v]) for k, v in ranges.items()]
+    run.derived[SESSION_INDEX] = index
+    return index
+
+
+def session_hits(run: Any, query: str) -> SessionHits:
+    """The steps of `run` whose view contains `query` (case-insensitive, literal): the first, the last,
+    how many. The Step page's search covered one step's view only (issue 35)."""
+    pattern = _pattern(query)
+    if pattern is None:
+        return SessionHits(query, None, None, 0, 0)
+    steps: set[int] = set()
+    found = 0
+    for text, spans in _session_index(run):
+        if pattern.search(text):
+            found += 1
+            for a, b in spans:
+                steps.update(range(a, b + 1))
+    if not steps:
+        return SessionHits(query, None, None, 0, found)
+    return SessionHits(query, min(steps), max(steps), len(steps), found)
+
+
 # -- pages -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Page:
@@ -204,8 +384,8 @@ def tool_tokens(step: StepRecord, counter: TokenCounter) -> list[ToolTokens]:
     """Tokens of the view per tool name, like Claude Code's /context but by tool: Read vs Bash vs Edit.
 
     A result counts toward the tool it answers, whatever a layer made of it (an offloaded stub, a
-    patched call), with the tokens the view charges for it (`counter.breakdown`, the provider's
-    unrecorded share left out: it is its own category). An AI message's tool-call tokens (the
+    patched call), with the tokens the view charges for it (`counter.breakdown`, what the provider billed
+    beyond its text left out: those are their own categories). An AI message's tool-call tokens (the
     `tool_calls` category) are shared among its calls in proportion to each call's own name and
     arguments, so the rows add up to the view's `tool_calls` category exactly.
     """
@@ -225,7 +405,7 @@ def tool_tokens(step: StepRecord, counter: TokenCounter) -> list[ToolTokens]:
         elif isinstance(m, ToolMessage):
             tool = m.name or names.get(m.tool_call_id) or UNKNOWN_TOOL
             results[tool] += 1
-            result_tokens[tool] += sum(v for c, v in counter.breakdown(m).items() if c != "unrecorded")
+            result_tokens[tool] += sum(v for c, v in counter.breakdown(m).items() if c not in UNRECORDED_CATEGORIES)
     rows = [ToolTokens(t, calls[t], call_tokens[t], results[t], result_tokens[t]) for t in {*calls, *results}]
     return sorted(rows, key=lambda r: (-r.tokens, r.tool))
 
@@ -288,6 +468,7 @@ class StepDetail:
         # tool -> messages that call or answer it, most first
         self.tools: dict[str, int] = dict(sorted(tools.items(), key=lambda kv: (-kv[1], kv[0])))
         self.kinds: dict[str, int] = {k: kinds[k] for k in FILTER_KINDS if kinds[k]}  # FILTER_KINDS order
+        self.cards: tuple[Card, ...] = cards(entries)
 
     @cached_property
     def tool_tokens(self) -> tuple[ToolTokens, ...]:
@@ -304,6 +485,7 @@ def step_detail(step: StepRecord, counter: TokenCounter) -> StepDetail:
 
 
 __all__ = [
+    "Card", "EDIT_TOOLS", "SessionHits", "ShownCards", "cards", "edit_diff", "filter_cards", "session_hits",
     "FILTER_KINDS", "UNKNOWN_TOOL", "Page", "Shown", "Snippet", "StepDetail", "StepFilter", "ToolTokens",
     "apply_filter", "count_matches", "entry_kinds", "entry_tools", "event_step", "message_body", "page_of", "preview",
     "searchable_text", "snippets", "split_tokens", "step_detail", "text_diff", "tool_tokens",

@@ -67,6 +67,8 @@ class ThresholdLine:
     label: str
     tokens: int | None
     note: str = ""
+    # the quantity the level is on: "view" (the request) or a rule's own decided quantity (engine.views.decisions)
+    series: str = "view"
 
 
 def resolve_tokens(size: ContextSize, window_tokens: int) -> int | None:
@@ -100,6 +102,30 @@ def compaction_line(config: EngineConfig, window_tokens: int, model: str | None,
         return ThresholdLine("trigger", f"{policy.name}: {note}", None, note)
     own = "" if config.compaction.trigger is None else f", set by {config.compaction.trigger}"
     return ThresholdLine("trigger", f"{policy.name} compacts at {tokens:,} tokens{own}", tokens)
+
+
+def compaction_trigger_as(config: EngineConfig, kind: str, window_tokens: int, model: str | None,
+                          thread: Thread | None = None) -> ContextSize | None:
+    """The coding-agent policy's current threshold written as `kind` ("tokens" or "fraction"), at the same
+    level: switching the sidebar's *Compaction threshold* from "policy default" (Claude Code: 167,000 of a
+    200k window) to tokens must keep 167,000, not jump to half the window (issue 35). A fraction is of
+    the policy's own base (Claude Code's effective window, window minus the output reserve), so it is
+    found through the policy itself: the two-decimal fraction whose threshold lies closest. None when the
+    policy's threshold is no token level."""
+    line = compaction_line(config, window_tokens, model, thread)
+    if line is None or line.tokens is None:
+        return None
+    if kind == "tokens":
+        return ContextSize(type="tokens", value=max(1, line.tokens))
+    policy = get_policy(config.compaction.policy)
+    reserve = max_output_tokens(config, model)
+
+    def level(fraction: float) -> int:
+        section = config.compaction.model_copy(update={"trigger": ContextSize(type="fraction", value=fraction)})
+        return policy.threshold_tokens(window_tokens, reserve, section, thread=thread) or 0
+
+    best = min((round(k / 100, 2) for k in range(1, 101)), key=lambda f: (abs(level(f) - line.tokens), f))
+    return ContextSize(type="fraction", value=best)
 
 
 def threshold_lines(config: EngineConfig, window_tokens: int, model: str | None = None,

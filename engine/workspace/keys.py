@@ -18,6 +18,7 @@ from typing import Literal
 
 from engine.config.links import LIBRARY_PREFIX, SUBAGENT_PREFIX, library_id, sample_path, split_subagent_key
 from engine.thread.model import Thread
+from engine.workspace.disk_sessions import SESSION_PREFIX, SessionFile, session_key_id
 from engine.workspace.library import Library
 
 SAMPLE_PREFIX = "sample:"
@@ -26,7 +27,7 @@ UPLOAD_PREFIX = "upload:"
 DATABASE_PREFIX = "pg:"
 DEMO_KEY = "demo"
 
-KeyKind = Literal["sample", "file", "library", "subagent", "upload", "database", "demo"]
+KeyKind = Literal["sample", "file", "library", "subagent", "upload", "database", "demo", "session"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,9 @@ class ThreadRoots:
     samples: Path
     opened: Path | None = None
     library: Library | None = None
+    # a listed session by its id (engine.workspace.disk_sessions): the server's own listing of the roots
+    # it was started with; None when it lists none
+    sessions: Callable[[str], SessionFile | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -49,9 +53,15 @@ class ThreadSource:
     entry_id: str | None = None  # library
     parent_key: str | None = None  # subagent: the thread that spawned it
     call_id: str | None = None  # subagent: the Task call that spawned it
+    session: SessionFile | None = None  # session: the listed file
 
     def version(self) -> str:
-        """A cache key that changes when the file behind a sample or opened file changes."""
+        """A cache key that changes when the file behind a sample, opened file or listed session changes."""
+        if self.kind == "session" and self.session is not None:
+            from engine.workspace.disk_sessions import relisted
+
+            now = relisted(self.session)
+            return f"{self.key}@{now.size}:{now.mtime_ns}" if now is not None else f"{self.key}@gone"
         if self.kind in ("sample", "file") and self.path is not None:
             try:
                 return f"{self.key}@{self.path.stat().st_mtime}"
@@ -102,6 +112,11 @@ def resolve_thread_key(key: str, roots: ThreadRoots) -> ThreadSource | None:
         return ThreadSource(key, "sample", path=sample) if sample is not None else None
     if key.startswith(UPLOAD_PREFIX):
         return ThreadSource(key, "upload")
+    if key.startswith(SESSION_PREFIX):
+        # only `session:<24 hex digits>` of a session the server's own listing holds: never a path
+        sid = session_key_id(key)
+        found = roots.sessions(sid) if sid is not None and roots.sessions is not None else None
+        return ThreadSource(key, "session", path=found.path, session=found) if found is not None else None
     return None
 
 
@@ -124,6 +139,12 @@ def load_thread_key(key: str, roots: ThreadRoots, *,
     if source.kind == "library":
         assert roots.library is not None and source.entry_id is not None  # resolve checked both
         return roots.library.load(source.entry_id)
+    if source.kind == "session":
+        from engine.workspace.disk_sessions import load_listed
+
+        assert source.session is not None
+        thread: Thread = load_listed(source.session)
+        return thread
     assert source.path is not None
     if load_file is not None:
         return load_file(source.path)

@@ -22,11 +22,14 @@ import json
 import os
 import re
 import shutil
+import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+from engine.base.errors import ThreadLoadError
 from engine.config.links import LIBRARY_ID_LENGTH as ID_LENGTH
 from engine.config.links import valid_library_id as valid_entry_id
 from engine.formats import load_thread
@@ -37,6 +40,8 @@ from engine.workspace.workspace import WorkspaceError, default_root
 LIBRARY_DIR = "library"
 ENTRY_FILE = "entry.json"
 FILES_DIR = "files"
+STAGING_PREFIX = ".staging-"  # never a valid entry id: listing skips staging folders
+MAX_ENTRY_BYTES = 1024 * 1024  # an entry.json is a few hundred bytes
 # A saved file keeps its uploaded name when that name is plain (importers read names such as
 # agent-*.jsonl, ui_messages.json); anything else is replaced character by character.
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._ -]{0,199}")
@@ -130,19 +135,26 @@ class Library:
         return _read_entry(folder / ENTRY_FILE, entry_id)
 
     def entries(self) -> list[LibraryEntry]:
-        """Every saved entry, newest first (an unreadable entry.json is skipped, never fatal)."""
+        """Every saved entry, newest first (an unreadable entry.json is skipped, never fatal: `scan`)."""
+        return self.scan()[0]
+
+    def scan(self) -> tuple[list[LibraryEntry], list[str]]:
+        """Every readable entry, newest first, and one line per entry that could not be read (naming its
+        entry.json and why), so one broken file hides nothing else and is said once."""
         if not self.dir.is_dir():
-            return []
-        out = []
+            return [], []
+        out: list[LibraryEntry] = []
+        problems: list[str] = []
         for folder in self.dir.iterdir():
             if valid_entry_id(folder.name):
                 try:
                     found = self.entry(folder.name)
-                except WorkspaceError:
+                except WorkspaceError as exc:
+                    problems.append(str(exc))
                     continue
                 if found is not None:
                     out.append(found)
-        return sorted(out, key=lambda e: (e.saved_at, e.id), reverse=True)
+        return sorted(out, key=lambda e: (e.saved_at, e.id), reverse=True), sorted(problems)
 
     def transcript_path(self, entry: LibraryEntry) -> Path:
         folder = self.entry_dir(entry.id)
@@ -163,7 +175,15 @@ class Library:
     def add(self, name: str, data: bytes, thread_id: str | None = None,
             companions: Sequence[tuple[str, bytes]] = ()) -> LibraryEntry:
         """Save an upload (the same upload twice is one entry) after checking that it loads from the
-        saved files; a file that does not load raises its ThreadLoadError and leaves nothing behind."""
+        saved files; a file that does not load raises its ThreadLoadError (naming the uploaded file, not
+        where it was staged) and leaves nothing behind.
+
+        Safe to call from many threads (the dashboard runs each session in its own) and processes at
+        once: each call stages in a folder of its own (`mkdtemp`) and publishes it with one atomic
+        rename; a rename that finds the entry already there means another call saved the same upload,
+        whose entry is returned. Before, every thread of a process shared `.staging-<id>-<pid>` and
+        each save removed it first: 400 saves in 16 threads failed 23-99 times.
+        """
         files = [(name, data), *companions]
         eid = entry_id(files, thread_id)
         existing = self.entry(eid)
@@ -172,13 +192,17 @@ class Library:
         names = [safe_file_name(n) for n, _ in files]
         if len(set(names)) != len(names):
             raise WorkspaceError(f"{name}: two uploaded files have the same name ({', '.join(names)})")
-        staging = self.dir / f".staging-{eid}-{os.getpid()}"
+        staging: Path | None = None
         try:
-            shutil.rmtree(staging, ignore_errors=True)
-            (staging / FILES_DIR).mkdir(parents=True)
+            self.dir.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{eid}-", dir=self.dir))
+            (staging / FILES_DIR).mkdir()
             for saved, (_, blob) in zip(names, files, strict=True):
                 (staging / FILES_DIR / saved).write_bytes(blob)
-            thread = load_thread(staging / FILES_DIR / names[0], thread_id=thread_id)
+            try:
+                thread = load_thread(staging / FILES_DIR / names[0], thread_id=thread_id)
+            except ThreadLoadError as exc:
+                raise as_uploaded(exc, staging / FILES_DIR, dict(zip(names, (n for n, _ in files), strict=True))) from None
             peak, source = peak_tokens(thread)
             entry = LibraryEntry(
                 id=eid, files=tuple(names), thread_id=thread_id, title=thread.title or thread.thread_id,
@@ -187,14 +211,16 @@ class Library:
                 saved_at=datetime.now(UTC).isoformat(timespec="seconds"))
             (staging / ENTRY_FILE).write_text(json.dumps(entry.to_dict(), indent=1), encoding="utf-8")
             try:
-                staging.rename(self.dir / eid)
+                os.rename(staging, self.dir / eid)  # atomic: the entry appears whole or not at all
+                staging = None
             except OSError:
-                if self.entry(eid) is None:  # not another process saving the same upload
+                if self.entry(eid) is None:  # not another thread or process saving the same upload
                     raise
         except OSError as exc:
             raise WorkspaceError(f"{self.dir}: cannot save {name} ({exc.strerror or exc})") from None
         finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            if staging is not None:
+                shutil.rmtree(staging, ignore_errors=True)
         saved_entry = self.entry(eid)
         if saved_entry is None:
             raise WorkspaceError(f"{self.dir / eid}: saved but cannot be read back")
@@ -213,21 +239,64 @@ class Library:
 
 
 def _read_entry(path: Path, entry_id: str) -> LibraryEntry:
+    """An entry.json as this module writes it; anything else (a number that is no count, `1e999`, nesting
+    JSON cannot read, a wrong type) is a WorkspaceError naming the file, never another exception."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        files = tuple(str(f) for f in doc["files"])
-        if not files or any(safe_file_name(f) != f for f in files):
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_ENTRY_BYTES + 1)
+        if len(raw) > MAX_ENTRY_BYTES:
+            raise ValueError(f"above {MAX_ENTRY_BYTES:,} bytes")
+        doc = json.loads(raw.decode("utf-8"))
+        if not isinstance(doc, dict):
+            raise ValueError("not a JSON object")
+        files = doc.get("files")
+        if not isinstance(files, list) or not files or not all(isinstance(f, str) for f in files):
+            raise ValueError("files: expected a list of file names")
+        if any(safe_file_name(f) != f for f in files):
             raise ValueError("file names must be plain names")
         peak = doc.get("peak_tokens")
         return LibraryEntry(
-            id=entry_id, files=files, thread_id=doc.get("thread_id") if isinstance(doc.get("thread_id"), str) else None,
-            title=str(doc.get("title") or files[0]), source_format=str(doc.get("source_format") or "?"),
-            steps=int(doc.get("steps") or 0), messages=int(doc.get("messages") or 0),
-            subagents=int(doc.get("subagents") or 0), peak_tokens=int(peak) if isinstance(peak, int) else None,
-            peak_source=str(doc.get("peak_source") or "counted"), saved_at=str(doc.get("saved_at") or ""))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise WorkspaceError(f"{path}: not a library entry ({exc})") from None
+            id=entry_id, files=tuple(files),
+            thread_id=doc.get("thread_id") if isinstance(doc.get("thread_id"), str) else None,
+            title=_text(doc, "title") or files[0], source_format=_text(doc, "source_format") or "?",
+            steps=_count(doc, "steps"), messages=_count(doc, "messages"), subagents=_count(doc, "subagents"),
+            peak_tokens=_count(doc, "peak_tokens") if peak is not None else None,
+            peak_source=_text(doc, "peak_source") or "counted", saved_at=_text(doc, "saved_at"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else (
+            getattr(exc, "strerror", None) or str(exc))
+        raise WorkspaceError(f"{path}: not a library entry ({str(reason)[:200]})") from None
 
 
-__all__ = ["ID_LENGTH", "LIBRARY_DIR", "Library", "LibraryEntry", "entry_id", "peak_tokens", "safe_file_name",
-           "valid_entry_id"]
+def _count(doc: dict[str, Any], key: str) -> int:
+    """A count this module wrote: a whole number from 0 up (JSON has no infinity; `1e999` reads as one)."""
+    value = doc.get(key) or 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{key}: expected a count, got {str(value)[:40]}")
+    return value
+
+
+def _text(doc: dict[str, Any], key: str) -> str:
+    value = doc.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def as_uploaded(exc: ThreadLoadError, folder: Path, uploaded: dict[str, str]) -> ThreadLoadError:
+    """An importer's error about files laid out in `folder`, naming the files as the user uploaded them
+    (`uploaded`: saved name -> uploaded name) instead of the staging folder, which is gone once the
+    call returns and means nothing to the user."""
+    prefix = str(folder) + os.sep
+
+    def shown(text: str) -> str:
+        for saved, original in sorted(uploaded.items(), key=lambda kv: -len(kv[0])):
+            text = text.replace(prefix + saved, original)
+        return text.replace(prefix, "")
+
+    exc.path = shown(str(exc.path)) if exc.path is not None else None
+    exc.message = shown(exc.message)
+    exc.args = (exc.one_line(),)
+    return exc
+
+
+__all__ = ["ID_LENGTH", "LIBRARY_DIR", "Library", "LibraryEntry", "as_uploaded", "entry_id", "peak_tokens",
+           "safe_file_name", "valid_entry_id"]

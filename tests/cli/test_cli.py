@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from engine.base.wording import plural
-from engine.cli.main import COMMANDS, build_parser, main
+from engine.cli.ctxi import COMMANDS, build_parser, main
 from engine.formats.native import dumps
 from tests.conftest import ROOT, trace_path
 from tests.evals.threads import needle_thread
@@ -30,19 +30,19 @@ def _imported_after(code: str) -> set[str]:
 
 
 def test_help_imports_no_engine_machinery() -> None:
-    modules = _imported_after("from engine.cli.main import main; main(['--help'])")
+    modules = _imported_after("from engine.cli.ctxi import main; main(['--help'])")
     assert "engine.cli.inspect" in modules  # the listing reads every command module
     assert sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)) == []
 
 
 def test_inspect_help_needs_no_tokenizer_or_messages() -> None:
-    modules = _imported_after("from engine.cli.main import main; main(['inspect', '--help'])")
+    modules = _imported_after("from engine.cli.ctxi import main; main(['inspect', '--help'])")
     assert not {"langchain_core", "numpy", "engine.tokens.counters", "engine.thread.model", "langchain.agents"} & modules
 
 
 def test_inspect_imports_no_agent_factory() -> None:
     session = trace_path("claude-code", "4d5611e5-241a-462a-8d15-5122611a9569.jsonl")
-    modules = _imported_after(f"from engine.cli.main import main; main(['inspect', {str(session)!r}])")
+    modules = _imported_after(f"from engine.cli.ctxi import main; main(['inspect', {str(session)!r}])")
     assert "engine.recorded.inspect" in modules and "engine.formats.claude_code" in modules
     assert not {"langchain.agents", "langgraph.graph", "engine.run.replay", "engine.layers", "streamlit", "plotly"} & modules
 
@@ -130,9 +130,10 @@ def test_every_json_option_has_the_same_help() -> None:
 
     walk(parser, "ctxi")
     assert set(helps) == {"ctxi inspect", "ctxi replay", "ctxi scenario", "ctxi eval needle", "ctxi eval drift",
-                          "ctxi sweep"}
+                          "ctxi eval survival", "ctxi eval cache", "ctxi sweep", "ctxi sessions", "ctxi watch",
+                          "ctxi export-config"}
     assert all(h.startswith("print ") and h.endswith(" as JSON on stdout instead of text") for h in helps.values())
-    assert set(COMMANDS) == {a for a in parser._subparsers._group_actions[0].choices}
+    assert {c.replace("_", "-") for c in COMMANDS} == {a for a in parser._subparsers._group_actions[0].choices}
 
 
 def test_plurals() -> None:

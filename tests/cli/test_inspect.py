@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from engine.cli.main import main
+from engine.cli.ctxi import main
 from engine.formats.native import dumps
 from engine.recorded.inspect import inspect_thread, step_contexts
 from engine.thread.model import RecordedCompaction, RecordedUsage, Thread
@@ -18,8 +18,8 @@ from engine.tokens.counters import get_counter
 from tests.conftest import trace_path
 
 TOP_KEYS = ["schema", "version", "format", "thread_id", "title", "model", "max_input_tokens", "messages", "by_role",
-            "tool_calls", "subagents", "recorded_compactions", "recorded_microcompactions", "skipped_records",
-            "tokens", "largest_messages", "steps"]
+            "tool_calls", "subagents", "recorded_compactions", "recorded_microcompactions", "skipped_records", "warnings",
+            "compaction_call_of", "tokens", "largest_messages", "steps"]
 
 
 def sample_thread() -> Thread:
@@ -50,18 +50,20 @@ def test_steps_count_from_the_last_compaction() -> None:
     m = thread.messages
     summary = 3 + counter.count_text("SUMMARY: fixed a.py")
     system = counter.count_message(m[0])
-    prompt = 600 - counter(m[:2])  # the first recorded call: what we cannot see is the agent's prompt
     after = summary + counter.count_message(m[5])
+    # right after the compaction the request is 50: the agent's prompt is what the system prompt, the summary
+    # and m5 leave of it; the rest of the first call's hidden input was first-turn content the compaction
+    # removed (calibration: measured at the first recorded call after a compaction)
+    prompt = 50 - system - after
+    first_turn = 600 - counter(m[:2]) - prompt
     assert step_contexts(thread, counter) == [
         {"step": 0, "index": 2, "message_id": "m2", "context_tokens": counter(m[:2]), "recorded_input_tokens": 600,
-         "unrecorded_prompt_tokens": prompt, "unrecorded_tokens": 0, "calibrated_tokens": 600},
+         "agent_prompt_tokens": prompt, "hidden_tokens": first_turn, "calibrated_tokens": 600},
         {"step": 1, "index": 4, "message_id": "m4", "context_tokens": counter(m[:4]), "recorded_input_tokens": None,
-         "unrecorded_prompt_tokens": prompt, "unrecorded_tokens": 0, "calibrated_tokens": counter(m[:4]) + prompt},
-        # right after the compaction the residual belongs to its summary; 50 recorded is below what the
-        # prompt alone cost, and a share stops at minus the summary's own count, not at the recorded number
+         "agent_prompt_tokens": prompt, "hidden_tokens": first_turn,
+         "calibrated_tokens": counter(m[:4]) + prompt + first_turn},
         {"step": 2, "index": 6, "message_id": "m6", "context_tokens": system + after, "recorded_input_tokens": 50,
-         "unrecorded_prompt_tokens": prompt, "unrecorded_tokens": -summary,
-         "calibrated_tokens": system + after + prompt - summary},
+         "agent_prompt_tokens": prompt, "hidden_tokens": 0, "calibrated_tokens": 50},
     ]
 
 
@@ -144,11 +146,13 @@ def test_real_claude_code_session(capsys: pytest.CaptureFixture[str]) -> None:
     assert [s["tool_call_id"] for s in out["subagents"]] == ["toolu_017pLRuPHYTX5t99EnLyV53m"]
     assert out["tool_calls"]["by_name"]["Bash"] == 67
     assert len(out["steps"]) == 139 and all(s["recorded_input_tokens"] for s in out["steps"])
+    # Claude Code's prompt is the cache prefix later calls read (21,478); the rest of the first call's hidden
+    # input is the first turn's context (CLAUDE.md, reminders)
     assert out["steps"][0] == {"step": 0, "index": 1, "message_id": "msg_01PdWvcjJ6E9BgscDveYt9YV",
                                "context_tokens": 39, "recorded_input_tokens": 26450,
-                               "unrecorded_prompt_tokens": 26450 - 39, "unrecorded_tokens": 0,
+                               "agent_prompt_tokens": 21478, "hidden_tokens": 26450 - 21478 - round(1.12 * 39),
                                "calibrated_tokens": 26450}
-    # calibrated = counted + unrecorded prompt + unrecorded in messages = recorded, at every recorded step
+    # calibrated = the provider's tokens of prompt, texts and hidden = recorded, at every recorded step
     assert all(s["calibrated_tokens"] == s["recorded_input_tokens"] for s in out["steps"])
 
 

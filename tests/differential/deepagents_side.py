@@ -23,7 +23,6 @@ import pytest
 from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from engine.config.schema import EngineConfig, preset
@@ -36,6 +35,7 @@ from tests.differential.harness import (
     ScriptedModel,
     ScriptTool,
     _text,
+    counted_tool,
     thread_from,
 )
 from tests.differential.scripts import CUSTOM_TOOLS, PROVIDER, TASK_PREFIX, Knobs, Script, generate
@@ -77,7 +77,6 @@ class SubagentObserver(EventObserver):
     def __init__(self) -> None:
         super().__init__()
         self.lanes: dict[str, EventObserver] = {}
-        self.tools: dict[str, list[dict[str, Any]]] = {}  # each sub-agent's tools as its model gets them
         self.final_events: dict[str, Any] = {}
 
     def _recorder(self, lane: str) -> EventObserver:
@@ -87,7 +86,6 @@ class SubagentObserver(EventObserver):
         lane = _task_lane((request.state or {}).get("messages"))
         if lane == "main":
             return handler(request)
-        self.tools.setdefault(lane, [counted_tool(t) for t in request.tools])
         return self._recorder(lane).wrap_model_call(request, handler)
 
     def wrap_tool_call(self, request: Any, handler: Any) -> Any:
@@ -114,18 +112,6 @@ _SUB_OBSERVER: list[SubagentObserver] = []  # the one the profile hands the agen
 # Registered once, for the scripted model's provider only (graph.py `_harness_profile_for_model`):
 # every other field is the empty default, so prompts, tools and the stack are Deep Agents' own.
 register_harness_profile(PROVIDER, HarnessProfile(extra_middleware=lambda: [_SUB_OBSERVER[-1]]))
-
-
-def counted_tool(tool: Any) -> dict[str, Any]:
-    """A tool as LangChain's approximate counter measures it: {name, description, parameters}."""
-    if isinstance(tool, dict):
-        return tool
-    assert isinstance(tool, BaseTool)
-    schema = tool.tool_call_schema
-    parameters = dict(schema) if isinstance(schema, dict) else dict(schema.model_json_schema())
-    parameters.pop("title", None)
-    parameters.pop("description", None)
-    return {"name": tool.name, "description": tool.description, "parameters": parameters}
 
 
 def make_script(seed: int) -> Script:
@@ -168,7 +154,7 @@ class _Agent:
         for tool in self.tools:  # the GP sub-agent holds these same tool objects (graph.py, `_tools`)
             tool.results = script.results
         self.observer.steps, self.observer.transcript, self.observer.results = [], [], {}
-        self.sub_observer.lanes, self.sub_observer.tools, self.sub_observer.final_events = {}, {}, {}
+        self.sub_observer.lanes, self.sub_observer.final_events = {}, {}
         self.saver.storage.clear()
         self.saver.writes.clear()
 
@@ -205,12 +191,14 @@ def run_real(script: Script, *, fresh: bool = False) -> tuple[list[RealStep], Th
     final = a.agent.get_state(cfg).values
     files = {p: _file_text(f) for p, f in (final.get("files") or {}).items() if p.startswith(LAYER_DIRS)}
     observer.final_event = final.get(SUMMARIZATION_EVENT_KEY)  # type: ignore[attr-defined]
-    thread = thread_from(script, observer, [counted_tool(t) for t in model.bound])
+    # the thread holds what a user has: the caller's own tools (Deep Agents' are the preset's to add)
+    caller_tools = [counted_tool(t) for t in a.tools]
+    thread = thread_from(script, observer, caller_tools)
     _as_sent(observer.steps, model.calls)
     observer.subagents = {}  # type: ignore[attr-defined]
     for call_id, lane in a.sub_observer.lanes.items():
         _as_sent(lane.steps, model.lane_calls.get(call_id, []))
-        sub = subagent_thread(script, call_id, lane, a.sub_observer.tools.get(call_id, []))
+        sub = subagent_thread(script, call_id, lane, caller_tools)
         thread.subagents[call_id] = sub
         observer.subagents[call_id] = Subagent(lane.steps, sub, a.sub_observer.final_events.get(call_id))  # type: ignore[attr-defined]
     return observer.steps, thread, files, observer
@@ -239,7 +227,7 @@ def subagent_thread(script: Script, call_id: str, lane: Observer, tools: list[di
         messages.extend(lane.results[tc["id"]] for tc in m.tool_calls if tc["id"] in lane.results)
     return Thread(f"{script.thread_id}-{call_id}", messages, source_format="native", model="scripted",
                   max_input_tokens=script.window, system_prompt=GENERAL_PURPOSE_SUBAGENT["system_prompt"],
-                  tools=list(tools))
+                  tools=list(tools), extra={"subagent_of": {"thread": script.thread_id, "tool_call_id": call_id}})
 
 
 def task_result_problems(thread: Thread) -> list[str]:

@@ -9,6 +9,7 @@ revisions: tag v2.0-m0 (summarization is LangChain's own class) and HEAD f1f4af9
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import random
 import sys
@@ -21,14 +22,22 @@ import pytest
 import typing_extensions
 import yaml
 from langchain.agents import create_agent
-from langchain.agents.middleware import SummarizationMiddleware
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain.agents.middleware import AgentMiddleware, SummarizationMiddleware
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
 from engine.config.schema import EngineConfig
 from tests.conftest import ROOT
-from tests.differential.harness import Interrupted, Observer, RealStep, ScriptedModel, ScriptTool, thread_from
+from tests.differential.harness import (
+    Interrupted,
+    Observer,
+    RealStep,
+    ScriptedModel,
+    ScriptTool,
+    counted_tool,
+    thread_from,
+)
 from tests.differential.langchain_side import _size
 from tests.differential.script_files import PARAM_DEFAULTS
 from tests.differential.scripts import CUSTOM_TOOLS, PROVIDER, Knobs, Script, generate, words
@@ -177,14 +186,96 @@ def _summarization(version: str, model: Any, p: dict[str, Any]) -> Any:
                run_model_name=None, anchor_model_name=None, extensions=())
 
 
+def todo_texts(version: str) -> dict[str, str]:
+    """The `system_prompt` and `tool_description` DeerFlow's lead agent builds its TodoMiddleware with
+    (`agents/lead_agent/agent.py` `_create_todo_list_middleware`), read from the reference file."""
+    path = reference_dir() / version / "support" / "deerflow" / "agents" / "lead_agent" / "agent.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    function = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_create_todo_list_middleware")
+    return {node.targets[0].id: node.value.value for node in ast.walk(function)
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Constant)}
+
+
+def _support(name: str, relative: str) -> types.ModuleType:
+    """A file of the reference copy's `head/support/deerflow/` tree, imported as `name`."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, reference_dir() / "head" / "support" / "deerflow" / relative)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def durable_context_middleware() -> Any:
+    """HEAD's DurableContextMiddleware from the reference copy, with the files it imports from there.
+
+    Not in the reference copy, so stood in for here: `deerflow.subagents.status_contract` (its status
+    values, and a reader that finds no structured metadata: the scripts' results carry none) and the
+    constants and types HEAD's `thread_state.py` gives (its module imports DeerFlow's checkpointing).
+    """
+    _load("head", "todo_middleware")  # the stub package (deerflow.agents.thread_state) on sys.path
+    _head_stubs()
+    import deerflow.agents.thread_state as thread_state
+
+    statuses = ("completed", "failed", "cancelled", "timed_out", "polling_timed_out")  # status_contract.py
+    contract = types.ModuleType("deerflow.subagents.status_contract")
+    contract.SUBAGENT_STATUS_VALUES = statuses  # type: ignore[attr-defined]
+    contract.read_subagent_result_metadata = lambda kwargs: None  # type: ignore[attr-defined]
+    sys.modules.setdefault("deerflow.subagents", types.ModuleType("deerflow.subagents"))
+    sys.modules["deerflow.subagents.status_contract"] = contract
+    for key, value in {"TERMINAL_STATUSES": frozenset(statuses), "_DELEGATION_LEDGER_MAX_ENTRIES": 50,
+                       "_SKILL_DESCRIPTION_MAX_CHARS": 500, "DelegationEntry": dict, "SkillEntry": dict}.items():
+        setattr(thread_state, key, value)
+    for package in ("deerflow.agents.middlewares", "deerflow.config", "deerflow.runtime"):
+        sys.modules.setdefault(package, types.ModuleType(package))
+    _support("deerflow.constants", "constants.py")
+    _support("deerflow.config.summarization_config", "config/summarization_config.py")
+    _support("deerflow.runtime.context_keys", "runtime/context_keys.py")
+    _support("deerflow.agents.middlewares.delegation_ledger", "agents/middlewares/delegation_ledger.py")
+    _support("deerflow.agents.middlewares.skill_context", "agents/middlewares/skill_context.py")
+    return _load("head", "durable_context_middleware").DurableContextMiddleware()
+
+
+class SystemMessageCoalescing(AgentMiddleware):  # type: ignore[type-arg]
+    """DeerFlow HEAD's SystemMessageCoalescingMiddleware (agents/middlewares/system_message_coalescing_middleware.py
+    at f1f4af99b), which the reference copy does not hold: its `_coalesce_request` transcribed. The request's
+    system message and every SystemMessage among its messages become one: their texts (a list content's
+    items joined by newlines) joined by blank lines, the first one's id, every part's additional_kwargs."""
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        inner = [m for m in request.messages if isinstance(m, SystemMessage)]
+        if not inner:
+            return handler(request)
+        parts = ([request.system_message] if request.system_message is not None else []) + inner
+
+        def flat(content: Any) -> str:
+            if isinstance(content, str):
+                return content
+            return "\n".join(i if isinstance(i, str) else i["text"] if isinstance(i, dict) and "text" in i else str(i)
+                             for i in content)
+
+        kwargs: dict[str, Any] = {}
+        for p in parts:
+            kwargs.update(p.additional_kwargs or {})
+        merged = SystemMessage(content="\n\n".join(flat(p.content) for p in parts), id=parts[0].id, additional_kwargs=kwargs)
+        return handler(request.override(system_message=merged,
+                                        messages=[m for m in request.messages if not isinstance(m, SystemMessage)]))
+
+
 def run_real(script: Script, version: str) -> tuple[list[RealStep], Any]:
     model = ScriptedModel(responses=script.replies(), profile={"max_input_tokens": script.window})
     dangling = _load(version, "dangling_tool_call_middleware").DanglingToolCallMiddleware()
-    todo = _load(version, "todo_middleware").TodoMiddleware()
+    todo = _load(version, "todo_middleware").TodoMiddleware(**todo_texts(version))
     observer = Observer()
     tools = [ScriptTool(name=n, results=script.results) for n in CUSTOM_TOOLS]
-    agent = create_agent(model, tools, system_prompt=script.system_prompt,
-                         middleware=[dangling, _summarization(version, model, params(script)), todo, observer],
+    summarization = _summarization(version, model, params(script))
+    # the lead agent's order (agents/lead_agent/agent.py): HEAD puts DurableContext before summarization
+    # and SystemMessageCoalescing after todo
+    middleware = ([dangling, durable_context_middleware(), summarization, todo, SystemMessageCoalescing(), observer]
+                  if version == "head" else [dangling, summarization, todo, observer])
+    agent = create_agent(model, tools, system_prompt=script.system_prompt, middleware=middleware,
                          checkpointer=InMemorySaver())
     cfg: RunnableConfig = {"configurable": {"thread_id": script.thread_id}, "recursion_limit": 10_000}
     for turn in script.turns:
@@ -195,7 +286,8 @@ def run_real(script: Script, version: str) -> tuple[list[RealStep], Any]:
     model.check_played()
     for step, sent in zip(observer.steps, model.calls, strict=True):  # the request as the model got it
         step.view = [m for m in sent if m.type != "system"]
-    return observer.steps, thread_from(script, observer)
+    # the thread holds what a user has: the agent's own tools (DeerFlow's write_todos is the preset's)
+    return observer.steps, thread_from(script, observer, [counted_tool(t) for t in tools])
 
 
 def humans(script: Script) -> list[HumanMessage]:

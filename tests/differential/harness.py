@@ -153,6 +153,22 @@ class RealStep:
     view: list[BaseMessage]
     system: str | None
     private: dict[str, Any] = field(default_factory=dict)  # private state keys (the summarization event)
+    tools: list[dict[str, Any]] | None = None  # the request's tools as LangChain's counter sees them
+
+
+def counted_tool(tool: Any) -> dict[str, Any]:
+    """A tool as LangChain's approximate counter measures it (langchain_core messages/utils.py
+    `count_tokens_approximately`): a dict as it is; a BaseTool as {name, description, parameters},
+    the parameters being its `tool_call_schema` without the top-level title and description (each
+    property keeps its `title`)."""
+    if isinstance(tool, dict):
+        return tool
+    assert isinstance(tool, BaseTool)
+    schema = tool.tool_call_schema
+    parameters = dict(schema) if isinstance(schema, dict) else dict(schema.model_json_schema())
+    parameters.pop("title", None)
+    parameters.pop("description", None)
+    return {"name": tool.name, "description": tool.description, "parameters": parameters}
 
 
 class Observer(AgentMiddleware):
@@ -173,7 +189,8 @@ class Observer(AgentMiddleware):
         state = request.state or {}
         self.steps.append(RealStep(list(state.get("messages", [])), list(request.messages),
                                    _text(request.system_message.content) if request.system_message else None,
-                                   {k: state.get(k) for k in self.private_keys}))
+                                   {k: state.get(k) for k in self.private_keys},
+                                   [counted_tool(t) for t in request.tools]))
         response = handler(request)
         result = getattr(response, "result", None) or getattr(getattr(response, "model_response", None), "result", [])
         self.transcript.extend(m.model_copy() for m in result if isinstance(m, AIMessage))
@@ -321,6 +338,11 @@ def compare_steps(real: Sequence[RealStep], run: Run, thread: Thread, *, label: 
         ours_system = _text(o.system.content) if o.system is not None else None
         if (r.system or None) != (ours_system or None):
             problems.append(("system prompt", "differs"))
+        if r.tools is not None:
+            ours_tools = [counted_tool(t) for t in o.tools]
+            if ours_tools != r.tools:
+                real_names, our_names = [t.get("name") for t in r.tools], [t.get("name") for t in ours_tools]
+                problems.append(("tool list", "names differ" if real_names != our_names else "schemas differ"))
         if summary_position is not None:
             real_pos, our_pos = summary_position(k)
             if real_pos != our_pos:
@@ -351,5 +373,5 @@ def compare_steps(real: Sequence[RealStep], run: Run, thread: Thread, *, label: 
 
 __all__ = [
     "Comparison", "Interrupted", "Observer", "RealStep", "ScriptDoesNotFit", "ScriptSummarizer", "ScriptTool", "ScriptedModel",
-    "compare_steps", "lane_of", "misfit", "normalize_text", "shape", "thread_from",
+    "compare_steps", "counted_tool", "lane_of", "misfit", "normalize_text", "shape", "thread_from",
 ]

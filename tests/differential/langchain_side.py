@@ -6,12 +6,20 @@ import random
 from typing import Any
 
 from langchain.agents import create_agent
-from langchain.agents.middleware import SummarizationMiddleware
+from langchain.agents.middleware import ClearToolUsesEdit, ContextEditingMiddleware, SummarizationMiddleware
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
 from engine.config.schema import EngineConfig, preset
-from tests.differential.harness import Interrupted, Observer, RealStep, ScriptedModel, ScriptTool, thread_from
+from tests.differential.harness import (
+    Interrupted,
+    Observer,
+    RealStep,
+    ScriptedModel,
+    ScriptTool,
+    counted_tool,
+    thread_from,
+)
 from tests.differential.script_files import PARAM_DEFAULTS
 from tests.differential.scripts import CUSTOM_TOOLS, PROVIDER, Knobs, Script, generate
 
@@ -62,14 +70,35 @@ def params(script: Script) -> dict[str, Any]:
     return {**PARAM_DEFAULTS["langchain"], **script.params}
 
 
-def our_config(script: Script) -> EngineConfig:
+def our_config(script: Script, edit: dict[str, Any] | None = None) -> EngineConfig:
     p = params(script)
     d = preset("langchain").to_dict()
     d["model"] = {**d["model"], "max_input_tokens": script.window, "provider": PROVIDER}
     d["summarization"] = {**d["summarization"], "trigger": _clause_yaml(p["trigger"]),
                           "keep": {"type": p["keep"][0], "value": p["keep"][1]},
                           "trim_tokens_to_summarize": p["trim"]}
-    return EngineConfig.from_dict(d)
+    config = EngineConfig.from_dict(d)
+    return config.with_overrides(edit_overrides(edit)) if edit is not None else config
+
+
+def draw_edit(seed: int, window: int) -> dict[str, Any]:
+    """ClearToolUsesEdit's settings, as LangChain takes them (trigger in tokens up to the window)."""
+    rng = random.Random(seed * 104729 + 11)
+    return {"trigger": rng.randint(max(1, window // 20), window), "keep": rng.choice([0, 1, 2, 3, 3, 5]),
+            "clear_at_least": rng.choice([0, 0, rng.randint(1, max(2, window // 4))]),
+            "clear_tool_inputs": rng.random() < 0.3,
+            "exclude_tools": [t for t in CUSTOM_TOOLS if rng.random() < 0.2],
+            "placeholder": rng.choice(["[cleared]", "(removed)"])}
+
+
+def edit_overrides(edit: dict[str, Any]) -> list[str]:
+    """The same settings as a user writes them for the `langchain` preset: its ContextEditingMiddleware
+    added to the stack and ClearToolUsesEdit's arguments as `context_editing.*` keys."""
+    return ["order=[summarization, context_editing]", f"context_editing.trigger=tokens:{edit['trigger']}",
+            f"context_editing.keep={edit['keep']}", f"context_editing.clear_at_least={edit['clear_at_least']}",
+            f"context_editing.clear_tool_inputs={str(edit['clear_tool_inputs']).lower()}",
+            f"context_editing.exclude_tools={edit['exclude_tools']}",
+            f"context_editing.placeholder={edit['placeholder']!r}"]
 
 
 def make_script(seed: int) -> Script:
@@ -78,15 +107,19 @@ def make_script(seed: int) -> Script:
     return script
 
 
-def run_real(script: Script) -> tuple[list[RealStep], Any]:
-    """Play the script through create_agent + SummarizationMiddleware; the steps and the raw thread."""
+def run_real(script: Script, edit: dict[str, Any] | None = None) -> tuple[list[RealStep], Any]:
+    """Play the script through create_agent + SummarizationMiddleware (+ ContextEditingMiddleware with
+    `edit`'s ClearToolUsesEdit); the steps and the raw thread."""
     model = ScriptedModel(responses=script.replies(), profile={"max_input_tokens": script.window})
     p = params(script)
     summarization = SummarizationMiddleware(model, trigger=p["trigger"], keep=p["keep"],
                                             trim_tokens_to_summarize=p["trim"])
     observer = Observer()
     tools = [ScriptTool(name=n, results=script.results) for n in CUSTOM_TOOLS]
-    agent = create_agent(model, tools, system_prompt=script.system_prompt, middleware=[summarization, observer],
+    middleware: list[Any] = [summarization]
+    if edit is not None:
+        middleware.append(ContextEditingMiddleware(edits=[ClearToolUsesEdit(**{**edit, "exclude_tools": tuple(edit["exclude_tools"])})]))
+    agent = create_agent(model, tools, system_prompt=script.system_prompt, middleware=[*middleware, observer],
                          checkpointer=InMemorySaver())
     cfg: RunnableConfig = {"configurable": {"thread_id": script.thread_id}, "recursion_limit": 10_000}
     for turn in script.turns:
@@ -95,7 +128,8 @@ def run_real(script: Script) -> tuple[list[RealStep], Any]:
         except Interrupted:
             continue
     model.check_played()
-    return observer.steps, thread_from(script, observer)
+    # the thread holds what a user has: the agent's own tools (as LangChain's counter sees them)
+    return observer.steps, thread_from(script, observer, [counted_tool(t) for t in tools])
 
 
-__all__ = ["KNOBS", "draw_params", "params", "make_script", "our_config", "run_real"]
+__all__ = ["KNOBS", "draw_edit", "draw_params", "edit_overrides", "params", "make_script", "our_config", "run_real"]

@@ -69,6 +69,6 @@ def test_deerflow_presets_agree_with_deerflow_middleware(version: str, chunk: in
     n = len(_chunk(chunk))
     mechanisms = ["summarization.summarize", "dangling.patch", "todo.reminder", "invalid calls"]
     if version == "head":
-        mechanisms.append("todo.completion_reminder")
+        mechanisms += ["todo.completion_reminder", "durable_context.inject"]
     for mechanism in mechanisms:
         assert seen[mechanism] >= max(1, n // 20), f"{mechanism} not reached\n{report}"

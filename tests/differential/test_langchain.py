@@ -67,3 +67,32 @@ def test_langchain_preset_agrees_with_summarization_middleware(chunk: int) -> No
     assert seen["summarization.summarize_empty"] >= 1, report
     assert min(seen["trigger none"], seen["trigger tuple"], seen["trigger dict"], seen["trigger list"]) >= 1, report
     assert seen["replies with usage"] >= n and seen["interrupted turns"] >= 1, report
+
+
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_langchain_preset_agrees_with_context_editing_middleware(chunk: int) -> None:
+    # LangChain's ContextEditingMiddleware (ClearToolUsesEdit with drawn settings) next to its
+    # SummarizationMiddleware in create_agent, against the `langchain` preset with that middleware added
+    # (`order: [summarization, context_editing]`) and the edit's settings as context_editing.* keys
+    if scripts_for("langchain", chunk, CHUNKS, lambda: [])[1] is not None:
+        pytest.skip("a reviewer's scripts play the summarization test")
+    total = Comparison()
+    seen: Counter[str] = Counter()
+    for script in [lc.make_script(s) for s in _chunk(chunk)]:
+        label = f"seed {script.seed}"
+        edit = lc.draw_edit(script.seed, script.window)
+        try:
+            real, thread = lc.run_real(script, edit)
+        except ScriptDoesNotFit as error:
+            total.add(misfit(label, error))
+            continue
+        run = replay(thread, lc.our_config(script, edit), summarizer=ScriptSummarizer())
+        total.add(compare_steps(real, run, thread, label=label))
+        seen.update(f"{e.layer}.{e.kind}" for e in run.events)
+    report = total.report(f"langchain context editing chunk {chunk}") + "\n  reached: " + ", ".join(
+        f"{k} {v}" for k, v in sorted(seen.items()))
+    print(report)
+    assert set(total.classes) <= set(ALLOWED), report
+    assert total.rate >= MIN_RATE, report
+    n = len(_chunk(chunk))
+    assert seen["context_editing.clear"] >= max(1, n // 4) and seen["summarization.summarize"] >= 1, report

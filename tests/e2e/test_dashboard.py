@@ -112,17 +112,22 @@ def test_changing_the_trigger_changes_the_timeline_events(page: Page, app_url: s
     expect(page.get_by_test_id("stSidebar").get_by_label("trigger value 0")).to_have_value("0.50", timeout=TIMEOUT_MS)
 
 
-def test_clicking_a_step_opens_the_step_page(page: Page, app_url: str, screenshots: Path) -> None:
+def test_hovering_and_clicking_anywhere_in_a_steps_column_opens_it(page: Page, app_url: str, screenshots: Path) -> None:
+    """Not only within 20 px of the view curve's top (issue 35): near the bottom of the plot, far below it."""
     open_page(page, f"{app_url}/?preset=stress")
     point = page.evaluate("""(sel) => {
         const gd = document.querySelector(sel);
-        const hit = gd._fullData.find(t => t.name === 'steps (click to open)');
         const box = gd.getBoundingClientRect();
         const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
-        return {x: box.left + xa._offset + xa.l2p(40), y: box.top + ya._offset + ya.l2p(hit.y[40])};
+        // the stacked areas' top at step 40 (the view), and a point near the bottom of the plot
+        const areas = gd._fullData.filter(t => t.stackgroup === 'view');
+        const view = areas.reduce((sum, t) => sum + t.y[Array.from(t.x).indexOf(40)], 0);
+        return {x: box.left + xa._offset + xa.l2p(40), y: box.top + ya._offset + ya._length * 0.97,
+                curve: box.top + ya._offset + ya.l2p(view)};
     }""", TIMELINE)
+    assert point["curve"] < point["y"] - 40  # well away from the view curve
     page.mouse.move(point["x"], point["y"])
-    page.wait_for_timeout(300)
+    expect(page.locator(f"{TIMELINE} .hoverlayer .hovertext").first).to_contain_text("step 40:", timeout=TIMEOUT_MS)
     page.mouse.click(point["x"], point["y"])
     wait_for_app(page)
     expect(page.get_by_role("heading", name="Step 40")).to_be_visible(timeout=TIMEOUT_MS)
@@ -148,15 +153,16 @@ def test_going_back_to_a_config_shows_the_figure_already_drawn_and_hover_names_t
     # hover where the raw and view curves lie closest (the raw line does not hover): the step is named
     point = page.evaluate("""(sel) => {
         const gd = document.querySelector(sel);
-        const hit = gd._fullData.find(t => t.name === 'steps (click to open)');
+        const cells = gd._fullData.find(t => t.name === 'steps (click to open)').customdata[0];
         const raw = gd._fullData.find(t => t.name === 'raw (no layers)');
         const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
+        const view = (i) => cells[i][1];
         let k = 1;
-        for (let i = 1; i < hit.x.length; i++) {
-          if (Math.abs(raw.y[i] - hit.y[i]) < Math.abs(raw.y[k] - hit.y[k])) k = i;
+        for (let i = 1; i < cells.length; i++) {
+          if (Math.abs(raw.y[i] - view(i)) < Math.abs(raw.y[k] - view(k))) k = i;
         }
-        return {k: hit.x[k], gap: Math.abs(ya.l2p(raw.y[k]) - ya.l2p(hit.y[k])),
-                x: box.left + xa._offset + xa.l2p(hit.x[k]), y: box.top + ya._offset + ya.l2p(hit.y[k])};
+        return {k: cells[k][0], gap: Math.abs(ya.l2p(raw.y[k]) - ya.l2p(view(k))),
+                x: box.left + xa._offset + xa.l2p(cells[k][0]), y: box.top + ya._offset + ya.l2p(view(k))};
     }""", TIMELINE)
     assert point["k"] > 0 and point["gap"] < 10  # closer than plotly's hover distance (20 px)
     page.mouse.move(point["x"], point["y"])

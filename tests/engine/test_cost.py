@@ -176,7 +176,7 @@ def test_an_unpriced_model_still_gets_its_cache_use_with_zero_dollars() -> None:
 def test_ctxi_replay_json_carries_the_cost(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     import json
 
-    from engine.cli.main import main
+    from engine.cli.ctxi import main
     from engine.formats.native import dumps
 
     path = tmp_path / "t.json"
@@ -235,3 +235,28 @@ def test_summarizer_inputs_of_a_view_mode_run_match_the_summarized_messages_coun
             expected.append(tokens + run.counter.count_text(run.config.summarization.summary_prompt or DEFAULT_SUMMARY_PROMPT))
     assert len(calls) == len(expected) > 20
     assert [c.input_tokens for c in calls] == expected
+
+
+def test_a_recorded_summarizer_call_is_priced_as_recorded_in_its_payback() -> None:
+    """A compaction call the source recorded (Claude Code's agent-acompact file) costs what its usage says:
+    the call's dollars, its compaction's summarizer share and net use the recorded bill (issue 35: the
+    account used the modelled figure, $0.993 against $0.873 recorded on a real session)."""
+    thread = _thread(compaction=True, file_lines=4000)
+    thread.usage = {"a1": RecordedUsage(input_tokens=3, cache_creation_input_tokens=2000, output_tokens=40)}
+    # all but 10 of the call's input read from the cache: far cheaper than the modelled fork
+    thread.extra["compaction_calls"] = [{"thread": {"usage": {"acompact-1": {
+        "input_tokens": 10, "cache_read_input_tokens": 30_000, "cache_creation_input_tokens": 0, "output_tokens": 40}}}}]
+    cost = run_cost(_run(thread))
+    [call] = cost.summarizer_calls
+    assert call.recorded_bill is not None
+    recorded = (10 * 1 + 30_000 * 0.1 + call.output_tokens * 10) / M
+    assert math.isclose(call.recorded_bill.total, recorded, abs_tol=1e-12)
+    assert call.dollars == call.recorded_bill.total != call.bill.total
+    [account] = cost.compactions
+    assert account.summarizer_dollars == call.recorded_bill.total
+    assert math.isclose(account.net_dollars, account.saved_dollars - account.cache_miss_dollars - call.recorded_bill.total,
+                        abs_tol=1e-12)
+    totals = cost.totals()
+    assert totals["summarizer_billed_dollars"] == round(call.recorded_bill.total, 6)
+    assert totals["summarizer_dollars"] == round(call.bill.total, 6)  # the modelled total stays modelled
+    assert call.to_dict()["priced_as"] == "recorded"

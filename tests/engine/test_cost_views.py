@@ -37,7 +37,7 @@ def test_a_steps_bill_lists_each_kind_of_token_at_its_price() -> None:
         ("uncached input", 0, "1"), ("cache read", views[0], "0.1"), ("cache write (5m)", views[1] - views[0], "1.25"),
         ("output", out, "10"), ("total", views[1] + out, "")]
     expected = (views[0] * 0.1 + (views[1] - views[0]) * 1.25 + out * 10) / M
-    assert rows[-1]["dollars"] == f"${expected:,.6f}"
+    assert rows[-1]["dollars"] == dollars(expected)
     assert "recorded tokens" not in rows[0]  # nothing recorded
 
 
@@ -58,7 +58,7 @@ def test_the_recorded_usage_sits_beside_the_modelled_bill() -> None:
     rows = step_bill_rows(cost, 0)
     out = cost.steps[0].output_tokens
     assert [r["recorded tokens"] for r in rows] == [3, 500, 2000, 40, 3 + 500 + 2000 + 40]
-    assert rows[-1]["recorded dollars"] == f"${(3 + 50 + 1500 * 1.25 + 500 * 2 + out * 10) / M:,.6f}"
+    assert rows[-1]["recorded dollars"] == dollars((3 + 50 + 1500 * 1.25 + 500 * 2 + out * 10) / M)
     assert recorded_ttl_split(cost.steps[0]) == "5m 1,500 · 1h 500"
     # our count of the response is above the recorded 40 (recorded before the response ended): both bills use it
     assert out > 40 and output_note(cost.steps[0]) == (
@@ -115,14 +115,15 @@ def test_compare_rows_are_b_minus_a_in_dollars_and_cache_use() -> None:
     assert rows["dollars (calls + summarizer)"] == {"metric": "dollars (calls + summarizer)",
                                                     "A": dollars(ta["dollars"]), "B": dollars(tb["dollars"]),
                                                     "B − A": dollars(tb["dollars"] - ta["dollars"])}
-    assert rows["summarizer calls"]["A"] == "$0.0000" and rows["summarizer calls"]["B"] == dollars(b.summarizer_calls[0].bill.total)
+    assert rows["summarizer calls"]["A"] == "$0.00" and rows["summarizer calls"]["B"] == dollars(b.summarizer_calls[0].bill.total)
     assert rows["cache read tokens"]["B − A"] == f"{tb['cache_read_tokens'] - ta['cache_read_tokens']:+,}"
-    assert rows["compactions net"]["A"] == "$0.0000" and rows["compactions net"]["B"] == dollars(b.compactions[0].net_dollars)
+    assert rows["compactions net"]["A"] == "$0.00" and rows["compactions net"]["B"] == dollars(b.compactions[0].net_dollars)
 
 
-def test_dollars_read_plainly() -> None:
-    assert (dollars(1234.56789), dollars(-0.0199), dollars(-0.00001), dollars(None), dollars(0.5, 6)) == (
-        "$1,234.5679", "−$0.0199", "$0.0000", "-", "$0.500000")
+def test_dollars_read_one_way_cents_unless_below_a_cent() -> None:
+    """One format everywhere (issue 35 found "net $-0.0062", "−$0.9863" and "$12.6147" on one page)."""
+    assert [dollars(x) for x in (1234.56789, 12.6147, -0.9863, -0.0199, -0.0062, 0.000123, 0.00999, 0.0, None)] == [
+        "$1,234.57", "$12.61", "−$0.99", "−$0.02", "−$0.0062", "$0.00012", "$0.01", "$0.00", "-"]
 
 
 def test_the_price_note_names_the_row_the_cache_and_the_times() -> None:

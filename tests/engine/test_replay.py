@@ -6,7 +6,7 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from engine.cli.main import main
+from engine.cli.ctxi import main
 from engine.config.schema import preset
 from engine.formats.native import dumps
 from engine.run.replay import replay

@@ -105,7 +105,7 @@ def _messages(n: int) -> list[BaseMessage]:
 
 def test_step_sums_equal_a_fresh_breakdown_at_every_step() -> None:
     counter = ApproximateCounter()
-    sums = StepSums(counter, unrecorded_prompt_tokens=7)
+    sums = StepSums(counter, agent_prompt_tokens=7)
     system = SystemMessage("the prompt " * 10, id="system")
     tools = [{"name": "read", "description": "reads", "parameters": {}}]
     entry = sums.tools_entry(tools)
@@ -132,7 +132,7 @@ def test_step_sums_equal_a_fresh_breakdown_at_every_step() -> None:
         assert (view_tokens, state_tokens) == (sum(view_by.values()), sum(state_by.values())), step
         expected = dict(breakdown_messages(counter, list(view)))
         expected["system"] = expected.get("system", 0) + counter.count_message(system)
-        expected["unrecorded_prompt"] = 7
+        expected["agent_prompt"] = 7
         expected["tools"] = counter.count_tools(tools)
         assert {k: v for k, v in view_by.items() if v} == {k: v for k, v in expected.items() if v}, step
 

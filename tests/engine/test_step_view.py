@@ -96,11 +96,15 @@ def test_view_entries_number_every_message_and_name_the_tools() -> None:
     assert [e.position for e in without_system] == [0, 1]
 
 
-def test_entry_kinds_add_unrecorded_when_the_provider_billed_more() -> None:
-    counter = WordCounter({"h": {"human": 5, "unrecorded": 7}, "r1": {"tool_results": 3, "unrecorded": -2}})
+def test_entry_kinds_add_hidden_when_the_provider_billed_more() -> None:
+    counter = WordCounter({"h": {"human": 5, "first_turn_context": 7},
+                           "r1": {"tool_results": 3, "unexplained": 2, "restored_context": 4}})
     entries = view_entries(step_of([], [H, R1, STUB]), counter)
-    assert [entry_kinds(e) for e in entries] == [("original", "unrecorded"), ("original", "unrecorded"), ("stub",)]
-    assert [e.unrecorded for e in entries] == [7, -2, 0]
+    assert [entry_kinds(e) for e in entries] == [("original", "hidden"), ("original", "hidden"), ("stub",)]
+    # a message's own tokens and what it carried beyond its text, apart (never one number piled up)
+    assert [(e.tokens, e.hidden, e.total) for e in entries[:2]] == [(5, 7, 12), (3, 6, 9)]
+    assert (entries[2].hidden, entries[2].total) == (0, entries[2].tokens)
+    assert entries[1].hidden_by == (("restored_context", 4), ("unexplained", 2))
 
 
 # -- filters and search ----------------------------------------------------------------------------
@@ -181,15 +185,15 @@ def test_split_tokens(total: int, weights: list[int], shares: list[int]) -> None
 def test_tool_tokens_group_calls_and_results_by_tool_name() -> None:
     counter = WordCounter({
         # Read's call: "Read" + '{"path": "a.py"}' = 3 words; Bash's: "Bash" + '{"cmd": "ls -la x"}' = 5 words
-        "a": {"ai": 3, "tool_calls": 16, "unrecorded": 4},
-        "r1": {"tool_results": 40, "unrecorded": 9},
+        "a": {"ai": 3, "tool_calls": 16, "unexplained": 4},
+        "r1": {"tool_results": 40, "unexplained": 9},
         "r2": {"tool_results": 12},
         "r3": {"stubs": 6},
         "r4": {"tool_results": 2},
     })
     rows = tool_tokens(step_of([A_OLD, H, A, R1, R2, STUB, ORPHAN], [H, A, R1, R2, STUB, ORPHAN]), counter)
     assert rows == [
-        ToolTokens("Read", calls=1, call_tokens=6, results=1, result_tokens=40),  # 16 * 3/8 = 6; unrecorded left out
+        ToolTokens("Read", calls=1, call_tokens=6, results=1, result_tokens=40),  # 16 * 3/8 = 6; unexplained left out
         ToolTokens("Bash", calls=1, call_tokens=10, results=1, result_tokens=12),
         ToolTokens("Grep", calls=0, call_tokens=0, results=1, result_tokens=6),  # its stub; the call is in state only
         ToolTokens(UNKNOWN_TOOL, calls=0, call_tokens=0, results=1, result_tokens=2),

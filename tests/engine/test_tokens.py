@@ -18,6 +18,7 @@ from engine.tokens.content import render_function_calls, render_function_result
 from engine.tokens.counters import (
     FRAMINGS,
     TiktokenCounter,
+    approximate_counter,
     counter_for_thread,
     framing_for_thread,
     get_counter,
@@ -275,4 +276,22 @@ def test_standard_content_tool_call_blocks_are_counted_once() -> None:
     plain = AIMessage([{"type": "text", "text": "reading"}], tool_calls=[call])
     assert dict(c.breakdown(with_block)) == dict(c.breakdown(plain))
     reasoning = AIMessage([{"type": "reasoning", "reasoning": "think first"}, {"type": "text", "text": "ok"}])
-    assert dict(c.breakdown(reasoning)) == {"ai": 3 + o200k("think first") + o200k("ok")}
+    # reasoning is its own category (issue 31): the provider keeps or drops it by its own rule
+    assert dict(c.breakdown(reasoning)) == {"ai": 3 + o200k("ok"), "thinking": o200k("think first")}
+    thinking = AIMessage([{"type": "thinking", "thinking": "hmm, so", "signature": "x"}, {"type": "text", "text": "ok"}])
+    assert dict(c.breakdown(thinking)) == {"ai": 3 + o200k("ok"), "thinking": o200k("hmm, so")}
+    # LangChain's approximation counts the message whole (21); its thinking share is the thinking's characters'
+    total = count_tokens_approximately([thinking])
+    assert dict(approximate_counter().breakdown(thinking)) == {"ai": total - round(total * 7 / 11), "thinking": round(total * 7 / 11)}
+
+
+def test_tiktokens_cache_goes_to_a_temporary_folder(tmp_path_factory) -> None:  # noqa: ANN001
+    """tiktoken caches even the local file it reads (`read_file_cached`); the suite points it at a temporary
+    folder (tests/conftest.py) instead of $TMPDIR/data-gym-cache, which grew 5.1 MB a run (issue 35)."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    cache = os.environ.get("TIKTOKEN_CACHE_DIR")
+    assert cache and Path(cache).is_relative_to(tmp_path_factory.getbasetemp())
+    assert not Path(cache).is_relative_to(Path(tempfile.gettempdir()) / "data-gym-cache")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli.main import main
+from engine.cli.ctxi import main
 from engine.formats.native import dumps
 from tests.evals.threads import NEEDLE_INTENT, NEEDLE_TOOL, needle_thread
 
@@ -83,3 +83,15 @@ def test_sweep_table_and_errors(thread_file: str, capsys: pytest.CaptureFixture[
     assert "ctxi sweep: error: summarization.nope: unknown key" in capsys.readouterr().err
     assert main(["eval", "needle", thread_file, "--stress", "2"]) == 2
     assert "stress fraction must be between 0 and 1" in capsys.readouterr().err
+
+
+def test_sweep_pareto_axes(thread_file: str, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["sweep", thread_file, "--set", "tokens.counter=approximate", "--executor", "serial", "--grid",
+            "summarization.trigger=messages:6,messages:8", "--pareto", "survival,recovery_calls", "--json"]
+    assert main(args) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["pareto_axes"] == ["survival", "recovery_calls"]
+    assert all("survival" in p and "recovery_calls" in p for p in doc["points"])
+    assert main(["sweep", thread_file, "--grid", "summarization.trigger=messages:6", "--pareto", "speed,peak"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown Pareto axis 'speed'" in err and len(err.strip().splitlines()) == 1

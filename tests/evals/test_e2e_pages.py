@@ -39,12 +39,12 @@ def test_workshop_page_and_presenter_keys(page: Page, app_url: str, screenshots:
     shot(page, screenshots, "workshop-overview")
     page.get_by_text("Presenter mode").click()
     wait_for_app(page)
-    expect(page.get_by_role("button", name="Next point")).to_be_visible()
+    expect(page.get_by_role("button", name="Next slide")).to_be_visible()
     page.get_by_role("heading").first.click()  # focus the page, not the toggle (shortcuts skip inputs)
     page.keyboard.press("PageDown")  # next lesson
     wait_for_app(page)
     expect(page.get_by_role("heading", name="L0 Filesystem: offload large tool results")).to_be_visible()
-    for _ in range(len(("p1", "p2", "p3", "p4", "try"))):
+    for _ in range(len(("p2", "p3", "p4", "try"))):  # slide 1 shows p1; slide 5 is "Try this" (one slide a screen)
         page.keyboard.press("ArrowRight")
         wait_for_app(page)
     expect(page.get_by_test_id("stPlotlyChart")).to_have_count(1)

@@ -24,7 +24,7 @@ def test_state_mode_needle_in_intent_survives_in_summary_tool_needle_is_lost() -
     assert report.classes == {
         NEEDLE_INTENT: ["in_view", "in_view", "in_view", "in_summary", "in_summary"],
         NEEDLE_TOOL: ["absent", "in_view", "in_view", "lost", "lost"],
-        NEEDLE_NEVER: ["absent"] * 5,
+        NEEDLE_NEVER: ["never"] * 5,  # in no message and no view: "never in the thread", not "not yet"
     }
     assert report.introduced == {NEEDLE_INTENT: 0, NEEDLE_TOOL: 1, NEEDLE_NEVER: None}
     assert report.checked_steps == [3, 4]
@@ -109,7 +109,7 @@ def test_a_recorded_compaction_counts_where_the_run_re_enacts_it() -> None:
     recorded = needle_retention(replay(thread, preset("as-recorded").with_overrides(["tokens.counter=approximate"])),
                                 needles)
     assert [(c.step, c.source) for c in recorded.compactions] == [(2, "recorded")]
-    after = {NEEDLE_INTENT: "in_summary", NEEDLE_TOOL: "lost", NEEDLE_NEVER: "absent"}
+    after = {NEEDLE_INTENT: "in_summary", NEEDLE_TOOL: "lost", NEEDLE_NEVER: "never"}
     # one computation: the table after the compaction, the bands at that step and the score agree
     assert recorded.at_compactions()[0]["classes"] == after == recorded.at_step(2)
     assert recorded.checked_steps == [2, 3, 4] and recorded.score == 0.0
@@ -163,3 +163,25 @@ def test_a_sed_range_is_not_a_duration() -> None:
     # range and a command, not 1,10 seconds
     assert facts_in("sed -i '1,10s/old_string/new_string/g' filename.py") == []
     assert facts_in("the build took 40s and the cache kept 30 days") == [("40", "number"), ("30", "number")]
+
+
+def test_needles_a_person_would_pick_on_a_session_whose_stated_facts_all_recur() -> None:
+    """Claude Code sessions name their task in every other message: the stated facts are too frequent, so the
+    files and commands of the first calls are picked (never a bare `ls -la`), and without those the most
+    specific stated facts, rarest first."""
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from engine.thread.model import Thread
+
+    ask = HumanMessage("Work on bead spotter-dov. Run bd show spotter-dov and start with the first task.", id="h0")
+    messages = [ask]
+    calls = [("Bash", {"command": "ls -la"}), ("Bash", {"command": "bd show spotter-dov.1"}),
+             ("Read", {"file_path": "/w/lib/session_live.ex"})]
+    for i, (name, args) in enumerate(calls):
+        messages += [AIMessage("Working on spotter-dov.", id=f"a{i}", tool_calls=[{"name": name, "args": args, "id": f"c{i}"}]),
+                     ToolMessage("spotter-dov: ok", tool_call_id=f"c{i}", id=f"t{i}")]
+    thread = Thread(thread_id="recurring", messages=messages, source_format="test")
+    assert pick_needles(thread) == ["/w/lib/session_live.ex", "bd show spotter-dov.1"]
+    bare = Thread(thread_id="bare", messages=messages[:1] + [
+        AIMessage("On spotter-dov.", id=f"b{i}") for i in range(4)], source_format="test")
+    assert pick_needles(bare) == ["spotter-dov"]  # stated everywhere, but the only fact there is

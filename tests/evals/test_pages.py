@@ -134,15 +134,16 @@ def test_a_new_user_runs_the_summarization_lesson_end_to_end(start) -> None:  # 
     at = start(WORKSHOP)
     at.selectbox(key="ws_lesson").set_value("summarization").run()
     assert [t.value for t in at.title] == ["L2 Summarization: trigger, keep and mode"]
-    assert metrics(at)["summarization.summarize events"] == "2"
+    # the metric names what it counts in words, not the event's id (issue 35: "summarization.summarize events")
+    assert metrics(at)["Summaries written"] == "2"
     # the lesson's own settings: no change, so no "+0" with an arrow that reads as a rise
-    unchanged = {m.label: m.proto for m in at.metric}["summarization.summarize events"]
-    assert (unchanged.delta, unchanged.direction) == ("no change vs the lesson default", 2)  # MetricDirection.NONE
+    unchanged = {m.label: m.proto for m in at.metric}["Summaries written"]
+    assert (unchanged.delta, unchanged.direction) == ("no change vs default", 2)  # MetricDirection.NONE
     at.radio(key="ws_try_summarization_summarization.trigger").set_value("fraction:0.25").run()
     assert not at.exception
-    assert metrics(at)["summarization.summarize events"] == "14"
-    changed = {m.label: m.proto for m in at.metric}["summarization.summarize events"]
-    assert (changed.delta, changed.direction) == ("+12 vs the lesson default", 1)  # UP
+    assert metrics(at)["Summaries written"] == "16"
+    changed = {m.label: m.proto for m in at.metric}["Summaries written"]
+    assert (changed.delta, changed.direction) == ("+14 vs default", 1)  # UP
     assert any("trigger fraction:0.85 → fraction:0.25" in c.value for c in at.caption)
     at.radio(key="ws_check_summarization").set_value(0).run()
     assert at.warning and "Not quite" in at.warning[0].value
@@ -154,10 +155,10 @@ def test_the_coding_agents_lesson_switches_policies(start) -> None:  # noqa: ANN
     at = start(WORKSHOP)
     at.selectbox(key="ws_lesson").set_value("coding-agents").run()
     assert [t.value for t in at.title] == ["Coding agents' compaction policies side by side"]
-    assert metrics(at)["compaction events"] == "2"  # Claude Code compacts at steps 29 and 52
+    assert metrics(at)["Compactions"] == "2"  # Claude Code compacts at steps 29 and 52
     at.radio(key="ws_try_coding-agents_compaction.policy").set_value("openhands").run()
     assert not at.exception
-    assert metrics(at)["compaction events"] == "1"  # OpenHands condenses once, past 120 events
+    assert metrics(at)["Compactions"] == "1"  # OpenHands condenses once, past 120 events
 
 
 def test_presenter_mode_reveals_step_by_step_and_navigates(start) -> None:  # noqa: ANN001
@@ -202,3 +203,23 @@ def test_hostile_workshop_parameters_open_the_overview(start) -> None:  # noqa: 
     assert not at.exception
     assert [t.value for t in at.title] == ["Overview: what the model actually sees"]
     assert not [w for w in at.sidebar.warning if "not taken from a link" in w.value]
+    # each bad value said once, in the page (the sidebar is hidden in presenter mode), and the URL fixed
+    shown = [re.sub(r"\\(.)", r"\1", w.value) for w in at.warning]
+    assert shown[0].startswith("Ignored lesson='../../etc/passwd' from the link (no such lesson; the lessons are overview")
+    assert shown[0].endswith("; showing the overview.")
+    assert shown[1:] == ["Ignored presenter='maybe' from the link (it is true or false); showing it off.",
+                         "Ignored slide='-4' from the link (this one goes from 1 to 6); showing slide 1."]
+    # the URL shows what is displayed: the overview, presenter mode off and slide 1 (defaults: left out)
+    assert not {"lesson", "presenter", "slide"} & set(at.query_params)
+    at.run()
+    assert not at.warning  # said once
+
+
+def test_the_lesson_names_of_the_table_open_their_lesson(start) -> None:  # noqa: ANN001
+    """`lesson=compaction` is the layer the lessons table lists for the coding agents' lesson (issue 35:
+    it opened the overview)."""
+    at = start(WORKSHOP, lesson="compaction")
+    assert [t.value for t in at.title] == ["Coding agents' compaction policies side by side"]
+    assert at.query_params["lesson"] == "coding-agents" and not at.warning
+    at = start(WORKSHOP, lesson="context_editing")
+    assert [t.value for t in at.title] == ["Context editing vs summarization"]

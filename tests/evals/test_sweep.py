@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
+import secrets
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -148,14 +153,40 @@ def test_an_unpriced_model_has_no_dollars_rather_than_zero() -> None:
     assert len(rows) == 2 and all(" n/a " in row and "$" not in row for row in rows)
 
 
+@pytest.fixture
+def ray_in_a_temporary_folder(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Ray's session folder and auth token go to a folder of the test's own, removed after (issue 35: each
+    run left $TMPDIR/ray/session_* and ~/.ray/auth_token). Ray 2.60 writes a token to
+    `Path.home()/.ray/auth_token` for a new local cluster unless RAY_AUTH_TOKEN is set
+    (`ray/_private/authentication/authentication_token_setup.py`), and puts its sessions under
+    RAY_TMPDIR (`ray/_common/utils.py get_default_system_temp_dir`). The folder is short: Ray's Unix
+    sockets live in it, and a socket path has at most 107 bytes."""
+    folder = Path(tempfile.mkdtemp(prefix="ctxi-ray-"))
+    monkeypatch.setenv("RAY_TMPDIR", str(folder))
+    monkeypatch.setenv("RAY_AUTH_TOKEN", secrets.token_hex(32))
+    try:
+        yield folder
+    finally:
+        import ray
+
+        if ray.is_initialized():
+            ray.shutdown()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (optional extra)")
-def test_ray_executor_on_a_local_instance_equals_single_replays() -> None:
+def test_ray_executor_on_a_local_instance_equals_single_replays(ray_in_a_temporary_folder: Path) -> None:
+    token = Path.home() / ".ray" / "auth_token"
+    token_before = token.stat().st_mtime_ns if token.exists() else None
     threads = [needle_thread()]
     grid = {"summarization.trigger": ["messages:6", "messages:8"]}
     result = sweep(threads, BASE, grid, executor="ray", workers=2)
     assert result.executor == "ray"
     expected = [[run_metrics(replay(threads[0], p.config(BASE)), result.needles[0])] for p in grid_points(grid)]
     assert [p.threads for p in result.points] == expected
+    # Ray's files went to the test's folder, and no token was written in the home folder
+    assert (ray_in_a_temporary_folder / "ray").is_dir()
+    assert (token.stat().st_mtime_ns if token.exists() else None) == token_before
 
 
 def test_ray_missing_gives_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -171,3 +202,41 @@ def test_ray_missing_gives_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(builtins, "__import__", no_ray)
     with pytest.raises(ConfigError, match=r"pip install 'context-inspector\[ray\]'"):
         sweep(needle_thread(), BASE, {"summarization.trigger": ["messages:6", "messages:8"]}, executor="ray", workers=2)
+
+
+def test_points_carry_survival_and_recovery_and_the_front_can_use_them() -> None:
+    from engine.evals.recovery import recovery
+    from engine.evals.survival import run_survival_totals, survival
+    from engine.evals.sweep import check_pareto_axes
+    from tests.evals.forensics_threads import coding_thread
+
+    config = preset("langchain").with_overrides(["tokens.counter=approximate", "summarization.trigger=messages:6",
+                                                 "summarization.keep=messages:2"])
+    run = replay(coding_thread(compacted=False), config)
+    m = run_metrics(run)
+    totals = run_survival_totals(survival(run))
+    assert (m["survival"], m["survival_facts"], m["survival_kept"]) == (totals["rate"], totals["facts_total"],
+                                                                        totals["facts_kept"])
+    assert m["survival_facts"] > 0 and m["compactions"] == 3
+    assert m["recovery_calls"] == sum(r.calls for r in recovery(run)) == 2
+    assert sorted(m["survival_by_class"]) == ["command", "decision", "error", "identifier", "number", "path"]
+    # a Pareto front on other axes: min recovery calls and max survival
+    def point(survival_rate, calls):
+        return {"survival": survival_rate, "recovery_calls": calls}
+
+    metrics = [point(0.5, 3), point(0.7, 3), point(0.4, 1), point(None, 4)]
+    assert pareto_indices(metrics, axes=("survival", "recovery_calls")) == [1, 2, 3]  # None counts as 1.0
+    with pytest.raises(ConfigError, match="unknown Pareto axis 'speed'"):
+        check_pareto_axes(["peak_view_tokens", "speed"])
+    with pytest.raises(ConfigError, match="at least two"):
+        check_pareto_axes(["survival", "survival"])
+
+
+def test_a_sweep_redraws_its_front_on_other_axes_without_replaying() -> None:
+    result = sweep(_threads(), BASE, GRID, executor="serial")
+    other = result.with_pareto(["survival", "recovery_calls", "peak_view_tokens"])
+    assert other.pareto_axes == ("survival", "recovery_calls", "peak_view_tokens")
+    assert [p.point.index for p in other.points if p.pareto] == pareto_indices(
+        [p.metrics for p in result.points], axes=other.pareto_axes)
+    assert [p.metrics for p in other.points] == [p.metrics for p in result.points]
+    assert other.to_dict()["pareto_axes"] == ["survival", "recovery_calls", "peak_view_tokens"]

@@ -10,8 +10,10 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from engine.base.errors import ThreadLoadError, ThreadNotFoundError
+from engine.config.schema import preset
 from engine.formats import detect_format, list_threads, load_thread, open_source
-from engine.recorded.inspect import step_contexts
+from engine.recorded.inspect import inspect_thread, step_contexts
+from engine.run.replay import replay
 from engine.tokens.content import render_function_calls
 from engine.tokens.counters import counter_for_thread, get_counter
 from tests.conftest import trace_path
@@ -257,6 +259,21 @@ def test_subagent_file_loads_on_its_own() -> None:
     thread = load_thread(cc(BIG_A, "subagents", "agent-a2898e3.jsonl"))
     assert (thread.thread_id, len(thread.messages), len(thread.usage)) == ("agent-a2898e3", 46, 12)
     assert thread.subagents == {}
+
+
+def test_a_compaction_call_opens_as_its_sessions_compaction_call() -> None:
+    # agent-acompact-* is the summarizer call Claude Code made to compact the session, not a session:
+    # the claude-code preset used to compact it at step 0 ("would have compacted at step 0").
+    path = cc(BIG_A, "subagents", "agent-acompact-e1f845.jsonl")
+    thread = load_thread(path)
+    assert thread.extra["compaction_call_of"] == {"session_id": BIG_A, "agent_id": "acompact-e1f845",
+                                                  "parent_file": str(cc(f"{BIG_A}.jsonl"))}
+    assert thread.title == f"compaction call of session {BIG_A}"
+    run = replay(thread, preset("claude-code"))
+    assert [(e.step, e.kind) for e in run.events if e.layer == "compaction"] == [(0, "not_applicable")]
+    assert inspect_thread(thread)["compaction_call_of"]["session_id"] == BIG_A
+    # the session itself still compacts where Claude Code did
+    assert load_thread(cc(f"{BIG_A}.jsonl")).extra.get("compaction_call_of") is None
 
 
 @pytest.mark.parametrize("name, expected", [

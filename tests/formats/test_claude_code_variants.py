@@ -101,10 +101,13 @@ def test_attachments_that_reach_the_model_are_messages_after_the_tool_batch(tmp_
         ("tool", "r2", "/p", {}),
         ("human", "h1", "hook: ok", {"claude_code_meta": True, "claude_code_attachment": "hook_additional_context"}),
         ("human", "q1", "also run tests", {"claude_code_attachment": "queued_command"}),
+        # the skill listing reaches the model as a reminder since Claude Code 2.1.x (issue 31: named, not unrecorded)
+        ("human", "k1", "skills...", {"claude_code_meta": True, "claude_code_attachment": "skill_listing"}),
         ("ai", "m2", "done", {}),
     ]
     thread = load_thread(tmp_path / "s.jsonl")
-    assert thread.extra["skipped_records"] == {"attachment:skill_listing": 1, "attachment:task_reminder": 1}
+    # an empty task reminder says nothing to the model
+    assert thread.extra["skipped_records"] == {"attachment:task_reminder": 1}
     assert sorted(tc["id"] for tc in thread.tool_calls()) == sorted(thread.tool_results()) == ["t1", "t2"]
 
 
@@ -281,7 +284,7 @@ def test_windows_line_endings_and_unfinished_last_line(tmp_path: Path) -> None:
     assert detect_format(open_source(path)) == "claude_code"
     thread = load_thread(path)
     assert thread.extra["unfinished_last_line"] == len(records) + 1
-    assert [m.id for m in thread.messages] == ["u1", "n1", "m1", "r1", "r2", "h1", "q1", "m2"]
+    assert [m.id for m in thread.messages] == ["u1", "n1", "m1", "r1", "r2", "h1", "q1", "k1", "m2"]
     assert isinstance(thread.messages[-1], AIMessage) and isinstance(thread.messages[0], HumanMessage)
 
 

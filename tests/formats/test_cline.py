@@ -233,8 +233,60 @@ def test_api_history_alone_loads_without_usage(tmp_path: Path) -> None:
     assert thread.usage == {} and thread.compactions == [] and thread.extra["ui_messages"].startswith("not found")
 
 
+# The same task exported with ui_messages.json alone: each api_req_started carries its request as Cline
+# displays it (the user message's blocks joined by a blank line), the answers are the rows after it.
+UI_ONLY: list[dict[str, Any]] = [
+    said(1000, "task", "Fix the bug in app.py", -1),
+    request(2000, -1, usage(12, 40, 9000, 0)), said(2100, "text", "Read it first.", 0),
+    said(2200, "tool", json.dumps({"tool": "readFile", "path": "app.py", "content": "/repo/app.py"}), 0),
+    request(3000, 1, usage(30, 50, 300, 9000)),
+    {"ts": 3100, "type": "ask", "ask": "command", "text": "python app.py", "conversationHistoryIndex": 2},
+    request(4000, 3, usage(25, 90, 400, 9300)),
+    said(4100, "tool", json.dumps({"tool": "editedExistingFile", "path": "app.py",
+                                   "diff": "<<<<<<< SEARCH\nprint('hi'\n=======\nprint('hi')\n>>>>>>> REPLACE"}), 4),
+    request(5000, 5, usage(20, 30, 200, 9100), None),
+    {"ts": 5100, "type": "say", "say": "command", "text": "python app.py", "conversationHistoryIndex": 6,
+     "conversationHistoryDeletedRange": [2, 3]},
+    request(6000, 7, usage(15, 60, 100, 9200), [2, 3]), said(6050, "text", "Fixed.", 8, [2, 3]),
+    said(6100, "completion_result", "The missing parenthesis is fixed.", 8, [2, 3]),
+]
+
+
+def ui_only() -> list[dict[str, Any]]:
+    rows = json.loads(json.dumps(UI_ONLY))
+    for row in rows:
+        if row.get("say") == "api_req_started":
+            info = json.loads(row["text"])
+            info["request"] = "\n\n".join(b["text"] for b in XML_API[row["conversationHistoryIndex"] + 1]["content"])
+            row["text"] = json.dumps(info)
+    return rows
+
+
+def test_a_task_with_ui_messages_alone_opens_as_its_requests(tmp_path: Path) -> None:
+    # before: "a Cline task needs its api_conversation_history.json"
+    full = load_thread(task_folder(tmp_path, XML_API, XML_UI, META))
+    folder = task_folder(tmp_path, XML_API, ui_only(), name="1733000000001")
+    (folder / "api_conversation_history.json").unlink()
+    for entry in (folder, folder / "ui_messages.json"):
+        assert detect_format(open_source(entry)) == "cline"
+    thread = load_thread(folder)
+    assert thread.extra["api_conversation_history"].startswith("rebuilt from ui_messages.json")
+    assert [type(m).__name__ for m in thread.messages] == [type(m).__name__ for m in full.messages]
+    calls = [(tc["name"], dict(tc["args"])) for m in thread.messages if isinstance(m, AIMessage) for tc in m.tool_calls]
+    assert [name for name, _ in calls] == ["read_file", "execute_command", "replace_in_file", "execute_command",
+                                           "attempt_completion"]
+    assert calls[0][1] == {"path": "app.py"}
+    results = [(m.tool_call_id, m.name) for m in thread.messages if isinstance(m, ToolMessage)]
+    assert results == [(m.tool_call_id, m.name) for m in full.messages if isinstance(m, ToolMessage)]
+    assert [u.context_tokens for u in thread.usage.values()] == [u.context_tokens for u in full.usage.values()]
+    assert len(thread.usage) == 5
+    assert [(c.index, c.kind, c.source) for c in thread.compactions] == [(c.index, c.kind, c.source) for c in full.compactions]
+    assert thread.title == "Fix the bug in app.py"
+
+
 def test_missing_history_and_broken_files_are_one_line(tmp_path: Path) -> None:
-    folder = task_folder(tmp_path, XML_API, XML_UI)
+    folder = task_folder(tmp_path, XML_API, [{k: v for k, v in r.items() if k != "text"} if r.get("say") == "api_req_started"
+                                             else r for r in XML_UI])
     (folder / "api_conversation_history.json").unlink()
     with pytest.raises(ThreadLoadError) as err:
         load_thread(folder / "ui_messages.json")
@@ -306,3 +358,20 @@ def test_mutated_task_files_load_or_raise_thread_load_error(tmp_path: Path, muta
         return
     inspect_thread(thread)
     assert all(isinstance(m, (HumanMessage, AIMessage, ToolMessage)) for m in thread.messages)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_mutated_ui_only_exports_load_or_are_one_error_line(tmp_path_factory: pytest.TempPathFactory,
+                                                             data: st.DataObject) -> None:
+    from tests.formats.mutations import WRONG_VALUES, mutate, paths
+
+    rows = ui_only()
+    path = data.draw(st.sampled_from(paths(rows)))
+    changed = mutate(rows, path, data.draw(WRONG_VALUES), data.draw(st.booleans()))
+    folder = tmp_path_factory.mktemp("ui")
+    (folder / "ui_messages.json").write_text(json.dumps(changed))
+    try:
+        load_thread(folder / "ui_messages.json")
+    except ThreadLoadError as exc:
+        assert "ui_messages.json" in str(exc) and "\n" not in str(exc), str(exc)

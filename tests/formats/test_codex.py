@@ -195,7 +195,7 @@ def test_new_rollout_merges_one_call_into_one_ai_message(tmp_path: Path) -> None
     assert ai.content == [{"type": "reasoning", "reasoning": "Look first."}, {"type": "text", "text": "Reading."}]
     assert [(tc["id"], tc["name"], tc["args"]) for tc in ai.tool_calls] == [
         ("c1", "shell", {"command": ["cat", "a.py"]}), ("c2", "shell", {"command": ["pytest"]})]
-    assert ai.additional_kwargs == {"codex_encrypted_reasoning": 1}
+    assert ai.additional_kwargs == {"codex_encrypted_reasoning": 1, "codex_encrypted_reasoning_chars": [4]}
     assert ai.response_metadata == {"model": "gpt-5-codex"}
     tool = thread.messages[5]
     assert isinstance(tool, ToolMessage) and (tool.tool_call_id, tool.name, tool.content) == ("c2", "shell", "1 failed")
@@ -215,8 +215,10 @@ def test_reasoning_summary_is_counted_and_encrypted_reasoning_is_not(tmp_path: P
     counter = get_counter("o200k_base")
     ai = thread.messages[3]
     assert "gAAA" not in json.dumps(ai.content)
-    # The summary counts as the message's text (next to its reply); the encrypted part adds nothing.
-    assert counter.breakdown(ai)["ai"] == 3 + counter.count_text("Look first.\nReading.")
+    # The summary counts as thinking (issue 31: its own category), the reply as text; the encrypted part adds
+    # nothing to our count (the calibration lays the call's recorded reasoning tokens on it instead)
+    assert counter.breakdown(ai)["ai"] == 3 + counter.count_text("Reading.")
+    assert counter.breakdown(ai)["thinking"] == counter.count_text("Look first.")
 
 
 def test_0_39_order_token_count_before_items_and_interleaved_outputs(tmp_path: Path) -> None:
@@ -432,3 +434,22 @@ def test_mutated_hand_made_rollouts_only_raise_thread_load_error(data: st.DataOb
     blob = mutated_lines(data, rows)
     attempt(blob, None)
     attempt(blob, "codex")
+
+
+def test_a_call_whose_arguments_are_not_json_stays_a_call(tmp_path: Path) -> None:
+    # models emit these; Codex sends the call back as written and answers it with the parse error, so the
+    # thread keeps the call (raw arguments) and its result pairs with it ("exec_command: 0 calls, N results")
+    raw = '{"cmd": "ls -la", "workdir": "/repo'
+    rows = [meta(), ctx(), user("list it"),
+            item(type="function_call", name="exec_command", arguments=raw, call_id="bad1"),
+            tokens(500, 0, 20), output("bad1", "failed to parse function arguments: EOF while parsing a string"),
+            say("Retrying."), tokens(600, 0, 10)]
+    thread = load_thread(write(tmp_path, rows))
+    ai = next(m for m in thread.messages if isinstance(m, AIMessage) and m.tool_calls)
+    assert [(tc["name"], tc["args"], tc["id"]) for tc in ai.tool_calls] == [("exec_command", {"arguments": raw}, "bad1")]
+    assert ai.invalid_tool_calls == [] and ai.additional_kwargs["codex_unparsed_arguments"] == ["bad1"]
+    result = next(m for m in thread.messages if isinstance(m, ToolMessage))
+    assert result.tool_call_id == "bad1"
+    from engine.recorded.inspect import inspect_thread
+
+    assert inspect_thread(thread)["tool_calls"] == {"count": 1, "by_name": {"exec_command": 1}}

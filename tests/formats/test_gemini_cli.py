@@ -20,6 +20,7 @@ from engine.formats import detect_format, importers, list_threads, load_thread, 
 from engine.recorded.inspect import inspect_thread, step_contexts
 from engine.tokens.counters import get_counter
 from tests.conftest import trace_path
+from tests.formats import sized
 from tests.formats.mutations import FUZZ, attempt, jsonl, mutated_document, mutated_lines
 
 LEGACY = ("gemini", "vibecodingtracker-session-legacy-toolcalls.json")
@@ -184,6 +185,52 @@ def test_rewind_drops_the_message_and_everything_after(tmp_path: Path) -> None:
     unknown = load_thread(write(tmp_path, [*session(), {"$rewindTo": "nope"}, msg("u9", "user", "fresh")]))
     # Gemini CLI's reader clears the whole list for an id it does not know.
     assert [m.id for m in unknown.messages] == ["u9"]
+
+
+def test_a_rewind_to_an_unknown_id_is_said_not_silent(tmp_path: Path) -> None:
+    """Issue 38.6: such a file opened as a thread of 0 model calls with no word. Gemini CLI's writer never
+    records a rewind to an id it does not hold, so the thread says what its reader did there."""
+    thread = load_thread(write(tmp_path, [*session(), {"$rewindTo": "nope"}]))
+    assert thread.messages == [] and thread.extra["rewound"] == [{"to": "nope", "records": 4, "line": 10}]
+    assert thread.extra["load_warnings"] == [
+        "line 10: $rewindTo names message id 'nope', which no earlier line holds; Gemini CLI's reader then drops "
+        "the whole history (4 message records dropped here) and its writer never records such a rewind: the file "
+        "was cut or edited"]
+    report = inspect_thread(thread)
+    assert report["warnings"] == thread.extra["load_warnings"] and report["steps"] == []
+    known = load_thread(write(tmp_path, [*session(), {"$rewindTo": "g2"}]))
+    assert "load_warnings" not in known.extra and [m.id for m in known.messages][-1] == "g1:b"
+
+
+class _CountingDict(dict):  # type: ignore[type-arg]
+    """A dict that counts the keys it hands out when walked (list(d), `for k in d`)."""
+
+    walked = 0
+
+    def __iter__(self) -> Any:
+        for key in super().__iter__():
+            _CountingDict.walked += 1
+            yield key
+
+
+def test_a_storm_of_rewinds_costs_what_it_drops(monkeypatch: pytest.MonkeyPatch) -> None:
+    """n messages then n/2 rewinds, each to the last message left: the records walked stay linear
+    (each rewind listed every record and every held id before)."""
+    import engine.formats.gemini_records as records
+
+    class Counted(records.Replay):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.records, self.held = _CountingDict(), _CountingDict()
+
+    monkeypatch.setattr(records, "Replay", Counted)
+    walked = []
+    for n in (400, 1600):
+        _CountingDict.walked = 0
+        thread = load_thread(data=sized.gemini(n, rewinds=True), name="session-2026-05-01T10-00-s1.jsonl")
+        assert len(thread.messages) == n // 2 + 1
+        walked.append(_CountingDict.walked / n)
+    assert walked[1] <= walked[0] * 1.1 and walked[1] < 3, walked
 
 
 def test_set_messages_that_syncs_the_same_history_is_no_compaction(tmp_path: Path) -> None:

@@ -9,7 +9,9 @@ from __future__ import annotations
 import copy
 import io
 import json
+import os
 import zipfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +24,7 @@ from engine.formats import detect_format, importers, inspect_ai_log, list_thread
 from engine.recorded.inspect import inspect_thread
 from engine.thread.model import RecordedUsage
 from tests.conftest import trace_path
+from tests.formats import sized
 
 BROWSER = ("inspect", "2025-05-12T20-27-36-04-00_browser.json")
 POPULARITY = ("inspect", "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval")
@@ -445,3 +448,68 @@ def test_mutated_real_logs_only_raise_thread_load_error(real_logs: dict[str, Any
                 load_thread(data=blob, name=label, format=forced, thread_id=ref.thread_id)
         except ThreadLoadError as exc:
             assert label in str(exc)
+
+
+def test_an_archive_of_millions_of_tiny_messages_is_one_line_before_it_is_parsed() -> None:
+    """Issues 38.4 / 39.6: a 332 KB `.eval` holding 3 million messages (97.5 MB inflated) took 4.5 GB to
+    inspect. What one archive may expand to is capped in JSON objects as well as bytes, counted while the
+    member inflates: it stops after about two million objects, having parsed nothing."""
+    data = sized.eval_archive(3_000_000)
+    assert len(data) < 400_000
+    with pytest.raises(ThreadLoadError) as info:
+        load_thread(data=data, name="tiny-bomb.eval")
+    text = str(info.value)
+    assert text.startswith("tiny-bomb.eval, format inspect_ai, at samples/1_epoch_1.json: refusing to read: the "
+                           "archive expands to more than 2,000,000 JSON objects (")
+    assert text.endswith("; a zip bomb of tiny messages, or a log too large to read)")
+    inflated = int(text.split("first ")[1].split(" bytes")[0].replace(",", ""))
+    assert inflated < 70_000_000  # stopped early: not the 97.5 MB the member holds
+    assert len(load_thread(data=sized.eval_archive(20_000), name="fine.eval").messages) == 20_000
+
+
+def test_the_object_budget_spans_the_members_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Header, summaries and the sample share one budget (a header of braces cannot be traded for a sample)."""
+    data = eval_zip([sample("a", [USER] * 30, [])])
+    monkeypatch.setattr(inspect_ai_log, "MAX_ARCHIVE_OBJECTS", 20)
+    with pytest.raises(ThreadLoadError) as info:
+        load_thread(data=data, name="small.eval")
+    assert "refusing to read: the archive expands to more than 20 JSON objects" in str(info.value)
+
+
+FAILED_LOAD = """
+import sys
+from engine.base.errors import ThreadLoadError
+from engine.formats import load_thread
+from tests.formats.sized import eval_archive
+
+def status(field):
+    return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith(field)) // 1024
+
+data = eval_archive(3_000_000)
+load_thread(data=eval_archive(200), name="warm.eval")
+before = status("VmRSS")
+held = []
+for _ in range(3):
+    try:
+        load_thread(data=data, name="bomb.eval")
+    except ThreadLoadError as exc:
+        held.append(exc)  # kept, as a page keeps the notice it shows
+print(before, status("VmRSS"), status("VmHWM"), len(held))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the process's memory from /proc")
+def test_a_failed_load_gives_back_what_it_held() -> None:
+    """The refused archive leaves the process where it was, even with its errors kept (a kept error held the
+    exception it replaced and, through its traceback, the frames that read the file)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", FAILED_LOAD], cwd=root, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    before, after, peak, errors = map(int, done.stdout.split())
+    assert errors == 3
+    assert after - before < 40, (before, after, peak)
+    assert peak - before < 200, (before, after, peak)

@@ -382,7 +382,9 @@ def test_anthropic_tool_use_is_counted_once() -> None:
     ai = load_doc(ANTHROPIC_REQUEST).messages[2]
     calls = sum(3 + counter.count_text("read") + counter.count_text(tool_call_text(c)) for c in ai.tool_calls)
     assert counter.breakdown(ai)["tool_calls"] == calls
-    assert counter.breakdown(ai)["ai"] == 3 + counter.count_text("two reads") + counter.count_text("Reading.")
+    # the thinking is its own category (issue 31)
+    assert counter.breakdown(ai)["ai"] == 3 + counter.count_text("Reading.")
+    assert counter.breakdown(ai)["thinking"] == counter.count_text("two reads")
 
 
 def test_anthropic_bare_list_and_text_only_list() -> None:

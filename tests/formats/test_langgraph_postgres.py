@@ -18,7 +18,7 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from engine.base.errors import ThreadLoadError, ThreadNotFoundError
-from engine.cli.main import main
+from engine.cli.ctxi import main
 from engine.formats import detect_format, list_threads, load_thread, open_source
 from engine.formats.langgraph_postgres import Store, _schema, open_readonly
 from engine.thread.kinds import message_kind

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +19,10 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from engine.base.errors import ThreadLoadError
+from engine.config.schema import preset
 from engine.formats import detect_format, importers, list_threads, load_thread, open_source
 from engine.recorded.inspect import inspect_thread
+from engine.run.replay import replay
 from engine.thread.model import RecordedUsage
 from tests.conftest import trace_path
 
@@ -385,3 +388,90 @@ def test_mutated_trajectories_only_raise_thread_load_error(samples: dict[str, An
             load_thread(data=blob, name="fuzzed.json", format=forced)
         except ThreadLoadError as exc:
             assert "fuzzed.json" in str(exc)
+
+
+# -- an exported V1 conversation: events.json with trajectory.json (baseState) beside it ------------
+def long_run(calls: int, request_after: int | None = None) -> list[dict[str, Any]]:
+    """A system prompt, a user message, then `calls` responses of one call and its observation each
+    (2 events apiece); a CondensationRequest (the environment's, after a context-window error) after
+    response `request_after`, then the condensation it brought."""
+    events = [system_prompt_event(), message_event(1, "refactor the parser")]
+    i = 2
+    for k in range(calls):
+        events += [action_event(i, f"r{k}", f"c{k}"), observation_event(i + 1, f"c{k}", f"out {k} " * 40)]
+        i += 2
+        if k == request_after:
+            events.append({"kind": "CondensationRequest", "id": f"e{i}", "timestamp": "t", "source": "environment"})
+            i += 1
+    return events
+
+
+BASE_STATE = {"id": "conv1", "agent": {"kind": "Agent", "llm": {"model": "litellm_proxy/claude-sonnet-4-5",
+                                                                 "max_input_tokens": 200_000},
+                                       "condenser": {"kind": "LLMSummarizingCondenser", "max_size": 240, "keep_first": 4,
+                                                     "llm": {"model": "litellm_proxy/claude-sonnet-4-5"}}},
+              "max_iterations": 500, "execution_status": "finished"}
+
+
+def export(tmp_path: Path, events: list[dict[str, Any]], base_state: dict[str, Any] | None = BASE_STATE) -> Path:
+    folder = tmp_path / "conv1"
+    folder.mkdir()
+    (folder / "events.json").write_text(json.dumps(events))
+    if base_state is not None:
+        (folder / "trajectory.json").write_text(json.dumps({"baseState": base_state, "conversation_id": "conv1"}))
+    return folder
+
+
+def test_v1_export_takes_model_window_and_condenser_from_base_state(tmp_path: Path) -> None:
+    folder = export(tmp_path, long_run(98, request_after=96))
+    thread = load_thread(folder / "events.json")
+    assert (thread.model, thread.max_input_tokens) == ("litellm_proxy/claude-sonnet-4-5", 200_000)
+    assert thread.extra["openhands_condenser"] == {"kind": "LLMSummarizingCondenser", "max_size": 240, "keep_first": 4}
+    assert (thread.extra["openhands_state_from"], thread.extra["condensation_requests"]) == ("trajectory.json", [97])
+    # trajectory.json opened (or dropped) with events.json beside it opens the events
+    assert detect_format(open_source(folder / "trajectory.json")) == "openhands"
+    assert len(load_thread(folder / "trajectory.json").messages) == len(thread.messages)
+
+
+def test_v1_settings_alone_say_what_to_open(tmp_path: Path) -> None:
+    (tmp_path / "trajectory.json").write_text(json.dumps({"baseState": BASE_STATE}))
+    with pytest.raises(ThreadLoadError) as info:
+        load_thread(tmp_path / "trajectory.json")
+    assert str(info.value).count("\n") == 0 and "events.json" in str(info.value) and "trajectory.json" in str(info.value)
+
+
+def test_openhands_preset_condenses_where_the_conversation_did(tmp_path: Path) -> None:
+    # 98 responses: 1 + 1 + 2 x 98 = 198 events; the recorded condenser (max_size 240) never condenses on
+    # size, the environment's CondensationRequest (before the 98th call, event 196) makes it condense
+    # there, keeping half the view. The SDK's defaults (120) condense as soon as the view passes 120 events.
+    folder = export(tmp_path, [*long_run(98, request_after=96)])
+    thread = load_thread(folder / "events.json")
+    run = replay(thread, preset("openhands"))
+    [event] = [e for e in run.events if e.layer == "compaction"]
+    assert (event.step, event.payload["requested"], event.payload["events_before"]) == (97, True, 196)
+    # events 4 .. 102 (keep_first 4, then 196 // 2 - 4 - 1 = 93 newest kept), and the observation of the
+    # last forgotten call with it (the view drops an observation whose call is gone)
+    assert event.payload["forgotten_events"] == 196 - 4 - 93 + 1
+    (tmp_path / "x").mkdir()
+    defaults = replay(load_thread(export(tmp_path / "x", long_run(98), base_state=None) / "events.json"),
+                      preset("openhands"))
+    assert [e.step for e in defaults.events if e.kind == "compact"][:1] == [60]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_mutated_exports_load_or_are_one_error_line(tmp_path_factory: pytest.TempPathFactory, data: st.DataObject) -> None:
+    from tests.formats.mutations import WRONG_VALUES, mutate, paths
+
+    which = data.draw(st.sampled_from(["events", "state"]))
+    events, state = long_run(6, request_after=3), {"baseState": BASE_STATE}
+    doc = events if which == "events" else state
+    changed = mutate(doc, data.draw(st.sampled_from(paths(doc))), data.draw(WRONG_VALUES), data.draw(st.booleans()))
+    folder = tmp_path_factory.mktemp("oh")
+    (folder / "events.json").write_text(json.dumps(changed if which == "events" else events))
+    (folder / "trajectory.json").write_text(json.dumps(changed if which == "state" else state))
+    for entry in ("events.json", "trajectory.json"):
+        try:
+            load_thread(folder / entry)
+        except ThreadLoadError as exc:
+            assert "\n" not in str(exc) and ("events.json" in str(exc) or "trajectory.json" in str(exc)), str(exc)

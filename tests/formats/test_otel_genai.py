@@ -356,3 +356,33 @@ def test_mutated_traces_only_raise_thread_load_error(samples: dict[str, Any], da
                 load_thread(data=blob, name="fuzzed.json", format=forced, thread_id=ref.thread_id)
         except ThreadLoadError as exc:
             assert "fuzzed.json" in str(exc)
+
+
+def _conversations(n: int) -> bytes:
+    """`n` conversations of one model call each, every other one with a sub-agent under its tool call."""
+    spans: list[dict[str, Any]] = []
+    for k in range(n):
+        base = {"gen_ai.conversation.id": f"conv-{k}", "gen_ai.operation.name": "chat",
+                "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "ok"}]}])}
+        spans.append({"name": "chat m", "context": {"trace_id": k, "span_id": 3 * k + 1}, "parent": None,
+                      "start_time": 10 * k, "attributes": base})
+        if k % 2:
+            spans.append({"name": "execute_tool t", "context": {"trace_id": k, "span_id": 3 * k + 2}, "parent": None,
+                          "start_time": 10 * k + 1, "attributes": {"gen_ai.operation.name": "execute_tool",
+                                                                    "gen_ai.tool.call.id": f"call-{k}",
+                                                                    "gen_ai.conversation.id": f"conv-{k}"}})
+            spans.append({"name": "chat sub", "context": {"trace_id": k, "span_id": 3 * k + 3},
+                          "parent": {"span_id": 3 * k + 2}, "start_time": 10 * k + 2, "attributes": base})
+    return json.dumps({"spans": spans}).encode()
+
+
+def test_listing_many_conversations_is_linear() -> None:
+    """Each thread's sub-agents are found from one index of the groups, not by scanning every group per thread."""
+    from tests.formats.test_linear import events
+
+    refs = list_threads(data=_conversations(6), name="many.json")
+    assert [r.thread_id for r in refs] == [f"conv-{k}" for k in range(6)]
+    assert load_thread(data=_conversations(6), name="many.json", thread_id="conv-3").subagents.keys() == {"call-3"}
+    per_conversation = [events(lambda n=n: list_threads(data=_conversations(n), name="many.json")) / n
+                        for n in (250, 1000)]
+    assert per_conversation[1] <= per_conversation[0] * 1.1, per_conversation

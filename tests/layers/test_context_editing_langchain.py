@@ -1,12 +1,15 @@
-"""Differential test: our `context_editing` layer (style langchain) against LangChain's real
-ContextEditingMiddleware, both inside `create_agent` with the same scripted model.
+"""Differential test: LangChain's real ContextEditingMiddleware inside `create_agent`, against our
+`langchain` preset as shipped (only the ClearToolUsesEdit settings a user gives set as config keys)
+replaying the thread that run recorded, and against our `context_editing` layer inside `create_agent`.
 
 Each generated thread is a pre-built history (human turns, AI messages with 0-3 parallel calls,
 orphan results, results the nearest AI message does not own, unnamed results, already-cleared
 results, equal AI messages) followed by 1-2 scripted model calls that run real tools; each draws
 its own ClearToolUsesEdit settings (trigger, keep, clear_at_least, clear_tool_inputs, exclude_tools,
-placeholder). Every request the model receives and the final state must be identical, message for
-message (content, ids, artifacts, tool calls, response_metadata["context_editing"]).
+placeholder). Every request the model receives must be identical, message for message (content,
+ids, artifacts, tool calls, response_metadata["context_editing"]): in the replay, the steps of the
+scripted calls (the history's own AI messages were never sent by this run, so they have no
+reference request).
 """
 
 from __future__ import annotations
@@ -22,10 +25,13 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage, messages_to_dict
 from langchain_core.tools import tool
 
+from engine.config.schema import EngineConfig, preset
 from engine.config.sections import ContextEditingConfig
 from engine.layers.base import LayerContext
 from engine.layers.context_editing import ContextEditingLayer
 from engine.layers.context_editing_rules import clear_tool_uses_langchain
+from engine.run.replay import replay
+from engine.thread.model import Thread
 from engine.tokens.counters import ApproximateCounter
 
 TOOLS = ("read_file", "grep", "bash", "memory")
@@ -163,7 +169,59 @@ def run_both(history: list[BaseMessage], responses: list[AIMessage], edit: dict[
     return theirs, ours
 
 
+def preset_config(edit: dict[str, Any]) -> EngineConfig:
+    """The `langchain` preset as shipped with its ContextEditingMiddleware added to the stack and
+    ClearToolUsesEdit's settings as config keys: all a user gives."""
+    return preset("langchain").with_overrides([
+        "order=[summarization, context_editing]", f"context_editing.trigger=tokens:{edit['trigger']}",
+        f"context_editing.keep={edit['keep']}", f"context_editing.clear_at_least={edit['clear_at_least']}",
+        f"context_editing.clear_tool_inputs={str(edit['clear_tool_inputs']).lower()}",
+        f"context_editing.exclude_tools={list(edit['exclude_tools'])}",
+        f"context_editing.placeholder={edit['placeholder']!r}"])
+
+
+def replayed_requests(final_state: list[BaseMessage], edit: dict[str, Any], calls: int) -> list[list[dict[str, Any]]]:
+    """Our replay of the thread the reference run recorded: the views of its last `calls` steps."""
+    thread = Thread("ce", [m.model_copy(deep=True) for m in final_state], source_format="langchain_dict")
+    run = replay(thread, preset_config(edit))
+    return [normalized(step.view) for step in run.steps[-calls:]]
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_langchain_preset_replays_langchain_context_editing(seed: int) -> None:
+    rng = random.Random(seed)
+    history = random_history(rng)
+    responses = scripted_responses(rng)
+    edit = edit_settings(rng, ApproximateCounter()(history))
+    theirs, _ = run_both(history, responses, edit)
+    ours = replayed_requests(list(theirs["messages"]), edit, len(responses))
+    assert len(ours) == len(REF_SEEN.requests) == len(responses)
+    for k, (a, b) in enumerate(zip(REF_SEEN.requests, ours, strict=True)):
+        assert b == a, f"request {k} differs (seed {seed}, settings {edit})"
+
+
+def test_the_preset_counts_as_langchain_does() -> None:
+    # The issue's minimal case: four grep results of "alpha beta gamma delta " * 100 and
+    # ClearToolUsesEdit(trigger=2000, keep=1). count_tokens_approximately counts 2,422 (> 2,000) and
+    # clears t0-t2; the run's o200k counter counts 1,681 and would clear nothing.
+    msgs: list[BaseMessage] = [HumanMessage("find it", id="h0")]
+    for i in range(4):
+        msgs.append(AIMessage("", tool_calls=[{"name": "grep", "args": {"q": "x"}, "id": f"t{i}"}], id=f"a{i}"))
+        msgs.append(ToolMessage("alpha beta gamma delta " * 100, tool_call_id=f"t{i}", name="grep", id=f"r{i}"))
+    msgs.append(AIMessage("done", id="final"))
+    edit = {"trigger": 2000, "keep": 1, "clear_at_least": 0, "clear_tool_inputs": False, "exclude_tools": (),
+            "placeholder": "[cleared]"}
+    run = replay(Thread("minimal", msgs, source_format="langchain_dict"), preset_config(edit))
+    last = run.steps[-1]
+    assert [m.content for m in last.view if isinstance(m, ToolMessage)] == ["[cleared]"] * 3 + ["alpha beta gamma delta " * 100]
+    [event] = [e for e in run.events if e.kind == "clear"]
+    assert (event.step, event.payload["request_tokens"], event.payload["counter"], event.payload["tool_call_ids"]) == (
+        4, 2422, "approximate", ["t0", "t1", "t2"])
+    assert run.counter(list(msgs[:-1])) < 2000  # what the run's own counter would have compared
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1))
 def test_requests_match_langchain_context_editing(seed: int) -> None:
     rng = random.Random(seed)

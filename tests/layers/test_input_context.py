@@ -121,7 +121,7 @@ def test_replay_breaks_the_system_prompt_into_parts_every_step() -> None:
                     tools=[{"name": "write_todos", "description": "todos", "parameters": {"type": "object"}}])
     config = preset("deepagents").with_overrides(["summarization.enabled=false", "memory.enabled=false",
                                                   "input_context.base_prompt=true", "input_context.tool_prompts=true",
-                                                  "tokens.counter=approximate"])
+                                                  "input_context.agent_tools=none", "tokens.counter=approximate"])
     run = replay(thread, config)
     expected = "Recorded prompt.\n\n" + BASE_AGENT_PROMPT + "\n\n" + TODO_TOOL_PROMPT
     assert [s.system.content for s in run.steps] == [expected, expected]

@@ -342,10 +342,13 @@ def test_replay_matches_create_agent_with_the_same_middleware(yaml: str) -> None
 @pytest.mark.parametrize(("yaml", "message"), [
     ("  - use: no_such_package.sub:Thing\n",
      "middleware.0.use: cannot import 'no_such_package.sub' (ModuleNotFoundError: No module named 'no_such_package')"),
-    (f"  - use: {HERE}:Missing\n", f"middleware.0.use: '{HERE}' has no 'Missing'"),
-    (f"  - use: {HERE}:NOT_A_MIDDLEWARE\n", f"middleware.0.use: {HERE}:NOT_A_MIDDLEWARE is a int, not a class or function"),
+    (f"  - use: {HERE}:Missing\n", f"middleware.0.use: {HERE}:Missing is refused: {HERE} defines no 'Missing', "
+                                  "not a class deriving from AgentMiddleware; nothing was called"),
+    (f"  - use: {HERE}:NOT_A_MIDDLEWARE\n", f"middleware.0.use: {HERE}:NOT_A_MIDDLEWARE is refused: NOT_A_MIDDLEWARE "
+                                           "is an int, not a class deriving from AgentMiddleware; nothing was called"),
     ("  - use: collections:OrderedDict\n",
-     "middleware.0.use: collections:OrderedDict made a OrderedDict, not a LangChain AgentMiddleware"),
+     "middleware.0.use: collections:OrderedDict is refused: 'collections' is Python's standard library, which "
+     "defines no AgentMiddleware; nothing was imported"),
     ("  - use: langchain.agents.middleware:ContextEditingMiddleware\n    kwargs: {bogus: 1}\n",
      "middleware.0.kwargs: langchain.agents.middleware:ContextEditingMiddleware does not take these kwargs "
      "(got an unexpected keyword argument 'bogus')"),
@@ -373,7 +376,7 @@ def test_a_bad_middleware_is_one_config_error_naming_it(yaml: str, message: str)
     ("order: [summarization, Nope]\nmiddleware: [{use: 'a.b:C'}]",
      "order: unknown layer 'Nope'; layers are recorded, filesystem, subagents, summarization, context_editing, "
      "compaction, todo, "
-     "dangling, memory and the middleware C (got ['summarization', 'Nope'])"),
+     "dangling, memory, durable_context, coalesce and the middleware C (got ['summarization', 'Nope'])"),
     ("middleware: [{use: 'a.b:C', kwarg: {}}]", "middleware.0.kwarg: unknown key (got {})"),
 ])
 def test_a_malformed_middleware_entry_is_a_config_error(text: str, message: str) -> None:
@@ -402,18 +405,24 @@ def test_reconcile_reports_removed_replaced_inserted_and_order() -> None:
 
 
 def test_the_cli_replays_middleware_from_a_config_file_and_names_a_bad_one(tmp_path: Any, capsys: Any) -> None:
-    from engine.cli.main import main
+    from engine.cli.ctxi import main
     from engine.formats.native import dumps
 
     path = tmp_path / "thread.json"
     path.write_text(dumps(make_thread(steps=4)), encoding="utf-8")
     good = tmp_path / "good.yaml"
     good.write_text(BASE + "middleware:\n" + f"  - use: {HERE}:KeepRecentResults\n    kwargs: {{keep: 1}}\n")
-    assert main(["replay", str(path), "--config", str(good)]) == 0
+    assert main(["replay", str(path), "--config", str(good)]) == 2  # Python code runs only when allowed
+    assert capsys.readouterr().err == (
+        f"ctxi replay: error: middleware: the config names Python code that would be imported and run: {HERE}:"
+        f"KeepRecentResults ({HERE} is already imported). Add --allow-middleware to run it (only for code you trust: "
+        "SECURITY.md)\n")
+    assert main(["replay", str(path), "--config", str(good), "--allow-middleware"]) == 0
     out = capsys.readouterr().out
     assert "layers: input_context, summarization, KeepRecentResults" in out
     assert "KeepRecentResults.edit_request 3" in out
-    assert main(["replay", str(path), "--preset", "langchain", "--set", "middleware=[{use: 'nowhere:X'}]"]) == 2
+    assert main(["replay", str(path), "--preset", "langchain", "--set", "middleware=[{use: 'nowhere:X'}]",
+                 "--allow-middleware"]) == 2
     err = capsys.readouterr().err
     assert err == ("ctxi replay: error: middleware.0.use: cannot import 'nowhere' "
                    "(ModuleNotFoundError: No module named 'nowhere')\n")

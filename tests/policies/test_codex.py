@@ -113,3 +113,50 @@ def test_the_codex_preset_compacts_at_its_limit_and_truncates_results() -> None:
     assert [m.id for m in run.steps[compact.step].view][:1] == ["h"]
     [truncated] = [e for e in run.events if e.kind == "truncate_result"]
     assert truncated.payload["tool_call_id"] == "c3" and truncated.tokens_after < truncated.tokens_before
+
+
+def _rollout_compacting_on_earlier_reasoning() -> list[dict[str, object]]:
+    """A CLI 0.104.0-alpha.1 / gpt-5.3-codex rollout shaped like the issue's: a 258,400 window (the usable
+    95 % of 272,000), five turns, each a call with 48,000 characters of encrypted reasoning then an
+    answer; recorded inputs below Codex's 244,800 limit at every call, 209,950 at turn 4's first call."""
+    from tests.formats.test_codex import call as fcall
+    from tests.formats.test_codex import ctx, item, meta, output, say, tokens, user
+
+    rows: list[dict[str, object]] = [meta(cli_version="0.104.0-alpha.1", base_instructions={"text": "You are Codex."}),
+                                     ctx("gpt-5.3-codex")]
+    inputs = [100_000 + 12_000 * k for k in range(8)] + [209_950, 215_000, 225_000, 230_000]
+    for turn in range(6):
+        rows += [user(f"task {turn}"),
+                 item(type="reasoning", summary=[{"type": "summary_text", "text": f"plan {turn}"}],
+                      encrypted_content="g" * 48_000),
+                 fcall(f"c{turn}", command=["make", str(turn)]),
+                 tokens(inputs[2 * turn], 0, 300, 200, window=258_400),
+                 output(f"c{turn}", f"ok {turn}"),
+                 say(f"done {turn}"),
+                 tokens(inputs[2 * turn + 1], 0, 50, window=258_400)]
+    return rows
+
+
+def test_codex_compacts_where_its_total_usage_counts_earlier_reasoning(tmp_path) -> None:
+    # openai/codex history.rs get_total_token_usage: the request plus every encrypted reasoning item before
+    # the last user turn, each ceil((len * 3 / 4 - 650) / 4) tokens: 4 x 8,838 = 35,352 at turn 4. The
+    # request of 209,950 then reaches 245,302 >= 244,800, so Codex compacts there, where a rule on the
+    # request alone (every request below 244,800) never would.
+    from engine.formats import load_thread
+    from tests.formats.test_codex import jsonl
+
+    path = tmp_path / "rollout-2026-02-25T23-47-26-x.jsonl"
+    path.write_bytes(jsonl(_rollout_compacting_on_earlier_reasoning()))
+    thread = load_thread(path)
+    assert thread.max_input_tokens == 258_400
+    assert max(u.context_tokens or 0 for u in thread.usage.values()) == 230_000
+    run = replay(thread, preset("codex"))
+    compactions = [e for e in run.events if e.kind == "compact"]
+    assert [e.step for e in compactions][:1] == [8]
+    first = compactions[0].payload
+    assert (first["threshold_tokens"], first["request_tokens"], first["decision_tokens"]) == (244_800, 209_950, 245_302)
+    # the decision record (engine.thread.decisions) is on that same quantity: first reached where it fires
+    decided = {d.step: d for d in run.decisions if d.layer == "compaction"}
+    assert (decided[8].measured, decided[8].threshold, decided[8].fired, decided[8].series) == (
+        245_302, 244_800, True, "total usage")
+    assert (decided[7].measured, decided[7].fired) == (210_514, False)

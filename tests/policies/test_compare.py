@@ -10,7 +10,8 @@ from engine.run.whatif import compaction_steps
 from tests.conftest import trace_path
 
 COLUMNS = ["policy", "peak view tokens", "peak % of window", "compactions", "compaction steps", "tokens saved",
-           "input tokens sent", "needle retention", "summarizer calls", "summarizer input tokens"]
+           "input tokens sent", "needle retention", "summarizer calls", "summarizer input tokens", "facts kept",
+           "re-fetches", "re-fetch tokens", "cache misses $", "cache misses by cause (tokens)"]
 
 
 def test_a_preset_grid_point_starts_from_that_preset_and_keeps_the_base_settings() -> None:
@@ -26,7 +27,11 @@ def test_policies_side_by_side_on_the_coding_session() -> None:
     assert list(rows[0]) == COLUMNS  # no recorded baseline: no "vs recorded" column
     got = [(r["policy"], r["peak view tokens"], r["compaction steps"], r["summarizer calls"]) for r in rows]
     assert got == [("claude-code", 29_856, "29, 52", 2), ("codex", 56_622, "55", 1), ("cline", 37_921, "36, 59", 0),
-                   ("deepagents", 36_686, "35, 68", 2)]
+                   # Deep Agents sends its own tools too: a bigger request, its second summary a step earlier
+                   ("deepagents", 37_228, "35, 67", 2)]
+    # what each policy's compactions kept, and the re-reads the later steps would need (an estimate)
+    kept = [(r["policy"], r["facts kept"], r["re-fetches"]) for r in rows]
+    assert kept == [("claude-code", 0.359, 4), ("codex", 0.2143, 6), ("cline", None, 0), ("deepagents", 0.4091, 8)]
 
 
 def test_a_sweep_over_presets_reports_what_single_replays_do() -> None:
@@ -53,5 +58,7 @@ def test_on_a_real_claude_code_session_against_what_it_recorded() -> None:
     got = [(r["policy"], r["peak view tokens"], r["compaction steps"], r["first compaction vs recorded"]) for r in rows]
     # Claude Code's rule compacts where the session did; Codex (90 % of 200k) five calls later
     assert got == [("as-recorded", 164_831, "61", "—"), ("claude-code", 164_831, "61", "same step (61)"),
-                   ("codex", 174_800, "66", "+5 steps (step 66 vs 61)")]
+                   ("codex", 175_444, "66", "+5 steps (step 66 vs 61)")]
+    # what each policy's cache misses cost, by cause: the recorded compaction, and the session's two long pauses
+    assert rows[0]["cache misses by cause (tokens)"] == "compaction 149,403 · ttl 164,821"
     assert compare_policies({}, None) == []

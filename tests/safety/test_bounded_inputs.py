@@ -17,7 +17,7 @@ import pytest
 
 from engine.base.errors import ConfigError, FileTooLargeError, ThreadLoadError
 from engine.base.files import RefusedFile, read_regular
-from engine.cli.main import main
+from engine.cli.ctxi import main
 from engine.config.loading import load_config
 from engine.formats import load_thread
 from engine.workspace.workspace import Workspace, WorkspaceError

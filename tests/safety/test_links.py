@@ -119,7 +119,8 @@ def test_streamlit_run_listens_on_localhost_by_config() -> None:
 
 def _ui_command(monkeypatch: pytest.MonkeyPatch, *argv: str) -> list[str]:
     seen: list[list[str]] = []
-    monkeypatch.setattr(ui_command.subprocess, "call", lambda cmd, env: seen.append(cmd) or 0)
+    # `launch` execs into Streamlit (the test process would become the server): it is replaced here
+    monkeypatch.setattr(ui_command, "launch", lambda cmd, env: seen.append(cmd) or 0)
     parser = argparse.ArgumentParser()
     ui_command.add_arguments(parser)
     assert ui_command.run(parser.parse_args(list(argv))) == 0

@@ -124,7 +124,7 @@ def test_a_renamed_save_keeps_previous_thread_pointing_at_this_runs_first_thread
 
 def test_ctxi_run_save_twice_links_each_second_thread_to_its_own_first(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from engine.cli.main import main
+    from engine.cli.ctxi import main
     from engine.workspace.workspace import Workspace
 
     monkeypatch.setenv("CTXI_WORKSPACE", str(tmp_path))

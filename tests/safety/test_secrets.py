@@ -19,9 +19,9 @@ import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import HumanMessage
 
+import engine.cli.ctxi as cli
 from engine.base.errors import ModelCallError
 from engine.base.redaction import REDACTED, describe_error, redact
-from engine.cli import main as cli
 from engine.summarizers.llm import LLMSummarizer
 from tests.fake_provider import FakeProvider
 
@@ -236,3 +236,109 @@ def test_every_model_summarizer_is_gated_not_only_summarization() -> None:
     assert model_summarizers(offline) == {}
     assert offline.diff(config).keys() == {"compaction.summarizer", "summarization.summarizer"}
     assert with_offline_summaries(preset("stress")) == preset("stress") and model_summarizers(preset("stress")) == {}
+
+
+# -- what a model writes (#38.5): the keys the process holds, whole or in pieces -----------------------
+def assert_no_fragment(text: str, *keys: str) -> None:
+    """No run of FRAGMENT_CHARS characters of any key in `text`."""
+    from engine.base.redaction import FRAGMENT_CHARS
+
+    for key in keys or KEYS:
+        for i in range(len(key) - FRAGMENT_CHARS + 1):
+            assert key[i:i + FRAGMENT_CHARS] not in text, key[i:i + FRAGMENT_CHARS]
+
+
+@pytest.mark.parametrize("text,expected", [
+    (f"error near xx{CUSTOM_TOKEN[:15]}yy end", f"error near xx{REDACTED}yy end"),  # cut short, glued to text
+    (f"key was {OPENAI_KEY[8:30]}... truncated", f"key was {REDACTED}... truncated"),
+    (f"{OPENAI_KEY[:12]} and {OPENAI_KEY[-12:]}", f"{REDACTED} and {REDACTED}"),
+    (f"only {CUSTOM_TOKEN[:11]} of it", None),  # 11 characters: not a fragment
+    (f"twice {CUSTOM_TOKEN[2:20]}-{CUSTOM_TOKEN[2:20]}", f"twice {REDACTED}-{REDACTED}"),
+])
+def test_redact_takes_out_fragments_of_the_held_keys(text: str, expected: str | None,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_SERVICE_TOKEN", CUSTOM_TOKEN)
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    assert redact(text) == (text if expected is None else expected)
+
+
+def test_every_fragment_of_a_key_is_found_wherever_it_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    for length in range(12, len(OPENAI_KEY) + 1):
+        for start in range(len(OPENAI_KEY) - length + 1):
+            piece = OPENAI_KEY[start:start + length]
+            assert redact(f"<{piece}>") == f"<{REDACTED}>", piece
+
+
+def test_model_output_redaction_covers_every_chat_model_call_inside_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from langchain_core.messages import AIMessage
+
+    from engine.base.redaction import model_output_redaction
+
+    monkeypatch.setenv("MY_SERVICE_TOKEN", CUSTOM_TOKEN)
+
+    def model() -> GenericFakeChatModel:
+        return GenericFakeChatModel(messages=iter([AIMessage(f"it is {CUSTOM_TOKEN}", tool_calls=[
+            {"name": "ls", "args": {"path": f"/x/{CUSTOM_TOKEN[1:14]}"}, "id": "c1"}])]))
+
+    with model_output_redaction():
+        reply = model().invoke("hi")
+        later = asyncio.run(model().ainvoke("hi"))
+    assert (reply.content, reply.tool_calls[0]["args"]) == (f"it is {REDACTED}", {"path": f"/x/{REDACTED}"})
+    assert later.content == f"it is {REDACTED}"
+    assert model().invoke("hi").content == f"it is {CUSTOM_TOKEN}"  # only inside a replay or a live run
+
+
+@pytest.fixture
+def leaking() -> Iterator[FakeProvider]:
+    with FakeProvider("leak") as fake:
+        yield fake
+
+
+def test_a_live_run_against_an_endpoint_that_echoes_the_key_saves_none_of_it(leaking: FakeProvider,
+                                                                            tmp_path: Path) -> None:
+    out = tmp_path / "run.json"
+    proc = ctxi(provider_env(leaking, tmp_path), "run", "openai:gpt-4o-mini", "--task", "look around", "--out",
+                str(out), "--save", "--quiet", "--steps", "3", cwd=tmp_path)
+    assert len(leaking.requests) >= 2, proc.stderr  # the tool call, then the answer that quotes the key
+    assert proc.returncode == 0, proc.stderr
+    saved = out.read_text(encoding="utf-8")
+    assert f"Your key is {REDACTED}; again: id={REDACTED}xyz" in saved
+    assert f"/project/{REDACTED}" in saved and f"Listing {REDACTED}" in saved
+    texts = (saved, files_text(tmp_path / "workspace"), proc.stdout, proc.stderr)
+    assert "threads" in {p.name for p in (tmp_path / "workspace").iterdir()}
+    for text in texts:
+        assert_no_fragment(text)
+
+
+def test_a_replay_with_a_summarizer_that_echoes_the_key_reports_none_of_it(leaking: FakeProvider,
+                                                                          tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    argv = ["replay", str(SAMPLE), "--set", "summarization.trigger=messages:4", "--set", "summarization.keep=messages:2",
+            "--set", "summarization.summarizer=openai:gpt-4o-mini"]
+    proc = ctxi(provider_env(leaking, tmp_path), *argv, "--out", str(report), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr and leaking.requests
+    shown = ctxi(provider_env(leaking, tmp_path), *argv, "--json", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    for text in (report.read_text(encoding="utf-8"), proc.stdout, proc.stderr, shown.stdout, shown.stderr):
+        assert_no_fragment(text)
+    assert f"Your key is {REDACTED}; again: id={REDACTED}xyz" in shown.stdout
+
+
+def test_a_failing_compaction_summarizer_is_reported_under_its_own_key() -> None:
+    from engine.base.errors import ConfigError
+    from engine.config.schema import preset
+    from engine.formats import load_thread
+    from engine.run.replay import replay
+
+    config = preset("claude-code").with_overrides(["compaction.summarizer=nosuchprovider:model",
+                                                   "compaction.trigger=tokens:2000"])
+    with pytest.raises(ConfigError) as err:
+        replay(load_thread(ROOT / "sample_threads" / "long-refactor.json"), config)
+    assert str(err.value).startswith("compaction.summarizer: cannot load 'nosuchprovider:model' (ValueError): ")
+    summarizer = LLMSummarizer("openai:gpt-4o-mini", model=_FailingChat(messages=iter(())), key="compaction.summarizer")
+    with pytest.raises(ModelCallError) as failed:
+        summarizer([HumanMessage("hi")], prompt_text="summarize")
+    assert str(failed.value).startswith("compaction.summarizer: openai:gpt-4o-mini failed to write a summary (")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from engine.cli.main import main
+from engine.cli.ctxi import main
 from engine.formats.native import dumps
 from engine.layers.memory import MemoryLayer
 from engine.thread.model import Thread

@@ -12,7 +12,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
-from engine.cli.main import main
+from engine.cli.ctxi import main
 from engine.formats.native import dumps
 from engine.scenarios.live import CancelToken, StepProgress, redact_secrets, save_thread
 from engine.scenarios.live_run import run_live, start_live

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,53 @@ def test_run_from_the_threads_page_opens_in_the_timeline(tmp_path: Path, monkeyp
     assert not at.exception
     assert at.session_state["thread_key"].startswith("upload:")
     assert any(m.value == "6" for m in at.metric)  # the timeline shows the new thread's 6 steps
+
+
+def test_a_run_is_saved_by_its_worker_and_found_again_after_a_reload(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 35: reloading the page during a run lost it, with nothing saved (only the page that started it
+    saved it). The worker saves what ran; a new session (a reload) finds the run and can watch it."""
+    from engine.scenarios.live_run import live_runs, start_live
+    from engine.workspace.workspace import Workspace
+
+    monkeypatch.setenv("CTXI_WORKSPACE", str(tmp_path))
+    # no page polls this handle: the run is saved anyway
+    handle = start_live("interrupted", steps=6, seed=1, save_to=Workspace(tmp_path))
+    assert handle in live_runs()
+    assert handle.wait(60) and handle.saved == [str(tmp_path / "threads" / "interrupted-steps6-seed1.json")]
+    assert handle.result is not None and handle.result.thread.title == (
+        "An interrupted run with dangling tool calls — 6-step run, seed 1")  # not the 30-step sample's title
+    # a new session (a reload) says the run was saved, and where
+    at = AppTest.from_function(_panel, default_timeout=60)
+    at.run()
+    captions = [re.sub(r"\\(.)", r"\1", c.value) for c in at.caption]
+    assert any("Runs started earlier (another page load) and saved when they ended: interrupted at " in c
+               and "interrupted-steps6-seed1.json" in c for c in captions)
+
+
+def test_a_running_run_can_be_watched_from_a_new_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine.scenarios.live import CancelToken
+    from engine.scenarios.live_run import LiveRunHandle, live_runs
+    from engine.workspace.workspace import Workspace
+
+    monkeypatch.setenv("CTXI_WORKSPACE", str(tmp_path))
+    handle = LiveRunHandle("needle", steps=4, seed=2, save_to=Workspace(tmp_path))
+    handle.cancel_token = CancelToken()
+    import engine.scenarios.live_run as live_run
+
+    with live_run._REGISTRY_LOCK:
+        live_run._REGISTRY[handle.id] = handle  # listed, not started yet: it reads as still going
+    try:
+        at = AppTest.from_function(_panel, default_timeout=60)
+        at.run()
+        infos = [re.sub(r"\\(.)", r"\1", i.value) for i in at.info]
+        assert any(i.startswith("A run started at ") and "still going: needle" in i for i in infos)
+        at.button(key=f"run_watch_{handle.id}").click()
+        handle.start()
+        at.run()
+        assert at.session_state["run_handle"] is handle
+        assert handle.wait(60) and handle.saved
+    finally:
+        with live_run._REGISTRY_LOCK:
+            live_run._REGISTRY.pop(handle.id, None)
+    assert handle not in live_runs()

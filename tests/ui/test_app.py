@@ -17,7 +17,6 @@ from tests.conftest import trace_path
 from tests.ui.builders import HOSTILE, build_thread
 from tests.ui.conftest import figure, hline_levels, layer_event_counts
 from ui import session
-from ui.figures import NOTE_LINE_HEADROOM
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,7 +35,7 @@ def test_opens_on_the_first_sample_with_the_default_preset(start) -> None:  # no
     at = start()
     assert titles(at) == ["Timeline"]
     # the cost tiles are in the Cost section, drawn once opened (tests/ui/test_cost_pages.py)
-    assert [m.label for m in at.metric] == ["Steps", "Peak view", "Peak raw (no layers)", "Tokens saved", "Events",
+    assert [m.label for m in at.metric] == ["Steps", "Peak view", "Peak raw (no layers)", "Input not sent", "Events",
                                              "Summarizer calls"]
     from engine.views.timeline import event_markers
     from ui import session
@@ -69,7 +68,7 @@ def test_trigger_type_switch_keeps_the_level_and_messages_clauses_are_not_drawn(
     assert hline_levels(at)["trigger"] == [25_000]
     at.sidebar.button(key="sb_trig_add").click().run()
     assert at.session_state["config"].summarization.trigger[1] == ContextSize(type="messages", value=50)
-    names = [t.get("name") for t in figure(at)["data"]]
+    names = [(t.get("name") or "").replace("<br>", " ") for t in figure(at)["data"]]  # long names wrap (issue 35)
     assert "trigger messages:50 counts messages, so it cannot be drawn as a token level" in names
     at.sidebar.button(key="sb_trig_rm_0").click().run()
     assert at.session_state["config"].summarization.trigger == (ContextSize(type="messages", value=50),)
@@ -169,7 +168,7 @@ def test_timeline_fits_the_data_whole_window_on_demand_and_exports(start) -> Non
     whole = figure(at)["layout"]["yaxis"]["range"][1]
     # the stress run's raw curve rises above the whole window: one line of note, and room for it
     assert figure(at)["layout"]["annotations"][0]["text"].startswith("raw curve clipped")
-    assert whole == int(int(100_000 * 1.1 * 1.06) * (1 + NOTE_LINE_HEADROOM)) > fit
+    assert whole == int(100_000 * 1.1 * 1.06) > fit
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Table (CSV)", "Chart (HTML)"]
     # the peak and raw tiles state a share of the window: no up/down arrow
@@ -205,7 +204,7 @@ def test_a_cached_config_redraws_the_timeline_without_rebuilding_its_figures(sta
     at.toggle(key="timeline_whole_window").set_value(False).run()
     at.toggle(key="timeline_whole_window").set_value(True).run()
     assert FIGURE_BUILDS["timeline"] == built.get("timeline", 0) + 2
-    assert figure(at)["layout"]["yaxis"]["range"][1] == int(int(100_000 * 1.1 * 1.06) * (1 + NOTE_LINE_HEADROOM))
+    assert figure(at)["layout"]["yaxis"]["range"][1] == int(100_000 * 1.1 * 1.06)
 
 
 def test_the_timeline_lists_its_events_once_the_section_is_opened_and_opens_a_step(start) -> None:  # noqa: ANN001
@@ -231,11 +230,15 @@ def test_step_page_budget_breakdown_view_and_diff(start) -> None:  # noqa: ANN00
     assert not at.get("plotly_chart")  # no chart until the Tokens per tool tab is opened
     bar = at.get("progress")[0].proto
     used = int(bar.text.split("**")[1].replace(",", ""))
-    assert bar.text.startswith(f"**{used:,}** of 100,000 tokens") and "trigger 25,000: " in bar.text
+    assert bar.text.startswith(f"**{used:,}** of 100,000 tokens")
+    # the rule's own decision at this step: what it measured against its threshold, and its verdict
+    assert "view summarization trigger: Deep Agents" in bar.text and " against 25,000: " in bar.text
     assert bar.value == min(100, int(100 * used / 100_000))
     categories = at.dataframe[0].value
     assert list(categories.columns) == ["category", "tokens", "% of window"]
-    assert categories["tokens"].sum() == 100_000  # the categories and the free space fill the window
+    # the categories, the free space and what the trigger reserves above it fill the window
+    assert categories["tokens"].sum() == 100_000
+    assert "reserved above view summarization trigger, in Deep Agents' count of the request" in set(categories["category"])
     # state vs view (a lazy tab: drawn once opened): in view mode the summarized messages stay in
     # state but are hidden from the model
     at.session_state["step_tab"] = "State vs view"
@@ -491,7 +494,7 @@ def test_real_transcripts_open_on_every_page(start, monkeypatch, parts: tuple[st
     steps = int(at.metric[0].value.replace(",", ""))
     assert steps > 0
     if parts[0] == "claude-code":  # its compact_boundary is drawn as a recorded compaction
-        assert any("recorded in the source" in (t.get("name") or "") for t in figure(at)["data"])
+        assert any("recorded in the source" in (t.get("name") or "").replace("<br>", " ") for t in figure(at)["data"])
     for page in ("pages/step.py", "pages/layers.py", "pages/config.py", "pages/threads.py"):
         at.switch_page(page).run()
         assert not at.exception, page
@@ -608,9 +611,10 @@ def test_a_claude_code_session_opens_as_recorded_and_a_what_if_says_how_it_diffe
     at = start()
     assert at.session_state["config"].preset == "as-recorded"
     assert at.selectbox(key="sb_preset").value == "as-recorded"
-    assert any("calibrated to the provider's recorded input" in c.value for c in at.caption)
-    names = [t.get("name") or "" for t in figure(at)["data"]]
-    assert any("unrecorded prompt" in n for n in names) and any("unrecorded in messages" in n for n in names)
+    assert any("calibrated to its recorded input" in c.value and "Claude tokenizer ≈ 1.19 × o200k_base" in c.value
+               for c in at.caption)
+    names = [(t.get("name") or "").replace("<br>", " ") for t in figure(at)["data"]]
+    assert "agent prompt (not recorded)" in names and "first-turn context (not recorded)" in names
     assert not any("You would have" in i.value or "With these settings" in i.value for i in at.info)
     at.selectbox(key="sb_preset").set_value("claude-code").run()
     assert not at.exception
@@ -620,7 +624,27 @@ def test_a_claude_code_session_opens_as_recorded_and_a_what_if_says_how_it_diffe
     at.switch_page("pages/step.py").run()
     at.number_input(key="step_input").set_value(125).run()
     table = at.dataframe[0].value
-    assert {"unrecorded prompt (agent's own prompt + tools)", "unrecorded in messages"} <= set(table["category"])
+    assert {"agent prompt (not recorded)", "first-turn context (not recorded)"} <= set(table["category"])
+
+
+def test_a_preset_picked_in_the_sidebar_is_the_run_and_url_a_link_gives(start, monkeypatch) -> None:  # noqa: ANN001
+    """Issue 31: `deepagents` picked in the sidebar on a recorded session gave `tokens.layer_counter=null` in
+    the URL and another run (compacting at 205) than `?preset=deepagents` (never compacting)."""
+    path = trace_path("claude-code", "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+    monkeypatch.setenv("CTXI_OPEN", str(path))
+    at = start()
+    assert at.session_state["config"].preset == "as-recorded"
+    at.selectbox(key="sb_preset").set_value("deepagents").run()
+    assert not at.exception
+    assert at.session_state["config"] == preset("deepagents")
+    params = dict(at.query_params)
+    assert params["preset"] == "deepagents" and not any(k.startswith("tokens.") for k in params)
+    picked = figure(at)
+    # the same run as a link naming the preset: the same figure, event for event
+    linked = start(thread=params["thread"], preset="deepagents")
+    assert linked.session_state["config"] == at.session_state["config"]
+    assert [t.get("name") for t in figure(linked)["data"]] == [t.get("name") for t in picked["data"]]
+    assert layer_event_counts(linked) == layer_event_counts(at)
 
 
 def test_the_layers_page_says_a_recorded_summary_was_the_agents_own(start, monkeypatch) -> None:  # noqa: ANN001
@@ -642,7 +666,7 @@ def test_the_server_settings_hold_whichever_way_the_server_starts(monkeypatch) -
 
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
     seen: list[list[str]] = []
-    monkeypatch.setattr(ui_command.subprocess, "call", lambda cmd, env: seen.append(cmd) or 0)
+    monkeypatch.setattr(ui_command, "launch", lambda cmd, env: seen.append(cmd) or 0)
     parser = argparse.ArgumentParser()
     ui_command.add_arguments(parser)
     assert ui_command.run(parser.parse_args([])) == 0
@@ -658,6 +682,9 @@ def test_the_server_settings_hold_whichever_way_the_server_starts(monkeypatch) -
     # the sidebar and the lazy tabs' kept widgets set state and a default on purpose: no log line per run
     assert config["global"]["disableWidgetStateDuplicationWarning"] is True
     assert cmd[cmd.index("--global.disableWidgetStateDuplicationWarning") + 1] == "true"
+    # the largest upload: the importers' limit (512 MiB), also when started outside the project folder
+    assert config["server"]["maxUploadSize"] == 512
+    assert cmd[cmd.index("--server.maxUploadSize") + 1] == "512"
 
 
 def test_no_page_relies_on_streamlit_magic() -> None:
@@ -792,3 +819,24 @@ def test_a_new_figure_pauses_in_proportion_to_its_size_within_bounds() -> None:
     assert draw_pause_s(200 * 1024) == pytest.approx(200 * DRAW_PAUSE_S_PER_KB)  # ~1,000 steps: 80 ms
     assert FLUSH_PAUSE_S < draw_pause_s(200 * 1024) < draw_pause_s(250 * 1024) < DRAW_PAUSE_MAX_S
     assert draw_pause_s(50 * 1024 * 1024) == DRAW_PAUSE_MAX_S  # a huge figure: bounded
+
+
+def test_prompt_and_memory_say_what_a_claude_code_session_holds_and_where_the_rest_is(start, monkeypatch) -> None:  # noqa: ANN001
+    """Issue 35: "0 tokens in 0 part(s); 0 tool schema(s)" above an empty table, "tools sent: 0" on the Step
+    page, while the calibrated run counted the agent's own prompt for the same request."""
+    from ui import session
+
+    path = trace_path("claude-code", "4d5611e5-241a-462a-8d15-5122611a9569.jsonl")
+    monkeypatch.setenv("CTXI_OPEN", str(path))
+    at = start("pages/layers.py")
+    run = session.run_for(at.session_state["thread_key"], at.session_state["config"])
+    agent = run.steps[0].view_by_category["agent_prompt"]
+    assert agent > 20_000
+    text = " ".join(re.sub(r"\\(.)", r"\1", m.value) for m in at.markdown)
+    assert (f"System prompt at step 0**: the claude_code transcript holds no system prompt; it holds no tool "
+            f"schemas. The provider's recorded input shows {agent:,} more tokens at this step: the agent's own "
+            "prompt and tool schemas") in text
+    assert "0 tokens in 0 part(s)" not in text
+    at.switch_page("pages/step.py").run()
+    assert any(f"tool schemas: not in the transcript (in the agent's prompt, {agent:,} tokens, not recorded)" in c.value
+               for c in at.caption)

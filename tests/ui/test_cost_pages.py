@@ -68,8 +68,10 @@ def test_timeline_shows_the_cumulative_cost_and_each_compactions_payback(start) 
     notes = [a for a in spec["layout"]["annotations"] if a.get("hovertext")]
     assert [a["hovertext"] for a in notes] == [f"the compaction at step {c.step} {paid_back_sentence(c)}"
                                               for c in cost.compactions] and len(notes) == 6
-    assert [a["text"] for a in notes] == ["never" if c.paid_back_after is None else f"{c.paid_back_after} steps"
-                                          for c in cost.compactions]
+    # each label says what it is beside its line: no lone "paid back after:" at the far left (issue 35)
+    assert [a["text"] for a in notes] == ["never paid back" if c.paid_back_after is None
+                                          else f"paid back in {c.paid_back_after} steps" for c in cost.compactions]
+    assert not [a for a in spec["layout"]["annotations"] if a["text"] == "paid back after:"]
     table = next(rows for rows in frames(at) if rows and "paid back" in rows[0])
     assert [r["paid back"] for r in table] == [paid_back(c) for c in cost.compactions]
     assert [r["net"] for r in table] == [dollars(c.net_dollars) for c in cost.compactions]
@@ -105,7 +107,7 @@ def test_step_shows_its_bill_and_the_summarizer_call_before_it(start) -> None:  
     assert [t.value for t in at.title] == [f"Step {c}"]
     s = cost.steps[c]
     text = plain(at.markdown)
-    assert f"This step's bill**: {dollars(s.bill.total, 6)} modelled" in text
+    assert f"This step's bill**: {dollars(s.bill.total)} modelled" in text
     bill = next(rows for rows in frames(at) if rows and rows[0].get("kind") == "uncached input")
     assert [r["tokens"] for r in bill] == [s.cache.uncached, s.cache.read, s.cache.write, s.output_tokens,
                                            s.cache.total + s.output_tokens]

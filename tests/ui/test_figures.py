@@ -10,6 +10,7 @@ import pytest
 from engine.base.errors import ConfigError
 from engine.config.presets import PRESETS
 from engine.config.schema import preset
+from engine.config.settings import config_from_params, url_params
 from engine.config.sizes import ContextSize
 from engine.run.replay import replay
 from engine.thread.events import Event
@@ -18,7 +19,7 @@ from engine.views.timeline import recorded_compactions
 from tests.ui.builders import HOSTILE, build_thread
 from ui import controls
 from ui.config_form import all_fields, apply_form, field_for_error, widget_value
-from ui.figures import NOTE_LINE_HEADROOM, compare_figure, timeline_figure
+from ui.figures import NOTE_LINE_PX, TOP_MARGIN_PX, compare_figure, timeline_figure
 from ui.text import escape_md
 
 COUNTER = get_counter("approximate")
@@ -36,14 +37,14 @@ def run():  # noqa: ANN201
 def test_timeline_traces_lines_and_click_layer(run) -> None:  # noqa: ANN001
     fig = timeline_figure(run)
     spec = json.loads(fig.to_json())
-    names = [t.get("name") for t in spec["data"]]
+    names = [(t.get("name") or "").replace("<br>", " ") for t in spec["data"]]  # long names wrap (issue 35)
     assert names[:6] == ["system prompt", "tool schemas", "human", "AI text", "tool calls", "tool results"]
     assert "raw (no layers)" in names
     assert "summarization (1)" in names and "patched tool calls (1)" in names
     assert "compaction recorded in the source (1)" in names
     hit = spec["data"][-1]
-    assert hit["type"] == "scatter" and hit["line"]["color"] == "rgba(0,0,0,0)"  # SVG: no WebGL context per redraw
-    assert fig.data[-1].customdata[:, 0].tolist() == list(range(10))  # a click carries the step
+    assert hit["type"] == "heatmap" and hit["opacity"] == 0  # one image, no WebGL context per redraw
+    assert fig.data[-1].customdata[0][:, 0].tolist() == list(range(10))  # a click carries the step
     shapes = spec["layout"]["shapes"]
     levels = {s["legendgroup"]: s["y0"] for s in shapes if s.get("legendgroup")}
     assert levels == {"window": 40_000, "trigger": 10_000, "keep": 2_000}
@@ -67,20 +68,22 @@ def test_only_the_click_layer_hovers_so_overlapping_curves_still_open_a_step(run
     assert raw.hoverinfo == "skip"
     hit = fig.data[-1]
     # the label is a template over per-step numbers (no per-step string): view, % of window, raw, categories
-    assert hit.hovertemplate == ("<b>step %{customdata[0]}</b>: view %{y:,} (%{customdata[1]}% of window)"
-                                    " · raw %{customdata[2]:,}%{text}<br>system prompt %{customdata[3]:,}<br>"
-                                    "tool schemas %{customdata[4]:,}<br>human %{customdata[5]:,}<br>"
-                                    "AI text %{customdata[6]:,}<br>tool calls %{customdata[7]:,}<br>"
-                                    "tool results %{customdata[8]:,}%{hovertext}<extra>click to open</extra>")
+    assert hit.hovertemplate == ("<b>step %{customdata[0]}</b>: view %{customdata[1]:,} (%{customdata[2]}% of "
+                                 "window) · raw %{customdata[3]:,}%{text}<br>system prompt %{customdata[4]:,}<br>"
+                                 "tool schemas %{customdata[5]:,}<br>human %{customdata[6]:,}<br>"
+                                 "AI text %{customdata[7]:,}<br>tool calls %{customdata[8]:,}<br>"
+                                 "tool results %{customdata[9]:,}%{hovertext}<extra>click to open</extra>")
     s3 = run.steps[3]
     by = s3.view_by_category
-    assert hit.customdata[3].tolist() == [3, round(100 * s3.view_tokens / run.window_tokens), s3.raw_tokens,
-                                    *[by.get(c, 0) for c in ("system", "tools", "human", "ai", "tool_calls",
-                                                             "tool_results")]]
-    assert sum(hit.customdata[3][3:]) == s3.view_tokens
+    cells = hit.customdata[0]  # one row of cells, one per step
+    assert cells[3].tolist() == [3, s3.view_tokens, round(100 * s3.view_tokens / run.window_tokens), s3.raw_tokens,
+                                 *[by.get(c, 0) for c in ("system", "tools", "human", "ai", "tool_calls",
+                                                          "tool_results")]]
+    assert sum(cells[3][4:]) == s3.view_tokens
     # what varies in shape stays text: the event count where a step has events, empty elsewhere
-    assert hit.hovertext[4] == "<br>1 event(s)" and hit.hovertext[6] == "<br>1 event(s)" and hit.hovertext[3] == ""
-    assert set(hit.text) == {""}  # no recorded input in this thread
+    events = hit.hovertext[0]
+    assert events[4] == "<br>1 event(s)" and events[6] == "<br>1 event(s)" and events[3] == ""
+    assert set(hit.text[0]) == {""}  # no recorded input in this thread
 
 
 def test_the_figure_is_valid_plotly_though_built_without_validation(run) -> None:  # noqa: ANN001
@@ -125,16 +128,23 @@ def test_lines_past_the_point_budget_are_decimated_keeping_peaks_and_drops(monke
     assert go_x(spec["data"][-1]["x"]) == list(range(12))
 
 
-def test_the_click_layer_is_one_invisible_line_and_the_legend_has_its_margin(run) -> None:  # noqa: ANN001
+def test_the_click_layer_covers_each_steps_whole_column_and_the_legend_has_its_margin(run) -> None:  # noqa: ANN001
     from ui import figures
 
     spec = json.loads(figures.timeline_figure(run).to_json())
     shown = [t["name"] for t in spec["data"] if t.get("showlegend", True) is not False and t.get("name")]
     shown += [sh["name"] for sh in spec["layout"]["shapes"] if sh.get("showlegend")]
-    longest = max(len(html.unescape(name)) for name in shown)
-    assert spec["layout"]["margin"]["r"] == int(figures.LEGEND_PAD_PX + figures.LEGEND_CHAR_PX * longest)
-    click = spec["data"][-1]  # a line, not a marker per step: one SVG path whatever the steps
-    assert (click["type"], click["mode"], click["line"]["width"], "marker" in click) == ("scatter", "lines", 0, False)
+    # long entries wrap onto lines of at most LABEL_LINE_CHARS: the legend is as wide as its longest line
+    # ("trigger fraction:0.25 = 10,000 tokens" is two lines here), not as its longest entry (issue 35)
+    lines = [html.unescape(line) for name in shown for line in name.split("<br>")]
+    assert max(map(len, lines)) <= figures.LABEL_LINE_CHARS
+    assert spec["layout"]["margin"]["r"] == int(figures.LEGEND_PAD_PX + figures.LEGEND_CHAR_PX * max(map(len, lines)))
+    assert spec["layout"]["margin"]["r"] <= 200
+    # one transparent cell per step, from 0 to the axis top: hover and click anywhere in a step's column
+    # open it, not only within 20 px of the view curve (issue 35); one image whatever the steps
+    click = spec["data"][-1]
+    assert (click["type"], click["opacity"], click["showscale"]) == ("heatmap", 0, False)
+    assert click["y"] == [0, spec["layout"]["yaxis"]["range"][1]]
     assert go_x(click["x"]) == list(range(len(run.steps)))
     assert click["x"]["dtype"] in ("i1", "i2")  # plotly narrows int64 arrays to the type that holds them
     assert figures.legend_margin([{"name": "x" * 500}], []) == figures.MAX_LEGEND_MARGIN_PX
@@ -156,10 +166,12 @@ def test_the_y_axis_fits_the_data_unless_the_whole_window_is_asked_for(run) -> N
     peak = max(s.view_tokens for s in run.steps)
     assert peak == max(s.raw_tokens for s in run.steps) == 1094  # no layers: raw and view are one curve
     fit = json.loads(timeline_figure(run).to_json())["layout"]
-    # two lines of notes: the axis leaves room for them above the curves
-    assert fit["yaxis"]["range"] == [0, int(int(peak * 1.06) * (1 + 2 * NOTE_LINE_HEADROOM))]
-    assert fit["annotations"][0]["text"] == ("above the chart: window 40,000, trigger 10,000, keep 2,000"
-                                             "<br>(turn on Whole window to see them)")
+    assert fit["yaxis"]["range"] == [0, int(peak * 1.06)]
+    # the note sits in the margin above the plot, never over a line inside it (issue 35), one line tall
+    [note] = fit["annotations"]
+    assert note["text"] == "above the chart: window 40,000, trigger 10,000, keep 2,000 (turn on Whole window to see them)"
+    assert (note["yref"], note["y"], note["yanchor"]) == ("paper", 1, "bottom")
+    assert fit["margin"]["t"] == TOP_MARGIN_PX + NOTE_LINE_PX
     whole = json.loads(timeline_figure(run, whole_window=True).to_json())["layout"]
     assert whole["yaxis"]["range"] == [0, int(40_000 * 1.1 * 1.06)]
     assert "annotations" not in whole
@@ -175,7 +187,12 @@ def test_a_raw_curve_far_above_the_view_is_clipped_and_said() -> None:
     text = layout["annotations"][0]["text"]
     assert text.startswith(f"raw curve clipped: it peaks at {raw_peak:,} tokens")
     lines = text.count("<br>") + 1
-    assert layout["yaxis"]["range"] == [0, int(int(int(1.5 * view_peak) * 1.06) * (1 + lines * NOTE_LINE_HEADROOM))]
+    # the axis fits what the policy decided on too (the request before it summarized: above the view there)
+    decided = max(d.measured for d in r.decisions if d.measured is not None)
+    assert decided > view_peak
+    data = max(view_peak, decided)
+    assert layout["yaxis"]["range"] == [0, int(int(1.5 * data) * 1.06)]
+    assert layout["margin"]["t"] == TOP_MARGIN_PX + lines * NOTE_LINE_PX
 
 
 def test_timeline_hover_text_is_escaped(run) -> None:  # noqa: ANN001
@@ -189,6 +206,28 @@ def test_timeline_hover_text_is_escaped(run) -> None:  # noqa: ANN001
 def test_compare_figure(run) -> None:  # noqa: ANN001
     cmp = json.loads(compare_figure(run, run).to_json())
     assert [t["name"] for t in cmp["data"]][:3] == ["raw (no layers)", "A: view tokens", "B: view tokens"]
+    # the same levels on both sides are drawn once, each named on its line, and the legend runs in rows
+    # above the plot
+    assert len([sh for sh in cmp["layout"]["shapes"] if sh.get("legendgroup") == "trigger"]) == 1
+    # (here all three lie far above the curves: said under the chart, not drawn)
+    assert cmp["layout"]["xaxis"]["title"]["text"] == "step<br>window 40,000, trigger 10,000, keep 2,000 (above)"
+    assert (cmp["layout"]["legend"]["orientation"], cmp["layout"]["legend"]["yanchor"]) == ("h", "bottom")
+
+
+def test_compare_figure_fits_a_and_b_and_says_what_it_clips() -> None:
+    """A lesson's chart was scaled to the raw curve (130k) while A and B stayed under 25k (issue 35)."""
+    a = replay(build_thread(40, result_words=800), preset("stress"), token_counter=COUNTER)
+    b = replay(build_thread(40, result_words=800), preset("stress").with_overrides(["summarization.keep=messages:2"]),
+               token_counter=COUNTER)
+    view_peak = max(s.view_tokens for r in (a, b) for s in r.steps)
+    raw_peak = max(s.raw_tokens for s in a.steps)
+    assert raw_peak > 1.5 * view_peak
+    layout = json.loads(compare_figure(a, b).to_json())["layout"]
+    top = layout["yaxis"]["range"][1]
+    assert view_peak < top <= 1.5 * view_peak
+    assert layout["xaxis"]["title"]["text"].startswith(f"step<br>raw peaks at {raw_peak:,} (clipped)")
+    # a level both share is drawn once; one only A has (B keeps messages, no token level) says whose it is
+    assert [a["text"] for a in layout["annotations"]] == ["trigger 10,000", "A: keep 2,000"]
 
 
 # -- sidebar edits -----------------------------------------------------------------------------
@@ -224,6 +263,18 @@ def test_preset_switch_and_other_edits() -> None:
     assert controls.set_keep(mine, ContextSize(type="messages", value=3)).summarization.keep.value == 3
     with pytest.raises(ConfigError):
         controls.set_mode(mine, "sideways")
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_a_preset_picked_in_the_sidebar_is_the_preset_a_link_names(name: str) -> None:
+    """Issue 31: `deepagents` picked after as-recorded kept `tokens.layer_counter: null` (another run than
+    `?preset=deepagents`, and a URL with tokens.layer_counter=null); from every preset to every preset, the
+    pick is the preset itself and the URL says nothing but its name."""
+    for start in PRESETS:
+        switched = controls.switch_preset(preset(start), name)
+        assert switched == preset(name), (start, name)
+        assert url_params(switched) == {"preset": name}, (start, name)
+        assert config_from_params(url_params(switched)) == (switched, [])
 
 
 # -- config form -------------------------------------------------------------------------------

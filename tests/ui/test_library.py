@@ -113,3 +113,19 @@ def test_two_sessions_side_by_side(start) -> None:  # noqa: ANN001
     assert at.session_state["thread_key"] == "sample:b_small"
     rows = {r[""]: (r["A"], r["B"]) for r in at.dataframe[0].value.to_dict("records")}
     assert rows["steps (model calls)"] == ("20", "120")
+
+
+def test_one_broken_entry_is_one_notice_and_hides_nothing_else(start, workspace: Path) -> None:  # noqa: ANN001
+    """#39.5: `"steps": 1e999` in one entry.json emptied the list and put a traceback on Compare sessions."""
+    lib = Library(workspace)
+    good = lib.add("good.json", dumps(build_thread(5, thread_id="good")).encode())
+    broken = lib.add("broken.json", dumps(build_thread(6, thread_id="broken")).encode())
+    path = workspace / "library" / broken.id / "entry.json"
+    path.write_text(re.sub(r'"steps": \d+', '"steps": 1e999', path.read_text()))
+    at = start("pages/threads.py")
+    assert not at.exception
+    assert [re.sub(r"\\(.)", r"\1", w.value) for w in at.warning] == [
+        f"Skipped a library entry: {path}: not a library entry (steps: expected a count, got inf)"]
+    assert at.button(key=f"lib_open_{good.id}") and not any(b.key == f"lib_open_{broken.id}" for b in at.button)
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception

@@ -27,43 +27,49 @@ def messages(at: AppTest) -> list[str]:
 
 
 def note(at: AppTest) -> str:
-    return next(plain(m.value) for m in at.markdown if m.value.startswith("Messages "))
+    return next(plain(m.value) for m in at.markdown if m.value.startswith(("Cards ", "No messages")))
 
 
 def expanded(at: AppTest) -> list[bool]:
     return [e.proto.expanded for e in at.expander if e.label.startswith("#")]
 
 
-def test_the_view_is_paged_10_at_a_time(start) -> None:  # noqa: ANN001
+VIEW = "86 messages in the view: a call and its results share a card)"
+# the cards' first messages at step 40 of the demo thread: a call and its results share a card (issue 35)
+HEADS = [0, 1, 2, 4, 6, 8, 10, 12, 14, 16, 22, 24]
+
+
+def test_the_view_is_paged_10_cards_at_a_time(start) -> None:  # noqa: ANN001
     at = start("pages/step.py", step="40")
     assert titles(at) == ["Step 40"]
-    assert note(at) == "Messages 1–10 of 86 in the view"
-    assert messages(at) == [f"#{i}" for i in range(10)]
+    assert note(at) == f"Cards 1–10 of 42 ({VIEW}"
+    assert messages(at) == [f"#{i}" for i in HEADS[:10]]
     assert any(c.value.startswith("86 messages, system prompt first; tools sent: ") for c in at.caption)
     assert at.button(key="step_page_prev").disabled
     at.button(key="step_page_next").click().run()
-    assert note(at) == "Messages 11–20 of 86 in the view"
-    assert messages(at) == [f"#{i}" for i in range(10, 20)]
-    at.number_input(key="step_page").set_value(9).run()
-    assert messages(at) == [f"#{i}" for i in range(80, 86)] and at.button(key="step_page_next").disabled
+    assert note(at) == f"Cards 11–20 of 42 ({VIEW}"
+    assert messages(at)[:2] == [f"#{i}" for i in HEADS[10:12]]
+    at.number_input(key="step_page").set_value(5).run()
+    assert messages(at) == ["#82", "#84"] and at.button(key="step_page_next").disabled
     at.segmented_control(key="step_order").set_value("newest first").run()
-    assert messages(at)[:3] == ["#85", "#84", "#83"]  # back on page 1, newest first
+    assert messages(at)[:3] == ["#84", "#82", "#80"]  # back on page 1, newest first
     at.segmented_control(key="step_page_size").set_value(100).run()
-    assert len(messages(at)) == 86 and note(at) == "Messages 1–86 of 86 in the view"
+    assert len(messages(at)) == 42 and note(at) == f"Cards 1–42 of 42 ({VIEW}"
     # another step opens on its first page
     at.segmented_control(key="step_page_size").set_value(25).run()
-    assert note(at) == "Messages 1–25 of 86 in the view" and len(messages(at)) == 25
+    assert note(at) == f"Cards 1–25 of 42 ({VIEW}" and len(messages(at)) == 25
     at.button(key="step_page_next").click().run()
     at.button(key="step_next").click().run()
-    assert titles(at) == ["Step 41"] and note(at).startswith("Messages 1–25 of ")
+    assert titles(at) == ["Step 41"] and note(at).startswith("Cards 1–25 of ")
 
 
-def test_search_counts_matches_and_keeps_only_matching_messages(start) -> None:  # noqa: ANN001
+def test_search_counts_matches_and_keeps_only_matching_cards(start) -> None:  # noqa: ANN001
     at = start("pages/step.py", step="40")
     at.text_input(key="step_search").input("GAUGE").run()
-    assert note(at) == "Messages 1–10 of 57 (of 86 in the view) · **525** matches for “GAUGE” in 57 messages"
+    assert note(at) == ("Cards 1–10 of 39 (of 42; 86 messages in the view: a call and its results share a card) · "
+                        "**525** matches for “GAUGE” in 39 cards")
     labels = [e.label for e in at.expander if e.label.startswith("#")]
-    assert all(":orange-badge[" in label and ":orange-background[" in label for label in labels)
+    assert all(":orange-badge[" in label for label in labels)
     at.text_input(key="step_search").input("no such text anywhere").run()
     assert messages(at) == [] and any("No message of this view matches" in i.value for i in at.info)
 
@@ -73,11 +79,13 @@ def test_search_text_stays_text_in_the_highlight(start) -> None:  # noqa: ANN001
     at.text_input(key="step_search").input("<script>").run()
     assert not at.exception
     labels = [e.label for e in at.expander if e.label.startswith("#")]
-    assert labels and all(":orange-background[\\<script\\>]" in label for label in labels)
+    assert labels and any(":orange-background[\\<script\\>]" in label for label in labels)
     # every < > [ ] ( ) of the transcript arrives backslash-escaped: Markdown shows it, never parses it
     for md in [*labels, *(m.value for m in at.markdown if "orange-background" in m.value)]:
+        if ":orange-background[" not in md:
+            continue
         body = md.split(":orange-background[", 1)[1]
-        assert not re.search(r"(?<!\\)[<>()]", body), md
+        assert not re.search(r"(?<!\\)[<>()]", body.split(":gray[→")[0]), md
         assert "](javascript" not in md
     at.button(key="step_expand_all").click().run()
     assert any(HOSTILE in c.value for c in at.code)  # the body itself, verbatim in a code block
@@ -86,14 +94,12 @@ def test_search_text_stays_text_in_the_highlight(start) -> None:  # noqa: ANN001
 def test_filters_by_role_tool_and_kind(start) -> None:  # noqa: ANN001
     at = start("pages/step.py", step="40")
     at.multiselect(key="step_kinds").set_value(["stub"]).run()
-    assert messages(at) == ["#9", "#63"]
-    assert note(at) == "Messages 1–2 of 2 (of 86 in the view)"
+    assert messages(at) == ["#8", "#62"]  # the calls whose results were offloaded: call and stub in one card
+    assert note(at) == "Cards 1–2 of 2 (of 42; 86 messages in the view: a call and its results share a card)"
     at.multiselect(key="step_kinds").set_value([]).run()
     at.multiselect(key="step_tools").set_value(["grep"]).run()
-    assert note(at) == "Messages 1–10 of 30 (of 86 in the view)"
-    at.multiselect(key="step_roles").set_value(["tool"]).run()
-    assert note(at) == "Messages 1–10 of 15 (of 86 in the view)"  # grep's results, not the calls
-    assert all("**tool**" in e.label and "grep" in e.label for e in at.expander if e.label.startswith("#"))
+    assert note(at) == "Cards 1–10 of 15 (of 42; 86 messages in the view: a call and its results share a card)"
+    assert all("grep" in e.label for e in at.expander if e.label.startswith("#"))
 
 
 def test_collapse_and_expand_all(start) -> None:  # noqa: ANN001
@@ -112,7 +118,7 @@ def test_next_and_previous_step_with_events(start) -> None:  # noqa: ANN001
     at.button(key="step_next_event").click().run()
     assert titles(at) == ["Step 29"] and at.query_params["step"] == "29"
     at.button(key="step_next_event").click().run()
-    assert titles(at) == ["Step 49"]
+    assert titles(at) == ["Step 48"]
     at.button(key="step_prev_event").click().run()
     at.button(key="step_prev_event").click().run()
     assert titles(at) == ["Step 8"]
@@ -190,3 +196,22 @@ def test_a_view_over_the_window_reads_as_a_positive_amount_over_it() -> None:
     assert over[-1] == {"category": "over the window", "tokens": excess,
                         "% of window": round(100 * excess / (step.view_tokens // 2), 1)}
     assert all(r["tokens"] >= 0 and r["% of window"] >= 0 for r in over)
+
+
+def test_search_says_where_else_in_the_session_the_text_is_and_goes_there(start) -> None:  # noqa: ANN001
+    """Issue 35: search covered one step's view; now the first and last step whose view holds the text."""
+    from engine.views.step_page import session_hits
+    from ui import session
+
+    at = start("pages/step.py", step="40")
+    run = session.run_for(at.session_state["thread_key"], at.session_state["config"])
+    at.text_input(key="step_search").input("GAUGE").run()
+    hits = session_hits(run, "GAUGE")
+    views = [k for k, s in enumerate(run.steps)
+             if any("gauge" in (str(m.content) + str(getattr(m, "tool_calls", ""))).lower() for m in s.view)]
+    assert (hits.first, hits.last, hits.steps) == (views[0], views[-1], len(views))
+    said = " ".join(plain(m.value) for m in at.markdown)
+    assert f"In the whole session: “GAUGE” is in the view of {len(views)} steps: first at step {views[0]}, last at " \
+           f"step {views[-1]}" in said
+    at.button(key="step_search_last").click().run()
+    assert titles(at) == [f"Step {views[-1]}"]

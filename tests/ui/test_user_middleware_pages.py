@@ -37,6 +37,9 @@ def test_a_custom_middleware_from_the_yaml_editor_shows_on_every_page(start, sam
     _yaml_area(at).set_value(YAML)
     at.button(key="yaml_apply").click().run()
     assert not at.exception and not at.error
+    assert at.session_state["config"].middleware == ()  # Python code: applied once confirmed
+    at.button(key="middleware_confirm").click().run()
+    assert not at.exception and not at.error
     config = at.session_state["config"]
     assert [m.use for m in config.middleware] == ["tests.layers.test_user_middleware:KeepRecentResults"]
 

@@ -166,6 +166,17 @@ def test_files_stub_and_subagents() -> None:
     assert subagent_rows(run) == []  # read_file calls are not task calls
 
 
+def test_offloaded_files_are_listed_in_natural_order() -> None:
+    """call-9 before call-10 (text order put call-10 and call-11 first; issue 35)."""
+    run = bare_run(3)
+    for n in (10, 9, 11, 2):
+        run.files.write(f"/large_tool_results/call-{n}", "x" * 40, step=1, layer="filesystem", source_id=f"call-{n}")
+    run.files.write("/conversation_history/s.md", "y", step=2, layer="summarization")
+    assert [r["path"] for r in file_rows(run)] == [
+        "/conversation_history/s.md", "/large_tool_results/call-2", "/large_tool_results/call-9",
+        "/large_tool_results/call-10", "/large_tool_results/call-11"]
+
+
 def test_compare_runs_deltas() -> None:
     a, b = bare_run(4), bare_run(4)
     b.steps[1].events.append(Event("summarization", "summarize", 1, 10, 5))
@@ -206,14 +217,21 @@ def test_url_params_hold_only_what_differs() -> None:
     assert config_from_params({"preset": "custom"}) == (EngineConfig(), [])
 
 
+def test_an_unknown_preset_falls_back_to_the_threads_default() -> None:
+    config, errors = config_from_params({"preset": "banana"}, default="as-recorded")
+    assert config == preset("as-recorded") and errors[0].endswith("; showing as-recorded, this thread's default")
+
+
 def test_bad_url_params_are_reported_and_skipped() -> None:
     config, errors = config_from_params({"preset": "nope", "summarization.keep": "bogus", "x.y": "1",
                                          "thread": "sample:a", "step": "3"})
     assert config == preset("deepagents")
     assert errors == [
         "preset: unknown preset 'nope'; choose one of as-recorded, claude-code, codex, gemini-cli, cline, openhands, "
-        "anthropic-compaction, openai-compaction, deepagents, langchain, deerflow, deerflow-head, stress",
-        "summarization.keep: expected TYPE:VALUE like tokens:30000, got 'bogus' (got 'bogus')",
+        "anthropic-compaction, openai-compaction, deepagents, langchain, deerflow, deerflow-head, stress; "
+        "showing deepagents, this thread's default",
+        # the value is named once (issue 35: "got 'bogus' (got 'bogus')")
+        "summarization.keep: expected TYPE:VALUE like tokens:30000, got 'bogus'",
         "x.y: not taken from a link (links may only carry the sidebar's and the Config form's replay settings); "
         "set it on the Config page if you want it",
     ]

@@ -24,16 +24,20 @@ from typing import NoReturn
 
 from engine.base.errors import ContextInspectorError
 from engine.base.redaction import describe_error, one_line, redact
+from engine.cli.terminal import TerminalWriter
 
 DEBUG_ENV = "CTXI_DEBUG"
-COMMANDS: tuple[str, ...] = ("inspect", "replay", "scenario", "run", "eval", "sweep", "ui")
+# the command modules (engine/cli/<module>.py); each one's NAME is the word typed (export_config: export-config)
+COMMANDS: tuple[str, ...] = ("inspect", "replay", "scenario", "run", "eval", "sweep", "ui", "sessions", "watch",
+                             "export_config")
 
 
 def _commands() -> dict[str, ModuleType]:
     found: dict[str, ModuleType] = {}
     for name in COMMANDS:
         try:
-            found[name] = importlib.import_module(f"engine.cli.{name}")
+            module = importlib.import_module(f"engine.cli.{name}")
+            found[getattr(module, "NAME", name)] = module
         except ModuleNotFoundError as exc:
             if exc.name == f"engine.cli.{name}":
                 continue
@@ -97,6 +101,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
+    # A closed stdout or stderr (`ctxi inspect F >&-`) is None here: output goes nowhere, as to a closed pipe.
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - for the process's life
+    # Everything printed is terminal text: a transcript's control characters are shown, never obeyed.
+    raw_out, raw_err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalWriter(raw_out), TerminalWriter(raw_err)
+    try:
+        return _run(args)
+    finally:
+        sys.stdout, sys.stderr = raw_out, raw_err
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         code = int(args._run(args) or 0)
         sys.stdout.flush()  # a full disk or a closed pipe surfaces here, not at interpreter exit

@@ -1,0 +1,233 @@
+"""Sessions: the agents' own sessions under the server's roots — list, open, follow live, and compare
+policies across many (engine/sessions; the roots come from `ctxi ui --sessions DIR` only)."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import streamlit as st
+
+from engine.base.errors import ContextInspectorError
+from engine.config.presets import PRESETS
+from engine.sessions.across import (
+    DEFAULT_POLICIES,
+    RAY_SESSIONS,
+    policy_table,
+    session_figures,
+    totals,
+    verdict,
+)
+from engine.sessions.gauge import gauge
+from engine.sessions.listing import search
+from engine.sessions.summary import Summary
+from engine.workspace.disk_sessions import AGENTS, read_under
+from ui import session, sessions_state
+from ui.frame import require_frame
+from ui.text import error_text, escape_md
+from ui.widgets import EMPTY_CELL, table, table_height
+
+require_frame()
+
+st.title("Sessions")
+server = sessions_state.server()
+if server.error:
+    st.error("The sessions roots could not be used: " + escape_md(server.error))
+if not server.roots:
+    st.info("No sessions roots. Start the dashboard with the folders your agents write to, e.g. "
+            "`ctxi ui --sessions ~/.claude/projects --sessions ~/.codex/sessions` (or set `CTXI_SESSIONS`, or "
+            "`sessions.roots` in the workspace's `settings.yaml`): Claude Code, Codex, Gemini CLI and Cline sessions "
+            "under them are listed here. A link can never add a folder (SECURITY.md).")
+    st.stop()
+
+
+def _code(text: str) -> str:
+    """Text as an inline code span (Markdown escapes do not apply inside one: a backtick cannot close it)."""
+    return "`" + text.replace("`", "'").replace("\n", " ") + "`"
+
+
+def _money(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:,.2f}"
+
+
+def _rows_table(rows: list[Summary]) -> list[dict[str, Any]]:
+    return [{"live": "●" if r.live else "", "modified": (r.modified or "")[:16].replace("T", " "), "agent": r.agent,
+             "title": r.title or "", "steps": r.steps, "peak": r.peak_tokens,
+             "% of window": (round(100 * r.peak_tokens / r.window_tokens, 1)
+                             if r.peak_tokens and r.window_tokens else None),
+             "compactions": r.compactions, "cost": _money(r.dollars), "model": r.model or "",
+             "project": r.project or "", "note": r.error or ""} for r in rows]
+
+
+COLUMNS = {"live": st.column_config.TextColumn("", width=24, help="written to in the last two minutes"),
+           "title": st.column_config.TextColumn(width="large"),
+           "steps": st.column_config.NumberColumn(format="localized", width="small"),
+           "peak": st.column_config.NumberColumn(format="localized", width="small",
+                                                 help="the largest request the provider recorded"),
+           "% of window": st.column_config.NumberColumn(format="%.1f", width="small"),
+           "compactions": st.column_config.NumberColumn(width="small", help="the agent's own compactions"),
+           "project": st.column_config.TextColumn(width="medium")}
+
+
+def _listing() -> Any:
+    placeholder = st.empty()
+
+    def progress(done: int, total: int) -> None:
+        if total > 3:
+            placeholder.progress(done / total, text=f"Reading {done:,} of {total:,} changed session files…")
+
+    result = server.rows(progress=progress)
+    placeholder.empty()
+    return result
+
+
+def _save_to_library(row: Summary) -> None:
+    sf = server.lookup(row.id)
+    if sf is None:
+        st.error("That session is no longer under the roots.")
+        return
+    try:
+        data = read_under(sf.root, sf.rel, 512 * 1024 * 1024)
+        companions = tuple((rel.rsplit("/", 1)[-1], read_under(sf.root, rel, 512 * 1024 * 1024)) for rel in sf.companions
+                           if sf.agent in ("claude-code", "cline"))
+        entry = session.save_upload(session.Upload(sf.rel.rsplit("/", 1)[-1], data, None, companions))
+    except (ContextInspectorError, OSError) as exc:
+        st.error("Could not save it in the library: " + escape_md(error_text(exc)))
+        return
+    st.success(f"Saved in the library as `library:{entry.id}`: it opens from there after the file is gone.")
+
+
+def _open(row: Summary, follow: bool) -> None:
+    session.select_thread(row.key)
+    sessions_state.set_following(row.key if follow else None)
+    session.go_to("pages/timeline.py")
+
+
+def list_tab(result: Any) -> None:
+    c1, c2, c3 = st.columns([3, 2, 1])
+    text = c1.text_input("Search", key="ss_search", placeholder="title, project, model, path…")
+    agents = c2.multiselect("Agent", AGENTS, key="ss_agents")
+    if c3.button("Refresh", icon=":material/refresh:", help="walk the roots again now"):
+        server.current(fresh=True)
+        st.rerun()
+    rows = search(result.rows, text, agents)
+    st.caption(f"{len(rows):,} of {len(result.rows):,} sessions under "
+               + ", ".join(_code(str(r)) for r in server.roots)
+               + f" · newest first · {result.read_files:,} file(s) read now, {result.cached:,} unchanged"
+               + (" · stopped walking: too many entries" if result.truncated else ""))
+    if not rows:
+        st.info("No session matches." if result.rows else "No Claude Code, Codex, Gemini CLI or Cline session under the roots.")
+        return
+    picked = st.dataframe(_rows_table(rows), hide_index=True, placeholder=EMPTY_CELL, on_select="rerun", selection_mode="single-row",
+                          key="ss_table", height=table_height(len(rows)), column_config=COLUMNS)
+    chosen = picked.selection.rows if picked is not None else []
+    if not chosen:
+        st.caption("Select a row to open it (nothing is copied into the library unless you save it).")
+    else:
+        row = rows[chosen[0]]
+        st.subheader(row.title or row.id)
+        st.caption(f"{row.agent} · {_code(row.path)} under {_code(row.root)} · {row.size_bytes:,} bytes · "
+                   f"link key {_code(row.key)}")
+        a, b, c = st.columns(3)
+        a.button("Open", icon=":material/open_in_new:", on_click=_open, args=(row, False), key="ss_open",
+                 help="open it on every page (read from where it is; not copied)")
+        b.button("Open and follow live", icon=":material/radio_button_checked:", on_click=_open, args=(row, True),
+                 key="ss_follow", help="the pages update as the agent appends lines")
+        if c.button("Save to library", icon=":material/bookmark_add:", key="ss_save"):
+            _save_to_library(row)
+    if result.refused:
+        with st.expander(f"Refused ({len(result.refused):,})"):
+            st.caption("Never read: outside a root through a symlink, or not a regular file (SECURITY.md).")
+            table([{"path": p, "reason": why} for p, why in result.refused])
+
+
+def across_tab(result: Any) -> None:
+    rows = search(result.rows, st.session_state.get("ss_search", ""), st.session_state.get("ss_agents", []))
+    if not rows:
+        st.info("No session to compare.")
+        return
+    st.caption("Select the sessions to look at together (the search and agent filter of the list apply).")
+    picked = st.dataframe(_rows_table(rows), hide_index=True, placeholder=EMPTY_CELL, on_select="rerun", selection_mode="multi-row",
+                          key="ss_multi", height=table_height(len(rows), 12), column_config=COLUMNS)
+    chosen = [rows[i] for i in (picked.selection.rows if picked is not None else [])] or rows
+    total = totals(chosen)
+    m = st.columns(5)
+    m[0].metric("sessions", f"{total['sessions']:,}", help="the selected rows, or all shown when none is selected")
+    m[1].metric("overflowed", f"{total['overflowed']:,}", help="sessions with a recorded request over the window")
+    m[2].metric("compacted", f"{total['compacted']:,}", help=f"{total['compactions']:,} compactions in all")
+    m[3].metric("cost", _money(total["dollars"]), help=f"{total['unpriced']} unpriced (model not in the price table)")
+    m[4].metric("cache hit rate", "n/a" if total["hit_rate"] is None else f"{100 * total['hit_rate']:.1f}%")
+    table(session_figures(chosen), height=table_height(len(chosen), 10))
+    st.subheader("Compare policies on these sessions")
+    options = [p for p in PRESETS if p != "as-recorded"]
+    policies = st.multiselect("Policies", options, default=[p for p in DEFAULT_POLICIES if p in options], key="ss_policies",
+                              help="each session replayed with each agent's own compaction (or framework preset)")
+    ray_ok = importlib.util.find_spec("ray") is not None
+    executor = "ray" if ray_ok and len(chosen) >= RAY_SESSIONS else "process"
+    st.caption(f"{len(chosen)} session(s) × {len(policies)} polic(ies) on the {executor} executor"
+               + (f" (Ray above {RAY_SESSIONS} sessions)" if ray_ok else ""))
+    key = ("ss_compare", tuple(r.id for r in chosen), tuple(policies))
+    if st.button("Compare", icon=":material/play_arrow:", disabled=not policies, key="ss_compare_go"):
+        _compare(chosen, policies, executor, key)
+    outcome = st.session_state.get("ss_compare_result")
+    if outcome is not None and outcome[0] == key:
+        rows_out, text = outcome[1], outcome[2]
+        st.success(text)
+        table([{**r.to_dict(), "best": "★" if r.best else ""} for r in rows_out])
+
+
+def _compare(chosen: list[Summary], policies: list[str], executor: str, key: tuple[Any, ...]) -> None:
+    from engine.config.schema import preset
+    from engine.evals.sweep import sweep
+
+    bar = st.progress(0.0, text="Reading the sessions…")
+    threads = []
+    for i, row in enumerate(chosen, start=1):
+        sf = server.lookup(row.id)
+        thread = server.thread(sf) if sf is not None else None
+        if thread is not None:
+            threads.append(thread)
+        bar.progress(i / len(chosen) * 0.2, text=f"Reading the sessions… {i}/{len(chosen)}")
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(0.2 + 0.8 * done / max(total, 1), text=f"Replaying: {done:,} of {total:,} replays")
+
+    try:
+        result = sweep(threads, session.runnable_config(preset(policies[0])), {"preset": list(policies)},
+                       executor=executor, progress=progress)
+    except ContextInspectorError as exc:
+        bar.empty()
+        st.error("The comparison failed: " + escape_md(error_text(exc)))
+        return
+    bar.empty()
+    rows = policy_table(result)
+    st.session_state["ss_compare_result"] = (key, rows, verdict(rows, len(threads)))
+
+
+def followed_panel() -> None:
+    key = sessions_state.following()
+    if not key:
+        return
+    sf = server.lookup(key.split(":", 1)[1])
+    if sf is None:
+        return
+    entry = server.poll(sf)
+    if entry.thread is None:
+        return
+    g = gauge(entry.thread, config=st.session_state.get("config"))
+    st.info(f"Following **{escape_md(entry.thread.title or sf.rel)}**: {g.steps:,} steps, context "
+            f"{g.context_tokens or 0:,} of {g.window_tokens:,}; {escape_md(g.threshold_label)}"
+            + ("" if g.calls_left is None else f"; about {g.calls_left:,} call(s) left at the recent growth"))
+
+
+followed_panel()
+try:
+    listed = _listing()
+except ContextInspectorError as exc:
+    st.error(escape_md(error_text(exc)))
+    st.stop()
+tab_list, tab_across = st.tabs(["Sessions", "Across sessions"])
+with tab_list:
+    list_tab(listed)
+with tab_across:
+    across_tab(listed)

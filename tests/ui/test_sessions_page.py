@@ -1,0 +1,68 @@
+"""The Sessions page through AppTest: listed from the server's roots only, opened where it is, followed live."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.workspace.disk_sessions import discover, resolve_roots
+from engine.workspace.library import Library
+from tests.sessions import trees
+
+
+@pytest.fixture
+def roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "root"
+    trees.make_all(root)
+    monkeypatch.setenv("CTXI_SESSIONS", str(root))
+    return root
+
+
+def test_without_roots_the_page_says_how_to_give_them(start, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    monkeypatch.delenv("CTXI_SESSIONS", raising=False)
+    at = start("pages/sessions.py")
+    assert [t.value for t in at.title] == ["Sessions"]
+    assert "ctxi ui --sessions" in at.info[0].value
+
+
+def test_the_sessions_under_the_roots_are_listed_newest_first_and_searchable(start, roots: Path) -> None:  # noqa: ANN001
+    at = start("pages/sessions.py")
+    table = at.dataframe[0].value
+    assert sorted(table["title"]) == sorted(["Flaky IO test, fixed", "Old summary title", "Fix the failing test",
+                                             "fix the test", "Reading two files", "Fix the bug in app.py"])
+    assert list(table["steps"]) == sorted(table["steps"], key=lambda _: 0)  # every row has a count
+    at.text_input(key="ss_search").set_value("flaky").run()
+    assert list(at.dataframe[0].value["title"]) == ["Flaky IO test, fixed"]
+    assert "1 of 6 sessions under" in at.caption[0].value
+
+
+def test_a_session_opens_by_its_id_where_it_is_and_follows_appended_lines(start, roots: Path, workspace: Path) -> None:  # noqa: ANN001
+    listing = discover(resolve_roots([roots]))
+    sf = next(s for s in listing.sessions if s.rel.endswith(f"{trees.CC_SESSION}.jsonl"))
+    at = start(thread=sf.key)
+    assert at.session_state["thread_key"] == sf.key
+    assert at.metric[0].value == "2"  # steps
+    assert Library(workspace).entries() == []  # opening copies nothing into the library
+    at.session_state["follow_session"] = sf.key
+    at.run()
+    assert not at.exception
+    extra = trees.cc_assistant("a9", "a3", "msg_9", [{"type": "text", "text": "More."}], trees.cc_usage(1, 0, 9000, 2))
+    with sf.path.open("ab") as fh:
+        fh.write(trees.jsonl([extra]))
+    at.run()
+    assert not at.exception
+    assert at.metric[0].value == "3"
+    assert any("Following live" in m.value for m in at.sidebar.markdown)
+
+
+def test_a_link_to_an_unlisted_session_opens_nothing(start, roots: Path, tmp_path: Path) -> None:  # noqa: ANN001
+    from engine.workspace.disk_sessions import session_id
+
+    outside = tmp_path / "outside"
+    trees.make_claude_code(outside)
+    unlisted = session_id(outside.resolve(), f".claude/projects/-home-u-proj/{trees.CC_SESSION}.jsonl")
+    for key in (f"session:{unlisted}", "session:../../outside", f"session:{outside}"):
+        at = start(thread=key)
+        assert at.session_state["thread_key"] == "sample:a_demo"
+        assert any("from the link is not available here" in w.value for w in at.sidebar.warning)
