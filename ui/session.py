@@ -324,7 +324,11 @@ def _replay_cached(thread_version: str, config: EngineConfig, offline_summaries:
 
             run = sessions_state.server().replay(thread_version.split("#", 1)[0], config, offline_summaries, thread)
         else:
-            run = replay(thread, config, summarizer="offline" if offline_summaries else None)
+            # the last Run of this thread under other settings: the re-run replays from the last step both
+            # configs agree on (a sidebar edit costs what it changes; the same Run as a full replay)
+            previous = _RUNS.latest(lambda k: isinstance(k, tuple) and k[0] == thread_version
+                                    and k[2] == offline_summaries)
+            run = replay(thread, config, summarizer="offline" if offline_summaries else None, previous=previous)
     # sized once the page is sent (settle_runs, app.py): the chart does not wait for the walk
     return _RUNS.put(key, run, defer_size=True)
 

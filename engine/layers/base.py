@@ -92,6 +92,12 @@ class ContextLayer(AgentMiddleware):
         thread grows goes on from where it ended: engine/run/replay.py)."""
         return type(self).after_agent is AgentMiddleware.after_agent
 
+    def grown_from(self, changed: int) -> bool:
+        """Whether what this layer measured on the steps before message `changed` holds for a thread that
+        differs from the run's from there on (False: something it read of the whole thread may move, and
+        the replay starts over)."""
+        return True
+
     def thread_grew(self, thread: Thread, old_length: int) -> bool:
         """Take `thread`, the run's thread with messages added after its first `old_length` (the same
         objects before): a layer that read the thread when it was made reads the new part; False when it

@@ -55,6 +55,7 @@ from engine.tokens.counters import TokenCounter
 
 Mode = Literal["state", "view"]
 
+PROMPT_RATIO_MESSAGES = 2000  # the messages `_agent_prompt`'s ratio of the two counts is read over
 OVERFLOW_CLIP_TOKENS = 5000  # Deep Agents' tail-clip floor when `keep` is message based
 EVENT_KEY = SUMMARY_EVENT_KEY
 
@@ -154,6 +155,12 @@ class SummarizationCore(ContextLayer):
                    summarizer=context.summarizer if context.summarizer is not None else s.summarizer,
                    overflow_fallback=s.overflow_fallback, history_dir=s.history_dir,
                    max_output_tokens=config.model.max_output_tokens, provider=config.model.provider, style=s.style)
+
+    def grown_from(self, changed: int) -> bool:
+        """The agent prompt in this layer's units is scaled by a ratio read over the thread's first
+        PROMPT_RATIO_MESSAGES messages (`_agent_prompt`): a thread that changes among them moves it."""
+        uses_ratio = self.counter is not self.context.counter and self.context.calibration is not None
+        return not (uses_ratio and changed < PROMPT_RATIO_MESSAGES)
 
     def thread_grew(self, thread: Any, old_length: int) -> bool:
         if self._ai_indices is not None:  # the thread's AI positions, the new messages' added
@@ -318,7 +325,7 @@ class SummarizationCore(ContextLayer):
         ratio = getattr(self, "_prompt_ratio", None)
         if ratio is None:
             thread = self.context.thread
-            body = list(thread.messages[:2000]) if thread is not None else []
+            body = list(thread.messages[:PROMPT_RATIO_MESSAGES]) if thread is not None else []
             ours = sum(self.counter.count_message(m) for m in body)
             theirs = sum(self.context.counter.count_message(m) for m in body)
             ratio = self._prompt_ratio = ours / theirs if theirs else 1.0

@@ -99,6 +99,15 @@ class RunCache:
                 self._pending.pop(dropped_key, None)
                 total -= dropped
 
+    def latest(self, match: Callable[[Hashable], bool]) -> Any | None:
+        """The most recently used Run whose key `match`es (no change to the order): a re-run of the same
+        thread with other settings resumes from it (engine/run/resume.py)."""
+        with self._lock:
+            for key in reversed(self._entries):
+                if match(key):
+                    return self._entries[key][0]
+        return None
+
     def get_or_make(self, key: Hashable, make: Callable[[], Any]) -> Any:
         hit = self.get(key)
         return hit if hit is not None else self.put(key, make())

@@ -512,6 +512,8 @@ class Driver:
         context = getattr(self.layers[0], "context", None) if self.layers else None
         if context is not None:
             context.thread, context.vfs, context.provider = thread, files, provider
+        if not all(m.grown_from(old_length) for m in self.layers if hasattr(m, "grown_from")):
+            return False
         if not all(m.thread_grew(thread, old_length) for m in self.layers if hasattr(m, "thread_grew")):
             return False
         self.thread, self.files, self.provider, self.steps = thread, files, provider, steps

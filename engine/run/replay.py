@@ -200,7 +200,8 @@ def _resumed(thread: Thread, config: EngineConfig, previous: Run, base_counter: 
 
     context = new_context()
     mws = build_layers(config, context)
-    if not resume.checkpointable(mws):
+    if not resume.checkpointable(mws) or (thread is not previous.thread and not all(
+            m.grown_from(changed) for m in mws if hasattr(m, "grown_from"))):
         return None
     first = resume.first_change(previous, config, mws)
     cp = resume.pick_checkpoint(previous, first, changed) if first > 0 else None

@@ -136,3 +136,28 @@ def test_settle_later_sizes_on_a_timer_thread_after_the_delay_and_one_timer_wait
     assert _wait_for(lambda: [r for r, _ in sized] == ["a", "b", "c"])
     time.sleep(0.3)
     assert [r for r, _ in sized] == ["a", "b", "c"]
+
+
+def test_latest_is_the_most_recently_used_run_whose_key_matches() -> None:
+    """The dashboard's re-run after a sidebar edit resumes from the last Run of the same thread (ui/session.py)."""
+    cache = RunCache(1000, size=lambda run: 1)
+    cache.put(("t1", "a"), "run-t1-a")
+    cache.put(("t2", "a"), "run-t2-a")
+    cache.put(("t1", "b"), "run-t1-b")
+    same_thread = lambda key: key[0] == "t1"  # noqa: E731
+    assert cache.latest(same_thread) == "run-t1-b"
+    cache.get(("t1", "a"))  # now the most recently used of t1
+    assert cache.latest(same_thread) == "run-t1-a"
+    assert cache.latest(lambda key: key[0] == "t3") is None
+    assert [cache.get(k) for k in (("t2", "a"),)] == ["run-t2-a"]  # latest() left the order alone
+
+
+def test_a_runs_checkpoints_are_counted_in_what_it_holds() -> None:
+    """The checkpoints a Run keeps for later re-runs (engine/run/resume.py) are part of its size, so the
+    cache's budget bounds them; dropping them gives that memory back."""
+    run = replay(synthetic_thread(300, seed=0), preset("stress"))
+    assert run.checkpoints
+    with_checkpoints = held_bytes(run)
+    run.drop_checkpoints()
+    assert run.checkpoints is None and run.live is None
+    assert held_bytes(run) < with_checkpoints
