@@ -163,6 +163,10 @@ class CompactionLayer(ContextLayer):
             quantity=m.quantity, unit=m.unit, series=m.series, op=m.op, expression=m.expression, reason=reason,
             policy=self.policy.name)
 
+    def decisions_for(self, checks: Sequence[CompactionCheck]) -> list[decisions.Decision]:
+        """`decision_for` of each check."""
+        return [self.decision_for(c) for c in checks]
+
     def decision_for(self, check: CompactionCheck) -> decisions.Decision:
         """The decision this layer records for `check`'s request sizes and verdict under its own config (a
         resumed replay relabels the decisions it keeps); raises HistoryRead (engine/layers/checks.py) when

@@ -83,7 +83,7 @@ class SummarizationCore(ContextLayer):
     checkpoint_kinds: ClassVar[dict[str, str]] = {
         "_id_check": "helper", "_drop": "helper", "_project": "helper", "summarizer": "helper",
         "_state_tokens": "helper", "_view_tokens": "helper", "_tools_tokens": "memo", "_ai_indices": "reset",
-        "checks": "grow", "_decision": "value",
+        "checks": "grow", "_decision": "value", "_decision_memo": "memo",
         "_prompt_ratio": "memo"}
 
     def __init__(
@@ -138,6 +138,7 @@ class SummarizationCore(ContextLayer):
         self._view_tokens = RunningScaledCount(self.counter)
         self._tools_tokens: dict[tuple[int, ...], tuple[tuple[Any, ...], int]] = {}
         self._decision: decisions.Decision | None = None
+        self._decision_memo: dict[int | None, tuple[list[tuple[int, str]], list[int], dict[str, Any]]] = {}
         self._ai_indices: list[int] | None = None
         # every trigger check's measures and label, in order (engine/layers/checks.py: a resumed replay
         # reads them to find the first step a changed trigger acts at)
@@ -235,18 +236,6 @@ class SummarizationCore(ContextLayer):
                                         label, request))
         return fired
 
-    def decision_for(self, check: TriggerCheck) -> decisions.Decision:
-        """The decision this layer records for `check`'s measures under its own trigger and keep (a resumed
-        replay relabels the decisions it keeps; a caller's amendment is not part of it)."""
-        clause = check.fired if check.fired not in ("input_budget", "overflow") else None
-        saved = self._decision
-        with decisions.deciding() as log:
-            log.step = check.step
-            self._record_decision(check.messages, check.tokens, check.reported_tokens, check.window, clause,
-                                  check.request)
-        self._decision = saved
-        return log.decisions[-1]
-
     def _quantity(self, request: bool) -> str:
         """What this layer's trigger counts, in words (the legend and the Step page say it)."""
         counter = self.counter
@@ -262,43 +251,70 @@ class SummarizationCore(ContextLayer):
 
     def _record_decision(self, n_messages: int, total: int, reported: int | None, window: int | None,
                          fired: str | None, request: bool) -> None:
-        clauses = self.trigger_clauses
-        tokens: list[tuple[int, str]] = []
-        counts: list[int] = []
-        for clause in clauses:
-            for kind, value in clause:
-                if kind == "tokens":
-                    tokens.append((int(value), ""))
-                elif kind == "fraction" and window:
-                    tokens.append((fraction_threshold(window, float(value)), f"{value} × {window:,}"))
-                elif kind == "messages":
-                    counts.append(int(value))
+        layer, rule, measured, threshold, did, quantity, unit, series, op, expression, reason, detail = \
+            self._decision_parts(n_messages, total, reported, window, fired, request)
+        self._decision = decisions.record(layer, rule, measured=measured, threshold=threshold, fired=did,
+                                          quantity=quantity, unit=unit, series=series, op=op, expression=expression,
+                                          reason=reason, **detail)
+
+    def _levels(self, window: int | None) -> tuple[list[tuple[int, str]], list[int], dict[str, Any]]:
+        """The trigger's token levels and message counts under `window`, and the detail every decision
+        carries (the keep level, the message clauses): the same for every check of a run's window."""
+        memo = self._decision_memo
+        hit = memo.get(window)
+        if hit is None:
+            tokens: list[tuple[int, str]] = []
+            counts: list[int] = []
+            for clause in self.trigger_clauses:
+                for kind, value in clause:
+                    if kind == "tokens":
+                        tokens.append((int(value), ""))
+                    elif kind == "fraction" and window:
+                        tokens.append((fraction_threshold(window, float(value)), f"{value} × {window:,}"))
+                    elif kind == "messages":
+                        counts.append(int(value))
+            keep = self.keep_tokens(window)
+            detail: dict[str, Any] = {"keep_tokens": keep} if keep is not None else {}
+            if tokens and counts:  # the message clauses fire too, but draw no token level
+                detail["message_clauses"] = [f"messages:{n}" for n in counts]
+            hit = memo[window] = (tokens, counts, detail)
+        return hit
+
+    def _decision_parts(self, n_messages: int, total: int, reported: int | None, window: int | None,
+                        fired: str | None, request: bool) -> tuple[Any, ...]:
+        """The fields of the decision (engine.thread.decisions.Decision, but its step) for one check."""
+        tokens, counts, base = self._levels(window)
+        detail = dict(base)
+        rule = f"{self.mode} summarization trigger"
         measured = max(total, reported) if reported is not None else total
-        keep = self.keep_tokens(window)
-        detail: dict[str, Any] = {"keep_tokens": keep} if keep is not None else {}
-        if tokens and counts:  # the message clauses fire too, but draw no token level
-            detail["message_clauses"] = [f"messages:{n}" for n in counts]
         if tokens:
             threshold, expression = min(tokens)
             reason = "" if fired is None or measured >= threshold else f"the clause {fired} fired"
             if reported is not None and reported > total:
                 reason = (reason + "; " if reason else "") + "the last AI message's reported usage counts (LangChain)"
-            self._decision = decisions.record(
-                self.layer, f"{self.mode} summarization trigger", measured=measured, threshold=threshold,
-                fired=fired is not None, quantity=self._quantity(request), series="summarization",
-                expression=expression, reason=reason if fired is not None or reason.startswith("the last") else "",
-                **detail)
-        elif counts:
+            return (self.layer, rule, measured, threshold, fired is not None, self._quantity(request), "tokens",
+                    "summarization", ">=", expression,
+                    reason if fired is not None or reason.startswith("the last") else "", detail)
+        if counts:
             threshold = min(counts)
-            self._decision = decisions.record(
-                self.layer, f"{self.mode} summarization trigger", measured=n_messages, threshold=threshold,
-                fired=fired is not None, quantity="messages in the state", unit="messages", series="messages",
-                expression=f"messages:{threshold}", **detail)
-        else:
-            self._decision = decisions.record(
-                self.layer, f"{self.mode} summarization trigger", measured=measured, threshold=None, fired=False,
-                quantity=self._quantity(request), series="summarization",
-                reason="no trigger: summarization never fires", **detail)
+            return (self.layer, rule, n_messages, threshold, fired is not None, "messages in the state", "messages",
+                    "messages", ">=", f"messages:{threshold}", "", detail)
+        return (self.layer, rule, measured, None, False, self._quantity(request), "tokens", "summarization", ">=",
+                "", "no trigger: summarization never fires", detail)
+
+    def decisions_for(self, checks: Sequence[TriggerCheck]) -> list[decisions.Decision]:
+        """The decisions this layer records for `checks`' measures under its own trigger and keep (a resumed
+        replay relabels the decisions it keeps; a caller's amendment is not part of them)."""
+        out = []
+        parts, make, quantities = self._decision_parts, decisions.Decision, {}
+        for c in checks:
+            clause = c.fired if c.fired not in ("input_budget", "overflow") else None
+            layer, rule, measured, threshold, did, quantity, unit, series, op, expression, reason, detail = parts(
+                c.messages, c.tokens, c.reported_tokens, c.window, clause, c.request)
+            quantity = quantities.setdefault(quantity, quantity)  # one string for them all
+            out.append(make(layer, rule, c.step, measured, threshold, did, quantity, unit, series, op, expression,
+                            reason, detail))
+        return out
 
     def keep_tokens(self, window: int | None) -> int | None:
         """`keep` as a token level (for the chart's keep line), or None when it counts messages."""

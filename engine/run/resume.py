@@ -228,7 +228,7 @@ def decisions_before(cp: Checkpoint, layers: Sequence[AgentMiddleware], same_set
             continue
         layer = layers[i]
         checks = getattr(layer, "checks", None)
-        decide = getattr(layer, "decision_for", None)
+        decide = getattr(layer, "decisions_for", None)
         if decide is None or not isinstance(checks, list) or len(checks) != len(positions):
             raise CheckpointError(f"{name}: its decisions cannot be made again")
         if olds is None:
@@ -237,13 +237,12 @@ def decisions_before(cp: Checkpoint, layers: Sequence[AgentMiddleware], same_set
         if old is None:
             raise CheckpointError(f"{name}: no layer of the old config")
         try:
-            for k, check in zip(positions, checks, strict=True):
+            for k, check, made in zip(positions, checks, decide(checks), strict=True):
                 recorded = kept[k]
                 if recorded.step != check.step:
                     raise CheckpointError(f"{name}: decision and check at different steps")
-                made = decide(check)
                 if check.fired:  # only a verdict acted on is amended (engine/thread/decisions.py `amend`)
-                    was = old.decision_for(check)
+                    was = old.decisions_for([check])[0]
                     if was != recorded:
                         if dataclasses.replace(was, fired=recorded.fired, reason=recorded.reason) != recorded:
                             raise CheckpointError(f"{name}: a decision the old config does not give")
