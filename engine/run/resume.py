@@ -219,11 +219,12 @@ def decisions_before(cp: Checkpoint, layers: Sequence[AgentMiddleware], same_set
     kept = source[:n]
     changed = {getattr(m, "layer", None): i for i, (m, same) in enumerate(zip(layers, same_settings, strict=True))
                if not same}
-    if not changed or not any(d.layer in changed for d in kept):
+    if not changed:
         return kept
+    names = list(map(_LAYER, kept))  # C-speed passes: a resume relabels up to every step before it
     olds: Sequence[AgentMiddleware] | None = None
     for name, i in changed.items():
-        positions = [k for k, d in enumerate(kept) if d.layer == name]
+        positions = list(itertools.compress(itertools.count(), map(name.__eq__, names)))
         if not positions:
             continue
         layer = layers[i]
@@ -231,26 +232,35 @@ def decisions_before(cp: Checkpoint, layers: Sequence[AgentMiddleware], same_set
         decide = getattr(layer, "decisions_for", None)
         if decide is None or not isinstance(checks, list) or len(checks) != len(positions):
             raise CheckpointError(f"{name}: its decisions cannot be made again")
-        if olds is None:
-            olds = old_layers()
-        old = olds[i] if i < len(olds) and getattr(olds[i], "layer", None) == name else None
-        if old is None:
-            raise CheckpointError(f"{name}: no layer of the old config")
+        recorded = list(map(kept.__getitem__, positions))
+        if list(map(_STEP, recorded)) != list(map(_STEP, checks)):
+            raise CheckpointError(f"{name}: decisions and checks at different steps")
         try:
-            for k, check, made in zip(positions, checks, decide(checks), strict=True):
-                recorded = kept[k]
-                if recorded.step != check.step:
-                    raise CheckpointError(f"{name}: decision and check at different steps")
-                if check.fired:  # only a verdict acted on is amended (engine/thread/decisions.py `amend`)
-                    was = old.decisions_for([check])[0]
-                    if was != recorded:
-                        if dataclasses.replace(was, fired=recorded.fired, reason=recorded.reason) != recorded:
-                            raise CheckpointError(f"{name}: a decision the old config does not give")
-                        made = dataclasses.replace(made, fired=recorded.fired, reason=recorded.reason)
-                kept[k] = made
+            made = decide(checks)
+            # only a verdict acted on is amended (engine/thread/decisions.py `amend`): carried over when the
+            # old config's layer does not give the record either
+            for j in itertools.compress(itertools.count(), map(_FIRED, checks)):
+                if olds is None:
+                    olds = old_layers()
+                old = olds[i] if i < len(olds) and getattr(olds[i], "layer", None) == name else None
+                if old is None:
+                    raise CheckpointError(f"{name}: no layer of the old config")
+                was, record = old.decisions_for([checks[j]])[0], recorded[j]
+                if was != record:
+                    if dataclasses.replace(was, fired=record.fired, reason=record.reason) != record:
+                        raise CheckpointError(f"{name}: a decision the old config does not give")
+                    made[j] = dataclasses.replace(made[j], fired=record.fired, reason=record.reason)
         except HistoryRead as exc:
             raise CheckpointError(f"{name}: its policy measures the history") from exc
+        if len(positions) == len(kept):
+            kept = made
+        else:
+            for k, d in zip(positions, made, strict=True):
+                kept[k] = d
     return kept
+
+
+_LAYER, _STEP, _FIRED = operator.attrgetter("layer"), operator.attrgetter("step"), operator.attrgetter("fired")
 
 
 def reflag_thrashing(steps: list[StepRecord], start: int) -> None:
