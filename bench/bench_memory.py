@@ -6,7 +6,8 @@
 run     What a Run of synthetic_thread(1000) holds beyond the thread (tracemalloc, after a full
         collection, the Run alive): the thread and its counts cached by an earlier run are the floor,
         measured in the same process. Stress and deepagents presets. Target <= 10 MB. The largest
-        holders are listed by source line.
+        holders are listed by source line; and what the Run's checkpoints and ended driver hold (the
+        memory `drop_checkpoints` gives back: engine/run/resume.py).
 scale   Peak RSS (the child's own VmHWM: a forked child's ru_maxrss would count the parent's pages) of
         `ctxi replay FILE` (no JSON; `--preset NAME`, default the CLI's own choice: `deepagents` for
         these threads, which record no usage) on threads of 20k, 40k, 80k and 100k small messages
@@ -74,8 +75,9 @@ def small_thread(messages: int) -> Thread:
 
 
 # -- run ---------------------------------------------------------------------------------------
-def run_memory(steps: int, preset_name: str, runs: int) -> tuple[list[float], float, list[Any]]:
-    """MB a Run holds beyond the thread, per run; the thread's own MB; the top holders of the last run."""
+def run_memory(steps: int, preset_name: str, runs: int) -> tuple[list[float], float, list[Any], list[float]]:
+    """MB a Run holds beyond the thread, per run; the thread's own MB; the top holders of the last run; the
+    MB its checkpoints and ended driver hold (freed by `drop_checkpoints`: engine/run/resume.py), per run."""
     tracemalloc.start(1)  # the holders are listed by their allocating line: one frame is enough, and far cheaper
     gc.collect()
     before = tracemalloc.get_traced_memory()[0]
@@ -86,6 +88,7 @@ def run_memory(steps: int, preset_name: str, runs: int) -> tuple[list[float], fl
     config = preset(preset_name)
     replay(thread, config, token_counter=counter)  # anything cached once per process is cached now
     held: list[float] = []
+    checkpoints: list[float] = []
     top: list[Any] = []
     for _ in range(runs):
         gc.collect()
@@ -95,20 +98,26 @@ def run_memory(steps: int, preset_name: str, runs: int) -> tuple[list[float], fl
         gc.collect()
         held.append((tracemalloc.get_traced_memory()[0] - floor) / MB)
         top = tracemalloc.take_snapshot().compare_to(snap0, "lineno")[:6]
+        with_checkpoints = tracemalloc.get_traced_memory()[0]
+        run.drop_checkpoints()
+        gc.collect()
+        checkpoints.append((with_checkpoints - tracemalloc.get_traced_memory()[0]) / MB)
         del run
     tracemalloc.stop()
-    return held, thread_mb, top
+    return held, thread_mb, top, checkpoints
 
 
 def bench_run(steps: int, runs: int) -> bool:
     ok = True
     for name in ("stress", "deepagents"):
-        held, thread_mb, top = run_memory(steps, name, runs)
+        held, thread_mb, top, checkpoints = run_memory(steps, name, runs)
         met = statistics.median(held) <= 10
         ok &= met
         print(f"Run of synthetic_thread({steps}), {name} preset: holds {statistics.median(held):.2f} MB "
               f"[{min(held):.2f}–{max(held):.2f}] beyond the thread ({thread_mb:.1f} MB) and its counts; "
               f"{runs} runs; target <= 10 MB: {'met' if met else 'MISSED'}")
+        print(f"    of which its checkpoints and ended driver (for re-runs that resume): "
+              f"{statistics.median(checkpoints):.2f} MB [{min(checkpoints):.2f}–{max(checkpoints):.2f}]")
         for stat in top:
             frame = stat.traceback[0]
             print(f"    {stat.size_diff / MB:7.2f} MB  {Path(frame.filename).name}:{frame.lineno}")

@@ -311,7 +311,7 @@ class SummarizationCore(ContextLayer):
         A check that did not fire (the bulk of a run) is made inline, `_decision_parts` unrolled with the
         label None, the decision's fields set at once (a resume relabels every step before it: ~15,000
         on a 16k thread); a fired one through `_decision_parts`."""
-        out = []
+        out: list[decisions.Decision] = []
         append, parts, levels = out.append, self._decision_parts, self._levels
         make, new, set_fields = decisions.Decision, object.__new__, object.__setattr__
         rule, layer = f"{self.mode} summarization trigger", self.layer

@@ -205,7 +205,7 @@ def same_sections(config: EngineConfig, other: Any, layers: Sequence[AgentMiddle
 
 
 def decisions_before(cp: Checkpoint, layers: Sequence[AgentMiddleware], same_settings: Sequence[bool],
-                     old_layers: Callable[[], Sequence[AgentMiddleware]]) -> list[Decision]:
+                     old_layers: Callable[[], Sequence[Any]]) -> list[Decision]:
     """The decision records of the steps before `cp` as the new config's layers (`layers`, restored at `cp`)
     record them: the checkpoint's own where a layer's settings are the same, else each one made again
     from the measures its layer kept (`decision_for`) with the new threshold, keep and labels. The
@@ -222,7 +222,7 @@ def decisions_before(cp: Checkpoint, layers: Sequence[AgentMiddleware], same_set
     if not changed:
         return kept
     names = list(map(_LAYER, kept))  # C-speed passes: a resume relabels up to every step before it
-    olds: Sequence[AgentMiddleware] | None = None
+    olds: Sequence[Any] | None = None  # the old config's layers (ours: each has decisions_for when it decides)
     for name, i in changed.items():
         positions = list(itertools.compress(itertools.count(), map(name.__eq__, names)))
         if not positions:
