@@ -81,6 +81,12 @@ class Case:
                 for c, p in zip(self.configs, previous or [None, None], strict=True)]
 
 
+def _ms(s: Samples, kind: str) -> str:
+    """Median [range] in milliseconds (an update costs a few: seconds to 3 decimals would hide it)."""
+    lo, hi = s.spread(kind)
+    return f"{s.median(kind) * 1000:9.2f} ms  [{lo * 1000:.2f}–{hi * 1000:.2f}]"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="100,1000,10000")
@@ -114,10 +120,10 @@ def main() -> int:
                                                         (lambda case=case: case.previous(rewritten=True))
                                                         for n, case in cases.items()}, progress=False)
     print(f"\n{args.lines} appended lines, as-recorded + {args.what_if} brought up to date "
-          "(CPU median [range], wall median [range])")
+          "(CPU median [range], wall median [range], ms)")
     width = 44
     for name, s in [*res.items(), *others.items()]:
-        print(f"  {name:<{width}}{s.describe('cpu'):>30}{s.describe('wall'):>32}")
+        print(f"  {name:<{width}}{_ms(s, 'cpu'):>30}{_ms(s, 'wall'):>32}")
     first: Samples = res[f"{args.lines} lines after {sizes[0]:,} steps"]
     last: Samples = res[f"{args.lines} lines after {sizes[-1]:,} steps"]
     ratio = last.median() / first.median()
