@@ -1,7 +1,7 @@
 """A re-run resumed from an earlier run's checkpoint is the run a full replay makes, byte for byte.
 
 Over every thread in the samples and ../shared/traces (skipped when absent) and a synthetic thread,
-under every preset, for a grid of edits per preset: triggers moved to levels the run measured early,
+under every preset (a rotating third of them per shared trace: `presets_for`), for a grid of edits per preset: triggers moved to levels the run measured early,
 mid-thread and late (so the first change falls at different steps), keeps, summary settings, a cost
 setting (nothing changes), and edits no rule bounds (a full replay). Checkpoints are taken every 2
 steps here (64 in use) so the short real sessions resume from many points; `CTXI_VERIFY_CHECKPOINTS`
@@ -110,10 +110,24 @@ def _replay_or_error(thread: Thread, config: EngineConfig, **kwargs: Any) -> Run
         return f"ConfigError: {exc}"
 
 
-def check_thread(thread: Thread) -> tuple[int, int]:
-    """Every preset and edit; returns (cases, resumed cases)."""
+# The shared traces (~30 files) each run a rotating third of the presets (every preset still runs on
+# about ten of them, and every preset on every sample and the synthetic thread): the whole grid on
+# every trace took ~80 s CPU, a tenth of the suite's budget on its own.
+TRACE_PRESETS_EVERY = 3
+
+
+def presets_for(index: int | None) -> list[str]:
+    """Every preset, or for the `index`-th shared trace a rotating third of them."""
+    names = list(PRESETS)
+    if index is None:
+        return names
+    return [n for k, n in enumerate(names) if (k + index) % TRACE_PRESETS_EVERY == 0]
+
+
+def check_thread(thread: Thread, presets: list[str] | None = None) -> tuple[int, int]:
+    """Every preset (or `presets`) and edit; returns (cases, resumed cases)."""
     cases = resumed = 0
-    for name in PRESETS:
+    for name in presets if presets is not None else PRESETS:
         base = preset(name)
         first = replay(thread, base)
         for edit in edits_for(first):
@@ -136,10 +150,23 @@ def check_thread(thread: Thread) -> tuple[int, int]:
     return cases, resumed
 
 
-@pytest.mark.parametrize("path", _thread_files(), ids=lambda p: p.name)
-def test_resumed_runs_equal_full_replays_on_real_threads(path: Path) -> None:
+def _cases() -> list[tuple[Path, int | None]]:
+    """(file, None) for the samples: every preset; (file, its index) for a shared trace: a rotating third."""
+    out: list[tuple[Path, int | None]] = []
+    traces = 0
+    for path in _thread_files():
+        if path.is_relative_to(SAMPLES):
+            out.append((path, None))
+        else:
+            out.append((path, traces))
+            traces += 1
+    return out
+
+
+@pytest.mark.parametrize(("path", "index"), _cases(), ids=lambda v: v.name if isinstance(v, Path) else str(v))
+def test_resumed_runs_equal_full_replays_on_real_threads(path: Path, index: int | None) -> None:
     thread = load_thread(path)
-    cases, _ = check_thread(thread)
+    cases, _ = check_thread(thread, presets_for(index))
     assert cases > 0
 
 
