@@ -60,10 +60,11 @@ def timeline_cost(run: Run) -> None:
     cols[2].metric("Cache hit rate", percent(t["hit_rate"]),
                    delta=f"recorded {percent(t['recorded_hit_rate'])}" if t.get("recorded_hit_rate") is not None else None,
                    delta_color="off", delta_arrow="off", help="cache reads over all input sent, over the session")
-    cols[3].metric("Summarizer dollars", dollars(t["summarizer_billed_dollars"]),
+    priced = cost.price is not None  # an unpriced model: its dollars are unknown ("-"), not "$0.00"
+    cols[3].metric("Summarizer dollars", dollars(t["summarizer_billed_dollars"] if priced else None),
                    help="the compactions' own model calls: as recorded where the source recorded the call, "
                         "else modelled")
-    cols[4].metric("Cache writes", dollars(t["cache_write_dollars"]),
+    cols[4].metric("Cache writes", dollars(t["cache_write_dollars"] if priced else None),
                    help="; ".join(f"{cause}: {n:,} tokens not read again" for cause, n in t["lost_tokens"].items())
                    or "no cached prefix was lost")
     # built once per run (ui.figures.cached_figure): a config served from the run cache does not rebuild it

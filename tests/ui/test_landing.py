@@ -29,3 +29,20 @@ def test_the_landing_thread_opens_with_offloads_summaries_a_reminder_and_a_patch
     # the Evals page has compactions to score on the landing thread
     at.switch_page("pages/evals.py").run()
     assert {m.label: m.value for m in at.metric}["Compactions"] == "2"
+
+
+def test_the_landing_threads_unpriced_compactions_show_no_dollars(start, monkeypatch) -> None:  # noqa: ANN001
+    """The landing sample's model has no price row: its compactions' money cells read "-" (unknown), never
+    "$0.00" beside "unpriced" (the walk-through found "net $0.00" on Evals and Layers › Summaries)."""
+    monkeypatch.setenv("CTXI_SAMPLES_DIR", str(ROOT / "sample_threads"))
+    at = start()
+    at.switch_page("pages/evals.py").run()
+    [after] = [d.value for d in at.dataframe if "too long to summarize" in d.value.columns]
+    assert list(after["net"]) == ["-", "-"] and list(after["paid back"]) == ["unpriced", "unpriced"]
+    assert list(after["too long to summarize"]) == ["no", "no"]  # no empty cell
+    at.switch_page("pages/layers.py").run()
+    at.tabs[1].run()
+    [table] = [d.value for d in at.dataframe if "summarizer call" in d.value.columns]
+    for column in ("saved", "cache misses", "summarizer call", "net"):
+        assert list(table[column]) == ["-", "-"], column
+    assert list(table["paid back"]) == ["unpriced", "unpriced"]
