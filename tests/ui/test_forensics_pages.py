@@ -83,3 +83,16 @@ def test_the_policies_table_and_compare_page_show_survival(start) -> None:  # no
     assert "facts kept after compactions" in names and "re-fetches after compactions" in names
     config = preset("stress").with_overrides(["cost.model=claude-sonnet-4-5"])
     assert compaction_accounts(replay(demo_thread(), config))  # the open thread compacts under these settings
+
+
+def test_compare_says_no_compaction_where_a_run_has_none(start) -> None:  # noqa: ANN001
+    """A run without compactions has nothing to account for: its cells say so, not "-" and "0 (-)"
+    (the walk-through's Compare of the landing sample against code-analysis)."""
+    at = start("pages/compare.py", thread="sample:a_demo", vs="sample:b_small", **PRICED)
+    assert not at.exception, at.exception
+    facts = {r[""]: r for r in next(rows for rows in frames(at) if rows and rows[0].get("") == "format")}
+    assert facts["recorded compactions"]["B"] == "0" and facts["summarizer calls"]["B"] == "0"
+    assert facts["facts kept after compactions"]["B"] == facts["re-fetches after compactions"]["B"] == "no compaction"
+    assert facts["summarizer calls"]["A"] != "0"  # A compacts: its numbers, without a "(-)" basis
+    assert re.fullmatch(r"\d+\.\d%", facts["facts kept after compactions"]["A"])
+    assert "(-)" not in facts["re-fetches after compactions"]["A"]
