@@ -19,7 +19,14 @@ from engine.views.timeline import recorded_compactions
 from tests.ui.builders import HOSTILE, build_thread
 from ui import controls
 from ui.config_form import all_fields, apply_form, field_for_error, widget_value
-from ui.figures import NOTE_LINE_PX, TOP_MARGIN_PX, compare_figure, timeline_figure
+from ui.figures import (
+    NOTE_LINE_PX,
+    TOP_MARGIN_PX,
+    compare_figure,
+    legend_height,
+    timeline_figure,
+    timeline_spec,
+)
 from ui.text import escape_md
 
 COUNTER = get_counter("approximate")
@@ -367,3 +374,22 @@ def test_a_short_run_ticks_whole_steps_only() -> None:
     long = json.loads(timeline_figure(replay(build_thread(40, result_words=20), preset("stress"),
                                              token_counter=COUNTER, layers=[])).to_json())["layout"]
     assert "dtick" not in long["xaxis"]  # a longer run keeps plotly's own tick spacing
+
+
+def test_the_timeline_grows_to_hold_its_legend() -> None:
+    """Plotly scrolls a legend taller than the plot, and the trigger and keep lines are its last entries: with
+    every layer acting they were out of sight (the landing Timeline). The chart grows instead, up to a bound."""
+    from tests.ui.builders import demo_thread
+
+    # an entry 19 px, a wrapped line 14 more, a titled group 20, 10 between groups, 24 of padding
+    assert legend_height([{"name": "a", "legendgroup": "g", "legendgrouptitle": {"text": "G"}},
+                          {"name": "b<br>c", "legendgroup": "g"}, {"name": "raw"}, {"showlegend": False}],
+                         [{"name": "trigger", "showlegend": True, "legendgroup": "trigger"}, {"name": "x"}]) == (
+        19 + 20 + (19 + 14) + 19 + 19 + 2 * 10 + 24)
+    spec = timeline_spec(replay(demo_thread(), preset("stress")))
+    layout = spec["layout"]
+    needed = legend_height(spec["data"], layout["shapes"])
+    assert needed > 620 - layout["margin"]["t"] - layout["margin"]["b"]  # the default height would scroll
+    assert layout["height"] - layout["margin"]["t"] - layout["margin"]["b"] >= needed
+    small = timeline_spec(replay(build_thread(6), preset("langchain")))["layout"]
+    assert small["height"] == 620  # a short legend keeps the chart's height
