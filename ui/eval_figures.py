@@ -15,8 +15,10 @@ from engine.evals.sweep import SweepResult, cost_axis
 from ui.figures import esc
 
 # One colour per retention class; the session intent's statuses reuse them (kept = in view, ...).
+# Every band must stand out from the white plot: "never in the thread" was #f8fafc, so a needle that never
+# appears drew as an empty row, its legend swatch invisible; it is a mid grey, darker than "not yet".
 CLASS_COLORS: dict[str, str] = {
-    "never": "#f8fafc",
+    "never": "#94a3b8",
     "absent": "#e5e7eb",
     "in_view": "#16a34a",
     "in_summary": "#2563eb",

@@ -393,3 +393,19 @@ def test_the_timeline_grows_to_hold_its_legend() -> None:
     assert layout["height"] - layout["margin"]["t"] - layout["margin"]["b"] >= needed
     small = timeline_spec(replay(build_thread(6), preset("langchain")))["layout"]
     assert small["height"] == 620  # a short legend keeps the chart's height
+
+
+def test_every_retention_band_stands_out_from_the_white_plot() -> None:
+    """A needle that never appears drew as an empty row: "never in the thread" was #f8fafc on white, its
+    legend swatch invisible too. Every class colour keeps a WCAG contrast of at least 1.2:1 with white
+    ("not in the thread yet", the lightest, is #e5e7eb: 1.25) and "never" is darker than "not yet"."""
+    from ui.eval_figures import CLASS_COLORS
+
+    def luminance(color: str) -> float:
+        channels = [int(color[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        r, g, b = ((c / 12.92) if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    contrast = {cls: 1.05 / (luminance(color) + 0.05) for cls, color in CLASS_COLORS.items()}
+    assert min(contrast.values()) >= 1.2, contrast
+    assert contrast["never"] > contrast["absent"]
