@@ -153,6 +153,12 @@ def test_the_sweep_figure_puts_dollars_on_the_pareto_cost_axis() -> None:
     xs = sorted(x for d in by_dollars["data"] if d.get("mode") == "markers" for x in values(d["x"]))
     assert xs == sorted(p.metrics["dollars"] for p in result.points)
     assert by_dollars["layout"]["xaxis"]["title"]["text"].startswith("dollars (lower is better)")
+    # the hover writes dollars in the pages' one format (it wrote four decimals: "$0.1234")
+    from engine.base.wording import money
+
+    hovers = [h for d in by_dollars["data"] if d.get("mode") == "markers" for h in d["hovertext"]]
+    assert sorted(h.split("<br>cost ")[1].split(" ")[0] for h in hovers) == sorted(
+        money(p.metrics["dollars"]) for p in result.points)
     # unpriced runs: the cost axis falls back to the summarizer's input tokens, and dollars cannot be the x axis
     plain_result = sweep([thread], preset("stress"), {"summarization.trigger": ["fraction:0.25"]}, executor="serial")
     unpriced = json.loads(sweep_figure(plain_result, x_axis="dollars").to_json())
