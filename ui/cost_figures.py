@@ -49,11 +49,12 @@ def cost_figure(cost: RunCost, *, height: int = 560) -> go.Figure:
                              legendgroup="bill", legendgrouptitle_text="each step's bill", text=_money(values),
                              textposition="none", hovertemplate=f"{name}: %{{text}}<extra>step %{{x}}</extra>"),
                       row=1, col=1, secondary_y=False)
-    fig.add_trace(go.Scatter(x=steps, y=np.array(s.cumulative, dtype=np.float64), name="cumulative (modelled)",
-                             mode="lines", line={"color": MODELLED_COLOR, "width": 2.5}, legendgroup="cumulative",
-                             legendgrouptitle_text="cumulative", text=_money(s.cumulative),
-                             hovertemplate="cumulative modelled: %{text}<extra>step %{x}</extra>"),
-                  row=1, col=1, secondary_y=True)
+    if cost.price is not None:  # unpriced: no dollars, not a flat "$0.00" line
+        fig.add_trace(go.Scatter(x=steps, y=np.array(s.cumulative, dtype=np.float64), name="cumulative (modelled)",
+                                 mode="lines", line={"color": MODELLED_COLOR, "width": 2.5}, legendgroup="cumulative",
+                                 legendgrouptitle_text="cumulative", text=_money(s.cumulative),
+                                 hovertemplate="cumulative modelled: %{text}<extra>step %{x}</extra>"),
+                      row=1, col=1, secondary_y=True)
     if any(v is not None for v in s.recorded_cumulative):
         rec = np.array([np.nan if v is None else v for v in s.recorded_cumulative], dtype=np.float64)
         fig.add_trace(go.Scatter(x=steps, y=rec, name="cumulative (recorded usage)", mode="lines",

@@ -67,11 +67,16 @@ def timeline_cost(run: Run) -> None:
     cols[4].metric("Cache writes", dollars(t["cache_write_dollars"] if priced else None),
                    help="; ".join(f"{cause}: {n:,} tokens not read again" for cause, n in t["lost_tokens"].items())
                    or "no cached prefix was lost")
-    # built once per run (ui.figures.cached_figure): a config served from the run cache does not rebuild it
-    st.plotly_chart(cached_figure(run, "cost", lambda: cost_figure(cost)), key="timeline_cost_chart",
-                    config={"displaylogo": False})
-    st.caption(escape_md(pricing_note(cost)) + ". Bars: each step's bill by kind of token; lines: cumulative dollars "
-               "(the summarizer calls included). Dotted lines: compactions.")
+    if not priced and not any(step.cache.hit_rate for step in cost.steps):
+        # no dollars and no cache hit: the chart was a flat $0.00 line over a flat 0 % (the landing sample)
+        st.caption(escape_md(pricing_note(cost)) + ". No chart: without a price there are no dollars to draw, "
+                   "and no call read the prompt cache.")
+    else:
+        # built once per run (ui.figures.cached_figure): a config served from the run cache does not rebuild it
+        st.plotly_chart(cached_figure(run, "cost", lambda: cost_figure(cost)), key="timeline_cost_chart",
+                        config={"displaylogo": False})
+        st.caption(escape_md(pricing_note(cost)) + ". Bars: each step's bill by kind of token; lines: cumulative "
+                   "dollars (the summarizer calls included). Dotted lines: compactions.")
     compactions_table(cost)
 
 

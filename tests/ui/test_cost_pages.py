@@ -95,6 +95,24 @@ def test_an_unpriced_model_says_how_to_price_it(start) -> None:  # noqa: ANN001
     at = open_section(start(preset="stress"), "timeline_cost")
     assert "No price for the model synthetic" in plain(at.info)
     assert {m.label: m.value for m in at.metric}["Cache hit rate"] != "-"  # the cache is still modelled
+    # the cost chart of an unpriced run draws the hit rate, never a flat "$0.00" cumulative line
+    from ui.cost_figures import cost_figure
+
+    names = [t.name for t in cost_figure(expected_cost(at)).data]
+    assert "hit rate (modelled)" in names and "cumulative (modelled)" not in names
+
+
+def test_an_unpriced_run_without_cache_hits_draws_no_empty_cost_chart(start, monkeypatch) -> None:  # noqa: ANN001
+    """The landing sample's model has no price and its calls no prompt cache: the chart was a flat $0.00 line
+    over a flat 0 % hit rate. It says why there is nothing to draw instead."""
+    from pathlib import Path
+
+    monkeypatch.setenv("CTXI_SAMPLES_DIR", str(Path(__file__).resolve().parents[2] / "sample_threads"))
+    at = open_section(start(), "timeline_cost")
+    assert at.session_state["thread_key"] == "sample:first-look"
+    assert not [e for e in at.get("plotly_chart") if "timeline_cost_chart" in e.proto.id]
+    assert "No chart: without a price there are no dollars to draw, and no call read the prompt cache." in plain(
+        at.caption)
 
 
 def test_step_shows_its_bill_and_the_summarizer_call_before_it(start) -> None:  # noqa: ANN001
