@@ -86,12 +86,23 @@ def cost_figure(cost: RunCost, *, height: int = 560) -> go.Figure:
     fig.update_layout(barmode="stack", height=height, shapes=shapes, annotations=annotations, hovermode="x unified",
                       margin={"l": 70, "r": 70, "t": 60, "b": 40},
                       legend={"orientation": "v", "x": 1.08, "y": 1, "groupclick": "toggleitem"})
-    fig.update_yaxes(title_text="dollars per step", tickformat="$,.3f", row=1, col=1, secondary_y=False)
+    # ticks in the pages' money format (engine.base.wording.money): cents, or two significant digits when
+    # every step's bill is under two cents ("$0.500" had three decimals); the cumulative axis its own round
+    # ticks (synced to the bars' it read "$1.98, $3.96, $5.95")
+    top = max((sum(k) for k in zip(s.input, s.cache_read, s.cache_write, s.output, s.summarizer, strict=True)),
+              default=0.0)
+    fig.update_yaxes(title_text="dollars per step", tickformat=per_step_tickformat(top), row=1, col=1,
+                     secondary_y=False)
     fig.update_yaxes(title_text="cumulative dollars", tickformat="$,.2f", row=1, col=1, secondary_y=True,
-                     rangemode="tozero", showgrid=False)
+                     rangemode="tozero", showgrid=False, tickmode="auto")
     fig.update_yaxes(title_text="hit rate %", range=[-2, 102], row=2, col=1)
     fig.update_xaxes(title_text="step", row=2, col=1)
     return fig
+
+
+def per_step_tickformat(top: float) -> str:
+    """The per-step axis' d3 format: cents, unless the tallest bar is under two cents (two significant digits)."""
+    return "$,.2f" if top >= 0.02 else "$,.2r"
 
 
 def compare_cost_figure(a: RunCost, b: RunCost, *, height: int = 360) -> go.Figure:

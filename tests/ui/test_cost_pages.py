@@ -77,6 +77,24 @@ def test_timeline_shows_the_cumulative_cost_and_each_compactions_payback(start) 
     assert [r["net"] for r in table] == [dollars(c.net_dollars) for c in cost.compactions]
 
 
+def test_the_cost_charts_ticks_are_written_as_money_and_the_cumulative_axis_has_its_own() -> None:
+    """The walk-through read "$0.500" per step (three decimals) and "$1.98, $3.96, $5.95" on the cumulative
+    axis (its ticks synced to the bars' axis) on a Claude Code session."""
+    from ui.cost_figures import cost_figure, per_step_tickformat
+
+    assert (per_step_tickformat(0.52), per_step_tickformat(0.02), per_step_tickformat(0.004)) == (
+        "$,.2f", "$,.2f", "$,.2r")
+    cost = run_cost(replay(demo_thread(), preset("stress").with_overrides(["cost.model=claude-sonnet-4-5"])))
+    layout = cost_figure(cost).layout
+    from engine.cost.views import cost_series
+
+    series = cost_series(cost)
+    top = max(map(sum, zip(series.input, series.cache_read, series.cache_write, series.output, series.summarizer,
+                           strict=True)))
+    assert layout.yaxis.tickformat == per_step_tickformat(top)
+    assert layout.yaxis2.tickformat == "$,.2f" and layout.yaxis2.tickmode == "auto"
+
+
 def test_the_timeline_prices_a_run_only_once_its_cost_section_is_opened(start) -> None:  # noqa: ANN001
     from engine.cost.run_cost import COST_KEY
     from ui import session
