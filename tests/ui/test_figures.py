@@ -409,3 +409,16 @@ def test_every_retention_band_stands_out_from_the_white_plot() -> None:
     contrast = {cls: 1.05 / (luminance(color) + 0.05) for cls, color in CLASS_COLORS.items()}
     assert min(contrast.values()) >= 1.2, contrast
     assert contrast["never"] > contrast["absent"]
+
+
+def test_a_presenter_chart_puts_its_axis_notes_on_one_line() -> None:
+    """On a 720 px projector the x title's second line ("raw peaks at … (clipped)") took the plot's height."""
+    import plotly.graph_objects as go
+
+    from ui.presenter import scale_figure
+
+    fig = scale_figure(go.Figure(layout={"xaxis": {"title": {"text": "step<br>raw peaks at 9 (clipped)"}}}))
+    assert fig.layout.xaxis.title.text == "step · raw peaks at 9 (clipped)"
+    assert fig.layout.xaxis.title.font.size < fig.layout.yaxis.title.font.size
+    plain = scale_figure(go.Figure(layout={"xaxis": {"title": {"text": "step"}}}))
+    assert plain.layout.xaxis.title.text == "step"
