@@ -74,7 +74,9 @@ def _eval_table(run: Run, label: str) -> dict[str, object]:
             "facts kept": _score(kept["facts kept"]), "re-fetches": kept["re-fetches"],
             "retention": _score(needle.score), "with recovery": _score(needle.recovery_score),
             "intent kept": _score(drift.score), "summarizer calls": t["summarizer_calls"],
-            "summarizer tokens": t["summarizer_input_tokens"], "dollars": dollars(money.get("dollars")),
+            "summarizer tokens": t["summarizer_input_tokens"],
+            # unpriced: unknown ("-"), not "$0.00" (engine.evals.sweep.run_metrics does the same)
+            "dollars": dollars(money.get("dollars") if cost is not None and cost.price is not None else None),
             "cache hit rate": percent(money.get("hit_rate"))}
 
 

@@ -46,3 +46,8 @@ def test_the_landing_threads_unpriced_compactions_show_no_dollars(start, monkeyp
     for column in ("saved", "cache misses", "summarizer call", "net"):
         assert list(table[column]) == ["-", "-"], column
     assert list(table["paid back"]) == ["unpriced", "unpriced"]
+    at.switch_page("pages/evals.py").run()
+    at.session_state["tab"] = "Stress mode"
+    at.run()
+    [stress] = [d.value for d in at.dataframe if "cache hit rate" in d.value.columns and "run" in d.value.columns]
+    assert list(stress["dollars"]) == ["-", "-"]
