@@ -96,3 +96,19 @@ def test_compare_says_no_compaction_where_a_run_has_none(start) -> None:  # noqa
     assert facts["summarizer calls"]["A"] != "0"  # A compacts: its numbers, without a "(-)" basis
     assert re.fullmatch(r"\d+\.\d%", facts["facts kept after compactions"]["A"])
     assert "(-)" not in facts["re-fetches after compactions"]["A"]
+
+
+def test_the_policies_table_writes_shares_as_percents_and_says_none(start) -> None:  # noqa: ANN001
+    """The walk-through read needle retention as "0" and "1" and an empty "compaction steps" cell for a policy
+    that never compacts (Config › Compare runs on the landing sample)."""
+    at = start("pages/config.py", preset="stress")
+    at.session_state["tab"] = "Compare runs"
+    at.run()
+    assert not at.exception, at.exception
+    rows = next(rows for rows in frames(at) if rows and "needle retention" in rows[0])
+    for r in rows:
+        assert re.fullmatch(r"\d+\.\d%|n/a", r["needle retention"]), r
+        assert re.fullmatch(r"\d+\.\d%|n/a|no compaction", r["facts kept"]), r
+        assert r["compaction steps"] == ("none" if r["compactions"] == 0 else r["compaction steps"]) != ""
+        assert r["facts kept"] != "no compaction" or r["compactions"] == 0
+    assert any(r["compactions"] == 0 for r in rows) and any(r["compactions"] > 0 for r in rows)
