@@ -183,7 +183,8 @@ def test_a_cached_config_redraws_the_timeline_without_rebuilding_its_figures(sta
     from ui.figures import FIGURE_BUILDS
 
     session._RUNS.clear()  # runs (and the figures kept on them) are shared by every AppTest in this process
-    at = start(preset="stress")
+    # priced: an unpriced run without cache hits draws no cost chart (ui/cost_panel.py)
+    at = start(preset="stress", **{"cost.model": "claude-sonnet-4-5"})
     at.session_state["timeline_cost"] = True  # the Cost section open: its chart is counted too
     at.run()
     first = figure(at)

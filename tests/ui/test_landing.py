@@ -51,3 +51,16 @@ def test_the_landing_threads_unpriced_compactions_show_no_dollars(start, monkeyp
     at.run()
     [stress] = [d.value for d in at.dataframe if "cache hit rate" in d.value.columns and "run" in d.value.columns]
     assert list(stress["dollars"]) == ["-", "-"]
+
+
+def test_a_link_with_settings_but_no_preset_changes_what_the_thread_opens_on(start, monkeypatch) -> None:  # noqa: ANN001
+    """`?summarization.keep=…` (or a bad setting) on the landing sample opened on deepagents, not on the stress
+    settings the sample opens on."""
+    monkeypatch.setenv("CTXI_SAMPLES_DIR", str(ROOT / "sample_threads"))
+    at = start(**{"summarization.keep": "fraction:0.1"})
+    config = at.session_state["config"]
+    assert (config.preset, config.summarization.mode) == ("stress", "state")
+    assert (config.summarization.keep.type, config.summarization.keep.value) == ("fraction", 0.1)
+    bad = start(**{"summarization.trigger": "potato"})
+    assert (bad.session_state["config"].preset, bad.session_state["config"].summarization.mode) == ("stress", "state")
+    assert dict(bad.query_params)["preset"] == "stress"
