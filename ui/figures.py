@@ -245,10 +245,11 @@ def legend_margin(data: Sequence[dict[str, Any]], shapes: Sequence[dict[str, Any
     return max(floor, min(MAX_LEGEND_MARGIN_PX, int(LEGEND_PAD_PX + LEGEND_CHAR_PX * longest)))
 
 
-# The side legend's rows (font size 11, measured in Chromium on the landing Timeline): an entry 19 px, each
-# further wrapped line 14 px, a group's title 20 px, 10 px between groups (plotly's tracegroupgap), and
-# the legend's own padding.
-LEGEND_ROW_PX, LEGEND_WRAP_PX, LEGEND_TITLE_PX, LEGEND_GROUP_GAP_PX, LEGEND_BOX_PAD_PX = 19, 14, 20, 10, 24
+# The side legend's rows (font size 10, measured in Chromium on the landing Timeline): an entry 19 px, each
+# further wrapped line 13 px, a group's title 17 px, 6 px between groups (its tracegroupgap 5 and a pixel),
+# and the legend's own padding.
+LEGEND_FONT_PX, LEGEND_GROUP_GAP_PX = 10, 5
+LEGEND_ROW_PX, LEGEND_WRAP_PX, LEGEND_TITLE_PX, LEGEND_BOX_PAD_PX = 19, 13, 17, 16
 MAX_TIMELINE_HEIGHT_PX = 1_100
 
 
@@ -265,7 +266,7 @@ def legend_height(data: Sequence[dict[str, Any]], shapes: Sequence[dict[str, Any
         if group not in groups:
             groups.append(group)
             total += LEGEND_TITLE_PX if group in titled else 0
-    return total + LEGEND_GROUP_GAP_PX * max(0, len(groups) - 1) + (LEGEND_BOX_PAD_PX if entries else 0)
+    return total + (LEGEND_GROUP_GAP_PX + 1) * max(0, len(groups) - 1) + (LEGEND_BOX_PAD_PX if entries else 0)
 
 
 def line_points(series: TimelineSeries, budget: int = MAX_LINE_POINTS) -> np.ndarray:
@@ -421,17 +422,22 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
         layout["yaxis"]["domain"] = [0.0, 1.0]
     if last <= SHORT_RUN_STEPS:  # plotly's own ticks would fall between steps (-0.5, 0.5, 1.5 for 2 steps)
         layout["xaxis2" if lanes else "xaxis"].update({"tick0": 0, "dtick": 1})
-    # The legend scrolls once it is taller than the plot, and its last entries are the trigger and keep
-    # lines: the landing sample's (and any run with many layers acting) were hidden below the fold of a
-    # scrolling legend. The chart grows to hold it instead, up to a bound.
+    # Plotly scrolls a vertical legend taller than the plot, and its last entries are the trigger and keep
+    # lines: with every layer acting (the landing sample) they were out of sight. In smaller type, the
+    # legend takes the whole height of the figure on the right (the top and bottom margins hold the notes
+    # and the x title on the left): only a legend taller than that grows the chart, up to a bound (growing
+    # it for every long legend pushed the event lanes off the first screen).
     top = notes_margin(annotations)
-    height = max(height, min(MAX_TIMELINE_HEIGHT_PX, top + BOTTOM_MARGIN_PX + legend_height(data, shapes)))
+    height = max(height, min(MAX_TIMELINE_HEIGHT_PX, legend_height(data, shapes) + 4))
+    plot_px = max(1, height - top - BOTTOM_MARGIN_PX)
     layout.update({
         "shapes": shapes, "height": height, "hovermode": "closest", "clickmode": "event+select",
         "margin": {"l": max(MIN_LEFT_MARGIN_PX, int(LANE_PAD_PX + LANE_CHAR_PX * max(map(longest_line, lane_names),
                                                                                       default=0))),
                    "r": legend_margin(data, shapes), "t": top, "b": BOTTOM_MARGIN_PX},
-        "legend": {"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 11}, "groupclick": "toggleitem"},
+        "legend": {"orientation": "v", "x": 1.01, "y": 1 + top / plot_px, "yanchor": "top",
+                   "font": {"size": LEGEND_FONT_PX}, "groupclick": "toggleitem", "tracegroupgap": LEGEND_GROUP_GAP_PX,
+                   "maxheight": height},
         "uirevision": f"timeline-{'window' if whole_window else 'fit'}",  # a new scale resets the zoom
     })
     if annotations:

@@ -376,23 +376,30 @@ def test_a_short_run_ticks_whole_steps_only() -> None:
     assert "dtick" not in long["xaxis"]  # a longer run keeps plotly's own tick spacing
 
 
-def test_the_timeline_grows_to_hold_its_legend() -> None:
+def test_the_timeline_legend_has_the_figures_whole_height() -> None:
     """Plotly scrolls a legend taller than the plot, and the trigger and keep lines are its last entries: with
-    every layer acting they were out of sight (the landing Timeline). The chart grows instead, up to a bound."""
+    every layer acting they were out of sight (the landing Timeline). The legend, in smaller type, takes the
+    figure's whole height on the right; the chart keeps its height (a taller chart pushed the event lanes
+    off the first screen) unless even that is too short."""
     from tests.ui.builders import demo_thread
 
-    # an entry 19 px, a wrapped line 14 more, a titled group 20, 10 between groups, 24 of padding
+    # an entry 19 px, a wrapped line 13 more, a titled group 17, 6 between groups, 16 of padding
     assert legend_height([{"name": "a", "legendgroup": "g", "legendgrouptitle": {"text": "G"}},
                           {"name": "b<br>c", "legendgroup": "g"}, {"name": "raw"}, {"showlegend": False}],
                          [{"name": "trigger", "showlegend": True, "legendgroup": "trigger"}, {"name": "x"}]) == (
-        19 + 20 + (19 + 14) + 19 + 19 + 2 * 10 + 24)
+        19 + 17 + (19 + 13) + 19 + 19 + 2 * 6 + 16)
     spec = timeline_spec(replay(demo_thread(), preset("stress")))
     layout = spec["layout"]
+    margin, legend = layout["margin"], layout["legend"]
     needed = legend_height(spec["data"], layout["shapes"])
-    assert needed > 620 - layout["margin"]["t"] - layout["margin"]["b"]  # the default height would scroll
-    assert layout["height"] - layout["margin"]["t"] - layout["margin"]["b"] >= needed
-    small = timeline_spec(replay(build_thread(6), preset("langchain")))["layout"]
-    assert small["height"] == 620  # a short legend keeps the chart's height
+    assert needed > 620 - margin["t"] - margin["b"]  # more than the plot: plotly would scroll it
+    assert layout["height"] == 620 and legend["maxheight"] == 620 >= needed
+    # anchored at the figure's top edge: y = 1 + the top margin in plot heights
+    assert legend["yanchor"] == "top"
+    assert legend["y"] == pytest.approx(1 + margin["t"] / (620 - margin["t"] - margin["b"]))
+    assert layout["legend"]["font"]["size"] == 10
+    long = [{"name": "x", "legendgroup": f"g{i}"} for i in range(60)]
+    assert legend_height(long, []) > 620  # a legend taller than the figure grows it (bounded)
 
 
 def test_every_retention_band_stands_out_from_the_white_plot() -> None:
