@@ -32,6 +32,12 @@ from ui.text import error_text, escape_md
 from ui.widgets import table
 
 
+def _note(text: str) -> str:
+    """A cost note as Markdown-safe text whose one config key reads as code: escaped, "`cost.prices`" was shown
+    with its backticks (engine.cost.views.pricing_note names the key for the CLI too)."""
+    return escape_md(text).replace(escape_md("`cost.prices`"), "`cost.prices`")
+
+
 def cost_of(run: Run) -> RunCost | None:
     """The run's cost (kept on the cached run), or None after one error line."""
     try:
@@ -69,13 +75,13 @@ def timeline_cost(run: Run) -> None:
                    or "no cached prefix was lost")
     if not priced and not any(step.cache.hit_rate for step in cost.steps):
         # no dollars and no cache hit: the chart was a flat $0.00 line over a flat 0 % (the landing sample)
-        st.caption(escape_md(pricing_note(cost)) + ". No chart: without a price there are no dollars to draw, "
+        st.caption(_note(pricing_note(cost)) + ". No chart: without a price there are no dollars to draw, "
                    "and no call read the prompt cache.")
     else:
         # built once per run (ui.figures.cached_figure): a config served from the run cache does not rebuild it
         st.plotly_chart(cached_figure(run, "cost", lambda: cost_figure(cost)), key="timeline_cost_chart",
                         config={"displaylogo": False})
-        st.caption(escape_md(pricing_note(cost)) + ". Bars: each step's bill by kind of token; lines: cumulative "
+        st.caption(_note(pricing_note(cost)) + ". Bars: each step's bill by kind of token; lines: cumulative "
                    "dollars (the summarizer calls included). Dotted lines: compactions.")
     compactions_table(cost)
 
@@ -126,7 +132,7 @@ def step_bill(run: Run, k: int) -> None:
     recorded = recorded_cause_text(s)
     if recorded:
         notes.append(recorded)
-    st.caption(escape_md(" · ".join(notes)))
+    st.caption(_note(" · ".join(notes)))
     for call in summarizer_calls_before(cost, k):
         st.markdown(escape_md(summarizer_call_line(call)))
     line = payback_line(cost, k)

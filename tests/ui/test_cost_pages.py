@@ -131,6 +131,9 @@ def test_an_unpriced_run_without_cache_hits_draws_no_empty_cost_chart(start, mon
     assert not [e for e in at.get("plotly_chart") if "timeline_cost_chart" in e.proto.id]
     assert "No chart: without a price there are no dollars to draw, and no call read the prompt cache." in plain(
         at.caption)
+    # the config key reads as code, not with its backticks escaped into the text
+    [note] = [c.value for c in at.caption if "cost.prices" in c.value]
+    assert "add a `cost.prices` row" in note and "\\`" not in note
 
 
 def test_step_shows_its_bill_and_the_summarizer_call_before_it(start) -> None:  # noqa: ANN001
