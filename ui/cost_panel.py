@@ -27,7 +27,7 @@ from engine.cost.views import (
 )
 from engine.run.run import Run
 from ui.cost_figures import compare_cost_figure, cost_figure
-from ui.figures import cached_figure
+from ui.figures import cached_figure, compaction_by
 from ui.text import error_text, escape_md
 from ui.widgets import table
 
@@ -91,7 +91,8 @@ def compactions_table(cost: RunCost, *, heading: str = "**Compactions: did they 
     if not cost.compactions:
         return
     st.markdown(heading)
-    table(compaction_rows(cost), height=min(320, 38 + 35 * len(cost.compactions)))
+    rows = [{**r, "by": compaction_by(str(r["by"]))} for r in compaction_rows(cost)]
+    table(rows, height=min(320, 38 + 35 * len(cost.compactions)))
     st.caption("Saved: the later input not sent, priced as it would have been billed without the compaction (same "
                "prompt cache); cache misses: what the compaction made the cache write again; paid back: steps from "
                "the compaction until the savings cover the summarizer call and the misses.")

@@ -134,6 +134,13 @@ def lane_label(lane: str) -> str:
     return LANE_LABELS.get(lane, lane.replace("_", " "))
 
 
+def compaction_by(by: str) -> str:
+    """Who compacted, in words, from a compaction's "layer.kind" ("summarization.summarize" and
+    "recorded.compaction" were shown to users as they are stored)."""
+    layer = by.split(".", 1)[0]
+    return "the source agent" if layer == "recorded" else lane_label(layer)
+
+
 def _hline(line: ThresholdLine) -> dict[str, object]:
     style = LINE_STYLES.get(line.role, LINE_STYLES["trigger"])
     return {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": line.tokens, "y1": line.tokens,

@@ -46,6 +46,8 @@ def test_the_landing_threads_unpriced_compactions_show_no_dollars(start, monkeyp
     for column in ("saved", "cache misses", "summarizer call", "net"):
         assert list(table[column]) == ["-", "-"], column
     assert list(table["paid back"]) == ["unpriced", "unpriced"]
+    assert list(table["by"]) == ["summarization", "summarization"]  # in words, not "summarization.summarize"
+    assert "simulated by this run (summarization)" in " ".join(m.value for m in at.markdown)
     at.switch_page("pages/evals.py").run()
     at.session_state["tab"] = "Stress mode"
     at.run()
