@@ -7,6 +7,7 @@ import streamlit as st
 from engine.config.links import link_notice
 from engine.config.schema import EngineConfig
 from engine.config.settings import default_config
+from engine.cost.payback import is_compaction
 from engine.cost.views import percent
 from engine.evals.account import forensics_summary
 from engine.run.run import Run
@@ -114,9 +115,14 @@ def _forensics(run: Run) -> dict[str, object]:
         f = forensics_summary(run)
     except Exception as exc:  # an eval bug must not take the page down
         return {"facts kept after compactions": f"failed: {error_text(exc)}"}
-    return {"facts kept after compactions": percent(f["facts kept"]), "re-fetches after compactions":
-            f"{f['re-fetches']} ({f['re-fetch basis']})", "input dollars re-sending history":
-            percent(f["replayed share of input dollars"])}
+    if not any(is_compaction(e) for e in run.events):  # nothing to account for: say so, not "-" and "0 (-)"
+        kept = refetches = "no compaction"
+    else:
+        kept = percent(f["facts kept"])
+        basis = f["re-fetch basis"]
+        refetches = f"{f['re-fetches']:,}" + (f" ({basis})" if basis and basis != "-" else "")
+    return {"facts kept after compactions": kept, "re-fetches after compactions": refetches,
+            "input dollars re-sending history": percent(f["replayed share of input dollars"])}
 
 
 def _cell(value: object) -> str:

@@ -10,6 +10,7 @@ from engine.config.presets import PRESETS
 from engine.config.schema import EngineConfig, preset
 from engine.config.setting_warnings import setting_warnings
 from engine.config.settings import base_config, setting_text
+from engine.cost.views import dollars, percent
 from engine.evals.policy_compare import COMPARABLE, DEFAULT_COMPARE, compare_policies
 from engine.layers.user import check_middleware, plan_middleware
 from engine.run.whatif import has_recorded_baseline
@@ -276,13 +277,28 @@ def _policies_section() -> None:
         st.error(f"Not compared: {escape_md(str(exc))}")
         return
     st.plotly_chart(policies_figure(runs, baseline), key="cmp_policies_chart")
-    rows = compare_policies(runs, baseline)
+    rows = [_shown(r) for r in compare_policies(runs, baseline)]
     table(rows, height=38 + 35 * len(rows))
     st.caption("Needle retention: facts picked from the thread, tracked in each view. Summarizer input tokens: what "
                "the summaries would cost a model (the offline summarizer writes them here). Facts kept: of the "
                "history each compaction removed (paths, commands, numbers, errors, identifiers, decisions); "
                "re-fetches: what the agent fetched again (as-recorded) or the later steps would need (a policy's). "
                "`ctxi sweep FILE --grid preset=claude-code,codex,gemini-cli,deepagents` prints the same.")
+
+
+def _shown(row: dict[str, object]) -> dict[str, object]:
+    """A policies row as the page writes it: shares as percents (retention read "0" and "1"), dollars in the
+    pages' one format, "none" for a policy that never compacts (an empty cell)."""
+    out = dict(row)
+    for key in ("needle retention", "facts kept"):
+        value = out.get(key)
+        out[key] = (percent(value) if isinstance(value, int | float)
+                    else "no compaction" if key == "facts kept" and not out.get("compactions") else "n/a")
+    if "cache misses $" in out:
+        out["cache misses $"] = dollars(out["cache misses $"])  # type: ignore[arg-type]
+    if not out.get("compaction steps"):
+        out["compaction steps"] = "none"
+    return out
 
 
 def _compare_section() -> None:

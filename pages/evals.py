@@ -74,7 +74,9 @@ def _eval_table(run: Run, label: str) -> dict[str, object]:
             "facts kept": _score(kept["facts kept"]), "re-fetches": kept["re-fetches"],
             "retention": _score(needle.score), "with recovery": _score(needle.recovery_score),
             "intent kept": _score(drift.score), "summarizer calls": t["summarizer_calls"],
-            "summarizer tokens": t["summarizer_input_tokens"], "dollars": dollars(money.get("dollars")),
+            "summarizer tokens": t["summarizer_input_tokens"],
+            # unpriced: unknown ("-"), not "$0.00" (engine.evals.sweep.run_metrics does the same)
+            "dollars": dollars(money.get("dollars") if cost is not None and cost.price is not None else None),
             "cache hit rate": percent(money.get("hit_rate"))}
 
 
@@ -129,10 +131,11 @@ def _needle_section() -> None:
             row.update({n: CLASS_LABELS[k] for n, k in c["classes"].items()})
             check = checks.get(c["step"])
             row["session intent"] = check.status if check else "-"
-            row["too long to summarize"] = "yes" if c["placeholder"] else ""
+            row["too long to summarize"] = "yes" if c["placeholder"] else "no"
             account = account_at(run_cost_, c["step"]) if run_cost_ is not None else None
             row["paid back"] = paid_back(account) if account is not None else "-"
-            row["net"] = dollars(account.net_dollars) if account is not None else "-"
+            # an unpriced model has no dollars: "-", not "$0.00" beside "unpriced"
+            row["net"] = dollars(account.net_dollars) if account is not None and account.priced else "-"
             rows.append(row)
         st.markdown("**After each compaction**")
         table(rows, height=min(400, 38 + 35 * len(rows)))

@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from engine.base.errors import ContextInspectorError
+from engine.base.wording import money
 from engine.config.presets import PRESETS
 from engine.sessions.across import (
     DEFAULT_POLICIES,
@@ -47,7 +48,8 @@ def _code(text: str) -> str:
 
 
 def _money(value: float | None) -> str:
-    return "n/a" if value is None else f"${value:,.2f}"
+    """Dollars as every page writes them (engine.base.wording.money: cents, two digits below a cent)."""
+    return "n/a" if value is None else money(value)
 
 
 def _rows_table(rows: list[Summary]) -> list[dict[str, Any]]:
@@ -59,13 +61,15 @@ def _rows_table(rows: list[Summary]) -> list[dict[str, Any]]:
              "project": r.project or "", "note": r.error or ""} for r in rows]
 
 
+HEADER_PX = 104
 COLUMNS = {"live": st.column_config.TextColumn("", width=24, help="written to in the last two minutes"),
            "title": st.column_config.TextColumn(width="large"),
            "steps": st.column_config.NumberColumn(format="localized", width="small"),
            "peak": st.column_config.NumberColumn(format="localized", width="small",
                                                  help="the largest request the provider recorded"),
-           "% of window": st.column_config.NumberColumn(format="%.1f", width="small"),
-           "compactions": st.column_config.NumberColumn(width="small", help="the agent's own compactions"),
+           # wide enough for their headers ("small" is 75 px: "% of windo…", "compactio…" at every width)
+           "% of window": st.column_config.NumberColumn(format="%.1f", width=HEADER_PX),
+           "compactions": st.column_config.NumberColumn(width=HEADER_PX, help="the agent's own compactions"),
            "project": st.column_config.TextColumn(width="medium")}
 
 

@@ -49,11 +49,12 @@ def cost_figure(cost: RunCost, *, height: int = 560) -> go.Figure:
                              legendgroup="bill", legendgrouptitle_text="each step's bill", text=_money(values),
                              textposition="none", hovertemplate=f"{name}: %{{text}}<extra>step %{{x}}</extra>"),
                       row=1, col=1, secondary_y=False)
-    fig.add_trace(go.Scatter(x=steps, y=np.array(s.cumulative, dtype=np.float64), name="cumulative (modelled)",
-                             mode="lines", line={"color": MODELLED_COLOR, "width": 2.5}, legendgroup="cumulative",
-                             legendgrouptitle_text="cumulative", text=_money(s.cumulative),
-                             hovertemplate="cumulative modelled: %{text}<extra>step %{x}</extra>"),
-                  row=1, col=1, secondary_y=True)
+    if cost.price is not None:  # unpriced: no dollars, not a flat "$0.00" line
+        fig.add_trace(go.Scatter(x=steps, y=np.array(s.cumulative, dtype=np.float64), name="cumulative (modelled)",
+                                 mode="lines", line={"color": MODELLED_COLOR, "width": 2.5}, legendgroup="cumulative",
+                                 legendgrouptitle_text="cumulative", text=_money(s.cumulative),
+                                 hovertemplate="cumulative modelled: %{text}<extra>step %{x}</extra>"),
+                      row=1, col=1, secondary_y=True)
     if any(v is not None for v in s.recorded_cumulative):
         rec = np.array([np.nan if v is None else v for v in s.recorded_cumulative], dtype=np.float64)
         fig.add_trace(go.Scatter(x=steps, y=rec, name="cumulative (recorded usage)", mode="lines",
@@ -85,12 +86,23 @@ def cost_figure(cost: RunCost, *, height: int = 560) -> go.Figure:
     fig.update_layout(barmode="stack", height=height, shapes=shapes, annotations=annotations, hovermode="x unified",
                       margin={"l": 70, "r": 70, "t": 60, "b": 40},
                       legend={"orientation": "v", "x": 1.08, "y": 1, "groupclick": "toggleitem"})
-    fig.update_yaxes(title_text="dollars per step", tickformat="$,.3f", row=1, col=1, secondary_y=False)
+    # ticks in the pages' money format (engine.base.wording.money): cents, or two significant digits when
+    # every step's bill is under two cents ("$0.500" had three decimals); the cumulative axis its own round
+    # ticks (synced to the bars' it read "$1.98, $3.96, $5.95")
+    top = max((sum(k) for k in zip(s.input, s.cache_read, s.cache_write, s.output, s.summarizer, strict=True)),
+              default=0.0)
+    fig.update_yaxes(title_text="dollars per step", tickformat=per_step_tickformat(top), row=1, col=1,
+                     secondary_y=False)
     fig.update_yaxes(title_text="cumulative dollars", tickformat="$,.2f", row=1, col=1, secondary_y=True,
-                     rangemode="tozero", showgrid=False)
+                     rangemode="tozero", showgrid=False, tickmode="auto")
     fig.update_yaxes(title_text="hit rate %", range=[-2, 102], row=2, col=1)
     fig.update_xaxes(title_text="step", row=2, col=1)
     return fig
+
+
+def per_step_tickformat(top: float) -> str:
+    """The per-step axis' d3 format: cents, unless the tallest bar is under two cents (two significant digits)."""
+    return "$,.2f" if top >= 0.02 else "$,.2r"
 
 
 def compare_cost_figure(a: RunCost, b: RunCost, *, height: int = 360) -> go.Figure:

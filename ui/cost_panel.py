@@ -27,9 +27,15 @@ from engine.cost.views import (
 )
 from engine.run.run import Run
 from ui.cost_figures import compare_cost_figure, cost_figure
-from ui.figures import cached_figure
+from ui.figures import cached_figure, compaction_by
 from ui.text import error_text, escape_md
 from ui.widgets import table
+
+
+def _note(text: str) -> str:
+    """A cost note as Markdown-safe text whose one config key reads as code: escaped, "`cost.prices`" was shown
+    with its backticks (engine.cost.views.pricing_note names the key for the CLI too)."""
+    return escape_md(text).replace(escape_md("`cost.prices`"), "`cost.prices`")
 
 
 def cost_of(run: Run) -> RunCost | None:
@@ -60,17 +66,23 @@ def timeline_cost(run: Run) -> None:
     cols[2].metric("Cache hit rate", percent(t["hit_rate"]),
                    delta=f"recorded {percent(t['recorded_hit_rate'])}" if t.get("recorded_hit_rate") is not None else None,
                    delta_color="off", delta_arrow="off", help="cache reads over all input sent, over the session")
-    cols[3].metric("Summarizer dollars", dollars(t["summarizer_billed_dollars"]),
+    priced = cost.price is not None  # an unpriced model: its dollars are unknown ("-"), not "$0.00"
+    cols[3].metric("Summarizer dollars", dollars(t["summarizer_billed_dollars"] if priced else None),
                    help="the compactions' own model calls: as recorded where the source recorded the call, "
                         "else modelled")
-    cols[4].metric("Cache writes", dollars(t["cache_write_dollars"]),
+    cols[4].metric("Cache writes", dollars(t["cache_write_dollars"] if priced else None),
                    help="; ".join(f"{cause}: {n:,} tokens not read again" for cause, n in t["lost_tokens"].items())
                    or "no cached prefix was lost")
-    # built once per run (ui.figures.cached_figure): a config served from the run cache does not rebuild it
-    st.plotly_chart(cached_figure(run, "cost", lambda: cost_figure(cost)), key="timeline_cost_chart",
-                    config={"displaylogo": False})
-    st.caption(escape_md(pricing_note(cost)) + ". Bars: each step's bill by kind of token; lines: cumulative dollars "
-               "(the summarizer calls included). Dotted lines: compactions.")
+    if not priced and not any(step.cache.hit_rate for step in cost.steps):
+        # no dollars and no cache hit: the chart was a flat $0.00 line over a flat 0 % (the landing sample)
+        st.caption(_note(pricing_note(cost)) + ". No chart: without a price there are no dollars to draw, "
+                   "and no call read the prompt cache.")
+    else:
+        # built once per run (ui.figures.cached_figure): a config served from the run cache does not rebuild it
+        st.plotly_chart(cached_figure(run, "cost", lambda: cost_figure(cost)), key="timeline_cost_chart",
+                        config={"displaylogo": False})
+        st.caption(_note(pricing_note(cost)) + ". Bars: each step's bill by kind of token; lines: cumulative "
+                   "dollars (the summarizer calls included). Dotted lines: compactions.")
     compactions_table(cost)
 
 
@@ -79,7 +91,8 @@ def compactions_table(cost: RunCost, *, heading: str = "**Compactions: did they 
     if not cost.compactions:
         return
     st.markdown(heading)
-    table(compaction_rows(cost), height=min(320, 38 + 35 * len(cost.compactions)))
+    rows = [{**r, "by": compaction_by(str(r["by"]))} for r in compaction_rows(cost)]
+    table(rows, height=min(320, 38 + 35 * len(cost.compactions)))
     st.caption("Saved: the later input not sent, priced as it would have been billed without the compaction (same "
                "prompt cache); cache misses: what the compaction made the cache write again; paid back: steps from "
                "the compaction until the savings cover the summarizer call and the misses.")
@@ -120,7 +133,7 @@ def step_bill(run: Run, k: int) -> None:
     recorded = recorded_cause_text(s)
     if recorded:
         notes.append(recorded)
-    st.caption(escape_md(" · ".join(notes)))
+    st.caption(_note(" · ".join(notes)))
     for call in summarizer_calls_before(cost, k):
         st.markdown(escape_md(summarizer_call_line(call)))
     line = payback_line(cost, k)

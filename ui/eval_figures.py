@@ -10,13 +10,16 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from engine.base.wording import money
 from engine.evals import DriftReport, NeedleReport
 from engine.evals.sweep import SweepResult, cost_axis
 from ui.figures import esc
 
 # One colour per retention class; the session intent's statuses reuse them (kept = in view, ...).
+# Every band must stand out from the white plot: "never in the thread" was #f8fafc, so a needle that never
+# appears drew as an empty row, its legend swatch invisible; it is a mid grey, darker than "not yet".
 CLASS_COLORS: dict[str, str] = {
-    "never": "#f8fafc",
+    "never": "#94a3b8",
     "absent": "#e5e7eb",
     "in_view": "#16a34a",
     "in_summary": "#2563eb",
@@ -107,7 +110,7 @@ def sweep_figure(result: SweepResult, *, height: int = 460, x_axis: str = "peak_
     hover = [esc(f"{p.point.label}<br>peak {m['peak_view_tokens']:,} · retention {m['retention']} · "
                  f"drift {m['drift']}<br>summarizer {m['summarizer_calls']} calls, "
                  f"{m['summarizer_input_tokens']:,} tokens<br>cost "
-                 + (f"${m['dollars']:,.4f}" if m.get("dollars") is not None else "-")
+                 + money(m.get("dollars"))  # the pages' one format (was "$12.6147", issue 35)
                  + (f" · cache hit rate {100 * m['hit_rate']:.1f}%" if m.get("hit_rate") is not None else "")
                  + (f"<br>facts kept {m['survival']} · {m['recovery_calls']} re-fetches" if "survival" in m else "")
                  ).replace("&lt;br&gt;", "<br>")

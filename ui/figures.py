@@ -134,6 +134,13 @@ def lane_label(lane: str) -> str:
     return LANE_LABELS.get(lane, lane.replace("_", " "))
 
 
+def compaction_by(by: str) -> str:
+    """Who compacted, in words, from a compaction's "layer.kind" ("summarization.summarize" and
+    "recorded.compaction" were shown to users as they are stored)."""
+    layer = by.split(".", 1)[0]
+    return "the source agent" if layer == "recorded" else lane_label(layer)
+
+
 def _hline(line: ThresholdLine) -> dict[str, object]:
     style = LINE_STYLES.get(line.role, LINE_STYLES["trigger"])
     return {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": line.tokens, "y1": line.tokens,
@@ -243,6 +250,30 @@ def legend_margin(data: Sequence[dict[str, Any]], shapes: Sequence[dict[str, Any
     if not longest:
         return floor
     return max(floor, min(MAX_LEGEND_MARGIN_PX, int(LEGEND_PAD_PX + LEGEND_CHAR_PX * longest)))
+
+
+# The side legend's rows (font size 10, measured in Chromium on the landing Timeline): an entry 19 px, each
+# further wrapped line 13 px, a group's title 17 px, 6 px between groups (its tracegroupgap 5 and a pixel),
+# and the legend's own padding.
+LEGEND_FONT_PX, LEGEND_GROUP_GAP_PX = 10, 5
+LEGEND_ROW_PX, LEGEND_WRAP_PX, LEGEND_TITLE_PX, LEGEND_BOX_PAD_PX = 19, 13, 17, 16
+MAX_TIMELINE_HEIGHT_PX = 1_100
+
+
+def legend_height(data: Sequence[dict[str, Any]], shapes: Sequence[dict[str, Any]]) -> int:
+    """About how tall the vertical legend of these traces and shapes is drawn, in px."""
+    entries = [t for t in data if t.get("showlegend", True) is not False]
+    entries += [sh for sh in shapes if sh.get("showlegend")]
+    titled = {t.get("legendgroup") for t in data if (t.get("legendgrouptitle") or {}).get("text")}
+    groups: list[object] = []
+    total = 0
+    for i, e in enumerate(entries):
+        total += LEGEND_ROW_PX + LEGEND_WRAP_PX * str(e.get("name") or "").count("<br>")
+        group = e.get("legendgroup") or ("ungrouped", i)  # an entry without a group is a group of its own
+        if group not in groups:
+            groups.append(group)
+            total += LEGEND_TITLE_PX if group in titled else 0
+    return total + (LEGEND_GROUP_GAP_PX + 1) * max(0, len(groups) - 1) + (LEGEND_BOX_PAD_PX if entries else 0)
 
 
 def line_points(series: TimelineSeries, budget: int = MAX_LINE_POINTS) -> np.ndarray:
@@ -398,12 +429,22 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
         layout["yaxis"]["domain"] = [0.0, 1.0]
     if last <= SHORT_RUN_STEPS:  # plotly's own ticks would fall between steps (-0.5, 0.5, 1.5 for 2 steps)
         layout["xaxis2" if lanes else "xaxis"].update({"tick0": 0, "dtick": 1})
+    # Plotly scrolls a vertical legend taller than the plot, and its last entries are the trigger and keep
+    # lines: with every layer acting (the landing sample) they were out of sight. In smaller type, the
+    # legend takes the whole height of the figure on the right (the top and bottom margins hold the notes
+    # and the x title on the left): only a legend taller than that grows the chart, up to a bound (growing
+    # it for every long legend pushed the event lanes off the first screen).
+    top = notes_margin(annotations)
+    height = max(height, min(MAX_TIMELINE_HEIGHT_PX, legend_height(data, shapes) + 4))
+    plot_px = max(1, height - top - BOTTOM_MARGIN_PX)
     layout.update({
         "shapes": shapes, "height": height, "hovermode": "closest", "clickmode": "event+select",
         "margin": {"l": max(MIN_LEFT_MARGIN_PX, int(LANE_PAD_PX + LANE_CHAR_PX * max(map(longest_line, lane_names),
                                                                                       default=0))),
-                   "r": legend_margin(data, shapes), "t": notes_margin(annotations), "b": BOTTOM_MARGIN_PX},
-        "legend": {"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 11}, "groupclick": "toggleitem"},
+                   "r": legend_margin(data, shapes), "t": top, "b": BOTTOM_MARGIN_PX},
+        "legend": {"orientation": "v", "x": 1.01, "y": 1 + top / plot_px, "yanchor": "top",
+                   "font": {"size": LEGEND_FONT_PX}, "groupclick": "toggleitem", "tracegroupgap": LEGEND_GROUP_GAP_PX,
+                   "maxheight": height},
         "uirevision": f"timeline-{'window' if whole_window else 'fit'}",  # a new scale resets the zoom
     })
     if annotations:

@@ -23,6 +23,7 @@ from engine.evals.account_rows import (
 from engine.evals.fact_classes import CLASS_LABELS, CLASSES
 from engine.run.run import Run
 from ui import session
+from ui.figures import compaction_by
 from ui.text import error_text, escape_md
 from ui.widgets import EMPTY_CELL, table, table_height
 
@@ -71,9 +72,10 @@ def compaction_card(run: Run, account: CompactionAccount, cost: RunCost | None) 
     """One compaction's whole account: what it saved, kept, lost and cost to recover, and the cache it broke."""
     priced = cost is not None and cost.price is not None
     with st.container(border=True):
-        who = ("recorded by the source agent" if account.source == "recorded" else "simulated by this run")
-        st.markdown(f"**Compaction account · step {account.step}** · {who} ({escape_md(account.layer)}."
-                    f"{escape_md(account.kind)})" + (f" · trigger {escape_md(account.trigger)}" if account.trigger else ""))
+        who = ("recorded by the source agent" if account.source == "recorded"
+               else f"simulated by this run ({escape_md(compaction_by(account.layer))})")
+        st.markdown(f"**Compaction account · step {account.step}** · {who}"
+                    + (f" · trigger {escape_md(account.trigger)}" if account.trigger else ""))
         st.markdown(escape_md(account.headline))
         metrics = list(account_metrics(account, priced=priced).items())
         for row in (metrics[:4], metrics[4:]):  # two rows of four: the values stay whole at half a page wide
@@ -153,7 +155,7 @@ def survival_section(run: Run, cost: RunCost | None) -> None:
                        else f"step {fresh['steps_to_first_edit']}",
                        help="steps from the first call to the first write or edit, to compare with each compaction's")
         st.markdown("**After each compaction**")
-        rows = compaction_rows(accounts, priced=priced)
+        rows = [{**r, "by": compaction_by(str(r["by"]))} for r in compaction_rows(accounts, priced=priced)]
         _selectable(rows, "fx_eval_compactions", "step")
         st.caption("Per class: facts kept / facts the removed history held. Re-fetches: the agent's own calls after "
                    "a recorded compaction; an estimate (est.) for a simulated one. Select a row to open the step. "

@@ -15,6 +15,10 @@ CHART_BOX = "ws_chart_box"
 # What the slide takes above and below the chart, in px (rem-based type: the same at both sizes):
 # the top bar, the title, the metrics row; the navigation row and the footer line.
 CHART_RESERVE_PX = 490
+# Below 800 px of height the metrics row is set smaller (value 2.4rem, no 3.4rem), which gives the chart
+# back what it no longer takes: at 1280×720 the chart's plot was 75 px tall, its curves and the trigger,
+# keep and window labels piled on each other.
+CHART_RESERVE_SMALL_PX = 445
 
 # Larger type for a projector, and no sidebar: the lesson uses its own thread and settings, so the
 # sidebar's controls only take room (the presenter toggle stays on the page to leave the mode). Every
@@ -51,6 +55,13 @@ CSS = f"""<style>
 @media (max-height: 800px) {{
   [data-testid="stMainBlockContainer"] li {{ font-size: 1.35rem !important; line-height: 1.35 !important; }}
   [data-testid="stMainBlockContainer"] h1 {{ font-size: 2.3rem !important; }}
+  [data-testid="stMainBlockContainer"] [data-testid="stMetricValue"],
+  [data-testid="stMainBlockContainer"] [data-testid="stMetricValue"] p {{ font-size: 2.4rem !important; }}
+  [data-testid="stMainBlockContainer"] [data-testid="stMetricLabel"] p {{ font-size: 1.15rem !important; }}
+  [data-testid="stMainBlockContainer"] [data-testid="stMetricDelta"],
+  [data-testid="stMainBlockContainer"] [data-testid="stMetricDelta"] p {{ font-size: 1.05rem !important; }}
+  .st-key-{CHART_BOX} {{ height: max(240px, calc(100vh - {CHART_RESERVE_SMALL_PX}px)) !important;
+    max-height: max(240px, calc(100vh - {CHART_RESERVE_SMALL_PX}px)) !important; }}
 }}
 </style>"""
 
@@ -83,6 +94,11 @@ def scale_figure(fig: go.Figure, scale: float = FONT_SCALE) -> go.Figure:
                       hoverlabel={"font": {"size": size}}, title={"font": {"size": round(size * 1.2)}})
     fig.update_xaxes(title_font={"size": size}, tickfont={"size": round(size * 0.9)})
     fig.update_yaxes(title_font={"size": size}, tickfont={"size": round(size * 0.9)})
+    # the x title's notes ("step<br>raw peaks at … (clipped) · window … (above)") on one line, a little
+    # smaller: their second line took the plot's height on a 720 px projector
+    title = fig.layout.xaxis.title.text
+    if title and "<br>" in title:
+        fig.update_xaxes(title={"text": title.replace("<br>", " · "), "font": {"size": round(size * 0.75)}})
     return fig
 
 

@@ -563,10 +563,14 @@ def init() -> None:
     st.session_state.setdefault("thread_key", key or default_thread_key())
     opened = st.session_state["thread_key"]
     thread = thread_for(opened) if opened else None
-    default = default_preset_name(thread)
     opens_on = default_config(thread)
+    default = opens_on.preset or default_preset_name(thread)
     config_params = {k: v for k, v in params.items() if k not in BOUND_PARAMS}
     if "preset" in config_params or any(k not in RESERVED_PARAMS for k in config_params):
+        if "preset" not in config_params:
+            # settings without a preset change what the thread opens on (a scenario sample's lesson settings
+            # too): `?summarization.keep=…` on the landing sample opened on deepagents, not on its stress
+            config_params = {**url_params(opens_on), **config_params}
         config, errors = config_from_params(config_params, default=default)
         for e in errors:
             notify(f"Ignored a setting from the link: {e}")

@@ -8,8 +8,8 @@ comes from a model provider goes through `redact` before it is shown, logged or 
 Three rules, applied in order:
 1. header and field values that carry credentials (`Authorization: Bearer …`, `x-api-key: …`,
    `api_key='…'`) are replaced whatever their shape;
-2. the value of every environment variable whose name says it holds a secret (`*_API_KEY`,
-   `*_TOKEN`, `*_SECRET`, `*PASSWORD*`, `*_KEY`) is replaced wherever it appears, and so is any run
+2. the value of every environment variable whose name says it holds a secret (`is_secret_name`:
+   `*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*_PASSWORD`, `*_KEY`) is replaced wherever it appears, and so is any run
    of FRAGMENT_CHARS (12) or more of its characters (an error that quotes the key cut short, or
    glued to other text);
 3. strings shaped like the providers' published key formats are replaced (OpenAI `sk-…` and
@@ -40,7 +40,23 @@ MIN_SECRET_CHARS = 8
 FRAGMENT_CHARS = 12
 _ANCHOR = FRAGMENT_CHARS // 2  # every run of FRAGMENT_CHARS covers one anchor at a multiple of this
 
-_SECRET_NAME = re.compile(r"(API_?KEY|_KEY$|^KEY$|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
+# A name says it holds a secret by one of its `_`-separated words (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`,
+# `DB_PASSWORD`), `API_KEY`/`APIKEY` anywhere, or `KEY` as its last word. Words inside another word do not
+# count (`TIKTOKEN_CACHE_DIR` is tiktoken's cache folder, `TOKENIZERS_PARALLELISM` a flag: redacting their
+# values blanked every path under the cache folder out of error lines), and neither does a name that ends
+# in a location word (`RAY_AUTH_TOKEN_PATH`, `PASSWORD_FILE`: the path is not the secret).
+_SECRET_WORDS = frozenset({"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS"})
+_LOCATION_WORDS = frozenset({"DIR", "DIRECTORY", "PATH", "FILE", "HOME", "FOLDER"})
+_API_KEY = re.compile(r"API_?KEY", re.IGNORECASE)
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable's name says its value is a secret (see `_SECRET_WORDS`)."""
+    words = [w for w in re.split(r"[_\-]", name.upper()) if w]
+    if not words or words[-1] in _LOCATION_WORDS:
+        return False
+    return bool(_API_KEY.search(name)) or words[-1] == "KEY" or any(w in _SECRET_WORDS for w in words)
+
 # `Authorization: Bearer X`, `"authorization": "Basic X"`, `x-api-key: X`, `api_key='X'`, `apiKey=X`
 _CREDENTIAL_FIELD = re.compile(
     r"""(?P<name>\b(?:proxy-)?authorization|\bx-api-key|\bx-goog-api-key|\bapi[-_]?key|\baccess[-_]?token)"""
@@ -59,7 +75,7 @@ _KEY_SHAPES = re.compile(
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """The values of the environment variables whose names say they hold a secret, longest first."""
     env = os.environ if environ is None else environ
-    values = {v for k, v in env.items() if v and len(v) >= MIN_SECRET_CHARS and _SECRET_NAME.search(k)}
+    values = {v for k, v in env.items() if v and len(v) >= MIN_SECRET_CHARS and is_secret_name(k)}
     return sorted(values, key=len, reverse=True)  # a key that contains another is replaced whole
 
 

@@ -172,11 +172,17 @@ def account_at(cost: RunCost, k: int) -> CompactionCost | None:
 
 
 def compaction_rows(cost: RunCost) -> list[dict[str, Any]]:
-    """Per compaction: what it saved, what its cache misses and summarizer cost, net, and when it paid back."""
+    """Per compaction: what it saved, what its cache misses and summarizer cost, net, and when it paid back.
+
+    A model with no price row has no dollars: its money cells are unknown ('-', as a step's bill writes
+    them), not "$0.00" beside "unpriced" (the landing sample's compactions read "net $0.00")."""
+    def cell(c: CompactionCost, x: float) -> str:
+        return dollars(x if c.priced else None)
+
     return [{"step": c.step, "by": f"{c.layer}.{c.kind}", "steps compared": c.horizon_steps,
-             "input tokens saved": c.saved_tokens, "saved": dollars(c.saved_dollars),
-             "cache misses": dollars(c.cache_miss_dollars), "cache miss tokens": c.cache_miss_tokens,
-             "summarizer call": dollars(c.summarizer_dollars), "net": dollars(c.net_dollars),
+             "input tokens saved": c.saved_tokens, "saved": cell(c, c.saved_dollars),
+             "cache misses": cell(c, c.cache_miss_dollars), "cache miss tokens": c.cache_miss_tokens,
+             "summarizer call": cell(c, c.summarizer_dollars), "net": cell(c, c.net_dollars),
              "paid back": paid_back(c)} for c in cost.compactions]
 
 

@@ -227,7 +227,7 @@ def prompt_summary(step: StepRecord, counter: TokenCounter, source_format: str) 
     said += f"; {tools} tool schema(s) sent alongside" if tools else "; it holds no tool schemas"
     if agent > 0:
         said += (f". The provider's recorded input shows {agent:,} more tokens at this step: the agent's own "
-                 "prompt and tool schemas, which the transcript does not hold (the *agent prompt (not recorded)* row "
+                 "prompt and tool schemas, which the transcript does not hold (the “agent prompt (not recorded)” row "
                  "of the Step page's table, calibrated to the recorded usage)")
     elif not parts and not tools:
         said += ". Nothing recorded says how large the agent's own prompt was (no usage recorded)"

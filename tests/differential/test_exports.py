@@ -32,6 +32,7 @@ from tests.differential.harness import (
     ScriptSummarizer,
     ScriptTool,
     compare_steps,
+    counted_tool,
     thread_from,
 )
 from tests.differential.scripts import CUSTOM_TOOLS, Knobs, Script, generate
@@ -78,7 +79,8 @@ def test_the_langchain_export_sends_the_same_requests_as_the_replay() -> None:
         agent = create_agent(model, tools, system_prompt=script.system_prompt, middleware=[*middleware, observer],
                              checkpointer=InMemorySaver())
         _play(script, agent, model)
-        thread = thread_from(script, observer)
+        # the thread holds what a user has: the agent's own tools (as LangChain's counter sees them)
+        thread = thread_from(script, observer, [counted_tool(t) for t in tools])
         run = replay(thread, config, summarizer=ScriptSummarizer())
         total.add(compare_steps(observer.steps, run, thread, label=f"seed {seed}"))
         triggers.add(type(lc.params(script)["trigger"]).__name__)

@@ -91,6 +91,10 @@ def test_one_slide_is_one_screen_with_the_controls_beside_the_chart(page: Page, 
             for _left, top, right, bottom in [boxes["chart"], *boxes["radios"]]:
                 assert 0 <= top and bottom <= height and right <= width, boxes
             assert all(r[2] <= boxes["chart"][0] for r in boxes["radios"])  # the controls beside (left of) the chart
+            # and the chart is readable: its plot was 75 px tall at 1280×720, curves and level labels piled up
+            plot = page.evaluate("() => document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot')"
+                                 "._fullLayout._size.h")
+            assert plot >= 0.18 * height, plot
             shot(page, screenshots, f"workshop-try-this-{width}x{height}")
             # every control reads at the size of the text beside it
             assert page.evaluate(FONT_PX, "[data-testid=stMain] [data-testid=stSelectbox] input") >= 22

@@ -92,6 +92,9 @@ def test_unpriced_compactions_never_claim_to_pay_back() -> None:
     cost = run_cost(replay(thread, preset("as-recorded")))
     assert paid_back(cost.compactions[0]) == "unpriced"
     assert pricing_note(cost).startswith("no price for mistral-small")
+    # no dollars either: unknown, not "$0.00" beside "unpriced"
+    [row] = compaction_rows(cost)
+    assert [row[k] for k in ("saved", "cache misses", "summarizer call", "net")] == ["-"] * 4
 
 
 def test_the_series_accumulates_calls_and_summarizer_calls() -> None:

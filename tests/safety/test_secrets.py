@@ -342,3 +342,26 @@ def test_a_failing_compaction_summarizer_is_reported_under_its_own_key() -> None
     with pytest.raises(ModelCallError) as failed:
         summarizer([HumanMessage("hi")], prompt_text="summarize")
     assert str(failed.value).startswith("compaction.summarizer: openai:gpt-4o-mini failed to write a summary (")
+
+
+@pytest.mark.parametrize(("name", "secret"), [
+    ("OPENAI_API_KEY", True), ("OPENAI_APIKEY", True), ("KEY", True), ("AWS_SECRET_ACCESS_KEY", True),
+    ("GITHUB_TOKEN", True), ("ANTHROPIC_AUTH_TOKEN", True), ("DB_PASSWORD", True), ("CLIENT_SECRET", True),
+    ("GOOGLE_CREDENTIALS", True),
+    # a word inside another word, or a name of a place, is not a secret's name
+    ("TIKTOKEN_CACHE_DIR", False), ("TOKENIZERS_PARALLELISM", False), ("RAY_AUTH_TOKEN_PATH", False),
+    ("PASSWORD_FILE", False), ("AWS_ACCESS_KEY_ID", False), ("MAX_TOKENS", False), ("HOME", False),
+])
+def test_which_environment_names_hold_secrets(name: str, secret: bool) -> None:
+    from engine.base.redaction import is_secret_name
+
+    assert is_secret_name(name) is secret
+
+
+def test_a_path_under_tiktokens_cache_folder_is_not_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tiktoken's own cache variable held a path; every error line naming a file under it read
+    '[redacted]est_errors…/missing.json' (TOKEN matched inside TIKTOKEN)."""
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "/tmp/pytest-of-root/pytest-1/cache")
+    monkeypatch.setenv("SOME_SERVICE_TOKEN", "tok-9f8e7d6c5b4a39281706")
+    text = "/tmp/pytest-of-root/pytest-1/cache/x.json: file not found; sent tok-9f8e7d6c5b4a39281706"
+    assert redact(text) == f"/tmp/pytest-of-root/pytest-1/cache/x.json: file not found; sent {REDACTED}"

@@ -183,7 +183,8 @@ def test_a_cached_config_redraws_the_timeline_without_rebuilding_its_figures(sta
     from ui.figures import FIGURE_BUILDS
 
     session._RUNS.clear()  # runs (and the figures kept on them) are shared by every AppTest in this process
-    at = start(preset="stress")
+    # priced: an unpriced run without cache hits draws no cost chart (ui/cost_panel.py)
+    at = start(preset="stress", **{"cost.model": "claude-sonnet-4-5"})
     at.session_state["timeline_cost"] = True  # the Cost section open: its chart is counted too
     at.run()
     first = figure(at)
@@ -835,7 +836,10 @@ def test_prompt_and_memory_say_what_a_claude_code_session_holds_and_where_the_re
     text = " ".join(re.sub(r"\\(.)", r"\1", m.value) for m in at.markdown)
     assert (f"System prompt at step 0**: the claude_code transcript holds no system prompt; it holds no tool "
             f"schemas. The provider's recorded input shows {agent:,} more tokens at this step: the agent's own "
-            "prompt and tool schemas") in text
+            "prompt and tool schemas, which the transcript does not hold (the “agent prompt (not recorded)” row of "
+            "the Step page's table") in text
+    # the sentence is escaped as text: Markdown asterisks in it were shown as "*agent prompt (not recorded)*"
+    assert not any("\\*" in m.value for m in at.markdown)
     assert "0 tokens in 0 part(s)" not in text
     at.switch_page("pages/step.py").run()
     assert any(f"tool schemas: not in the transcript (in the agent's prompt, {agent:,} tokens, not recorded)" in c.value

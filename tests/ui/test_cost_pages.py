@@ -77,6 +77,24 @@ def test_timeline_shows_the_cumulative_cost_and_each_compactions_payback(start) 
     assert [r["net"] for r in table] == [dollars(c.net_dollars) for c in cost.compactions]
 
 
+def test_the_cost_charts_ticks_are_written_as_money_and_the_cumulative_axis_has_its_own() -> None:
+    """The walk-through read "$0.500" per step (three decimals) and "$1.98, $3.96, $5.95" on the cumulative
+    axis (its ticks synced to the bars' axis) on a Claude Code session."""
+    from ui.cost_figures import cost_figure, per_step_tickformat
+
+    assert (per_step_tickformat(0.52), per_step_tickformat(0.02), per_step_tickformat(0.004)) == (
+        "$,.2f", "$,.2f", "$,.2r")
+    cost = run_cost(replay(demo_thread(), preset("stress").with_overrides(["cost.model=claude-sonnet-4-5"])))
+    layout = cost_figure(cost).layout
+    from engine.cost.views import cost_series
+
+    series = cost_series(cost)
+    top = max(map(sum, zip(series.input, series.cache_read, series.cache_write, series.output, series.summarizer,
+                           strict=True)))
+    assert layout.yaxis.tickformat == per_step_tickformat(top)
+    assert layout.yaxis2.tickformat == "$,.2f" and layout.yaxis2.tickmode == "auto"
+
+
 def test_the_timeline_prices_a_run_only_once_its_cost_section_is_opened(start) -> None:  # noqa: ANN001
     from engine.cost.run_cost import COST_KEY
     from ui import session
@@ -95,6 +113,27 @@ def test_an_unpriced_model_says_how_to_price_it(start) -> None:  # noqa: ANN001
     at = open_section(start(preset="stress"), "timeline_cost")
     assert "No price for the model synthetic" in plain(at.info)
     assert {m.label: m.value for m in at.metric}["Cache hit rate"] != "-"  # the cache is still modelled
+    # the cost chart of an unpriced run draws the hit rate, never a flat "$0.00" cumulative line
+    from ui.cost_figures import cost_figure
+
+    names = [t.name for t in cost_figure(expected_cost(at)).data]
+    assert "hit rate (modelled)" in names and "cumulative (modelled)" not in names
+
+
+def test_an_unpriced_run_without_cache_hits_draws_no_empty_cost_chart(start, monkeypatch) -> None:  # noqa: ANN001
+    """The landing sample's model has no price and its calls no prompt cache: the chart was a flat $0.00 line
+    over a flat 0 % hit rate. It says why there is nothing to draw instead."""
+    from pathlib import Path
+
+    monkeypatch.setenv("CTXI_SAMPLES_DIR", str(Path(__file__).resolve().parents[2] / "sample_threads"))
+    at = open_section(start(), "timeline_cost")
+    assert at.session_state["thread_key"] == "sample:first-look"
+    assert not [e for e in at.get("plotly_chart") if "timeline_cost_chart" in e.proto.id]
+    assert "No chart: without a price there are no dollars to draw, and no call read the prompt cache." in plain(
+        at.caption)
+    # the config key reads as code, not with its backticks escaped into the text
+    [note] = [c.value for c in at.caption if "cost.prices" in c.value]
+    assert "add a `cost.prices` row" in note and "\\`" not in note
 
 
 def test_step_shows_its_bill_and_the_summarizer_call_before_it(start) -> None:  # noqa: ANN001
@@ -153,6 +192,12 @@ def test_the_sweep_figure_puts_dollars_on_the_pareto_cost_axis() -> None:
     xs = sorted(x for d in by_dollars["data"] if d.get("mode") == "markers" for x in values(d["x"]))
     assert xs == sorted(p.metrics["dollars"] for p in result.points)
     assert by_dollars["layout"]["xaxis"]["title"]["text"].startswith("dollars (lower is better)")
+    # the hover writes dollars in the pages' one format (it wrote four decimals: "$0.1234")
+    from engine.base.wording import money
+
+    hovers = [h for d in by_dollars["data"] if d.get("mode") == "markers" for h in d["hovertext"]]
+    assert sorted(h.split("<br>cost ")[1].split(" ")[0] for h in hovers) == sorted(
+        money(p.metrics["dollars"]) for p in result.points)
     # unpriced runs: the cost axis falls back to the summarizer's input tokens, and dollars cannot be the x axis
     plain_result = sweep([thread], preset("stress"), {"summarization.trigger": ["fraction:0.25"]}, executor="serial")
     unpriced = json.loads(sweep_figure(plain_result, x_axis="dollars").to_json())

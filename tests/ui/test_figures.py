@@ -19,7 +19,14 @@ from engine.views.timeline import recorded_compactions
 from tests.ui.builders import HOSTILE, build_thread
 from ui import controls
 from ui.config_form import all_fields, apply_form, field_for_error, widget_value
-from ui.figures import NOTE_LINE_PX, TOP_MARGIN_PX, compare_figure, timeline_figure
+from ui.figures import (
+    NOTE_LINE_PX,
+    TOP_MARGIN_PX,
+    compare_figure,
+    legend_height,
+    timeline_figure,
+    timeline_spec,
+)
 from ui.text import escape_md
 
 COUNTER = get_counter("approximate")
@@ -367,3 +374,58 @@ def test_a_short_run_ticks_whole_steps_only() -> None:
     long = json.loads(timeline_figure(replay(build_thread(40, result_words=20), preset("stress"),
                                              token_counter=COUNTER, layers=[])).to_json())["layout"]
     assert "dtick" not in long["xaxis"]  # a longer run keeps plotly's own tick spacing
+
+
+def test_the_timeline_legend_has_the_figures_whole_height() -> None:
+    """Plotly scrolls a legend taller than the plot, and the trigger and keep lines are its last entries: with
+    every layer acting they were out of sight (the landing Timeline). The legend, in smaller type, takes the
+    figure's whole height on the right; the chart keeps its height (a taller chart pushed the event lanes
+    off the first screen) unless even that is too short."""
+    from tests.ui.builders import demo_thread
+
+    # an entry 19 px, a wrapped line 13 more, a titled group 17, 6 between groups, 16 of padding
+    assert legend_height([{"name": "a", "legendgroup": "g", "legendgrouptitle": {"text": "G"}},
+                          {"name": "b<br>c", "legendgroup": "g"}, {"name": "raw"}, {"showlegend": False}],
+                         [{"name": "trigger", "showlegend": True, "legendgroup": "trigger"}, {"name": "x"}]) == (
+        19 + 17 + (19 + 13) + 19 + 19 + 2 * 6 + 16)
+    spec = timeline_spec(replay(demo_thread(), preset("stress")))
+    layout = spec["layout"]
+    margin, legend = layout["margin"], layout["legend"]
+    needed = legend_height(spec["data"], layout["shapes"])
+    assert needed > 620 - margin["t"] - margin["b"]  # more than the plot: plotly would scroll it
+    assert layout["height"] == 620 and legend["maxheight"] == 620 >= needed
+    # anchored at the figure's top edge: y = 1 + the top margin in plot heights
+    assert legend["yanchor"] == "top"
+    assert legend["y"] == pytest.approx(1 + margin["t"] / (620 - margin["t"] - margin["b"]))
+    assert layout["legend"]["font"]["size"] == 10
+    long = [{"name": "x", "legendgroup": f"g{i}"} for i in range(60)]
+    assert legend_height(long, []) > 620  # a legend taller than the figure grows it (bounded)
+
+
+def test_every_retention_band_stands_out_from_the_white_plot() -> None:
+    """A needle that never appears drew as an empty row: "never in the thread" was #f8fafc on white, its
+    legend swatch invisible too. Every class colour keeps a WCAG contrast of at least 1.2:1 with white
+    ("not in the thread yet", the lightest, is #e5e7eb: 1.25) and "never" is darker than "not yet"."""
+    from ui.eval_figures import CLASS_COLORS
+
+    def luminance(color: str) -> float:
+        channels = [int(color[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        r, g, b = ((c / 12.92) if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    contrast = {cls: 1.05 / (luminance(color) + 0.05) for cls, color in CLASS_COLORS.items()}
+    assert min(contrast.values()) >= 1.2, contrast
+    assert contrast["never"] > contrast["absent"]
+
+
+def test_a_presenter_chart_puts_its_axis_notes_on_one_line() -> None:
+    """On a 720 px projector the x title's second line ("raw peaks at … (clipped)") took the plot's height."""
+    import plotly.graph_objects as go
+
+    from ui.presenter import scale_figure
+
+    fig = scale_figure(go.Figure(layout={"xaxis": {"title": {"text": "step<br>raw peaks at 9 (clipped)"}}}))
+    assert fig.layout.xaxis.title.text == "step · raw peaks at 9 (clipped)"
+    assert fig.layout.xaxis.title.font.size < fig.layout.yaxis.title.font.size
+    plain = scale_figure(go.Figure(layout={"xaxis": {"title": {"text": "step"}}}))
+    assert plain.layout.xaxis.title.text == "step"

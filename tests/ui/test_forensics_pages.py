@@ -83,3 +83,32 @@ def test_the_policies_table_and_compare_page_show_survival(start) -> None:  # no
     assert "facts kept after compactions" in names and "re-fetches after compactions" in names
     config = preset("stress").with_overrides(["cost.model=claude-sonnet-4-5"])
     assert compaction_accounts(replay(demo_thread(), config))  # the open thread compacts under these settings
+
+
+def test_compare_says_no_compaction_where_a_run_has_none(start) -> None:  # noqa: ANN001
+    """A run without compactions has nothing to account for: its cells say so, not "-" and "0 (-)"
+    (the walk-through's Compare of the landing sample against code-analysis)."""
+    at = start("pages/compare.py", thread="sample:a_demo", vs="sample:b_small", **PRICED)
+    assert not at.exception, at.exception
+    facts = {r[""]: r for r in next(rows for rows in frames(at) if rows and rows[0].get("") == "format")}
+    assert facts["recorded compactions"]["B"] == "0" and facts["summarizer calls"]["B"] == "0"
+    assert facts["facts kept after compactions"]["B"] == facts["re-fetches after compactions"]["B"] == "no compaction"
+    assert facts["summarizer calls"]["A"] != "0"  # A compacts: its numbers, without a "(-)" basis
+    assert re.fullmatch(r"\d+\.\d%", facts["facts kept after compactions"]["A"])
+    assert "(-)" not in facts["re-fetches after compactions"]["A"]
+
+
+def test_the_policies_table_writes_shares_as_percents_and_says_none(start) -> None:  # noqa: ANN001
+    """The walk-through read needle retention as "0" and "1" and an empty "compaction steps" cell for a policy
+    that never compacts (Config › Compare runs on the landing sample)."""
+    at = start("pages/config.py", preset="stress")
+    at.session_state["tab"] = "Compare runs"
+    at.run()
+    assert not at.exception, at.exception
+    rows = next(rows for rows in frames(at) if rows and "needle retention" in rows[0])
+    for r in rows:
+        assert re.fullmatch(r"\d+\.\d%|n/a", r["needle retention"]), r
+        assert re.fullmatch(r"\d+\.\d%|n/a|no compaction", r["facts kept"]), r
+        assert r["compaction steps"] == ("none" if r["compactions"] == 0 else r["compaction steps"]) != ""
+        assert r["facts kept"] != "no compaction" or r["compactions"] == 0
+    assert any(r["compactions"] == 0 for r in rows) and any(r["compactions"] > 0 for r in rows)

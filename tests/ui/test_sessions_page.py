@@ -66,3 +66,18 @@ def test_a_link_to_an_unlisted_session_opens_nothing(start, roots: Path, tmp_pat
         at = start(thread=key)
         assert at.session_state["thread_key"] == "sample:a_demo"
         assert any("from the link is not available here" in w.value for w in at.sidebar.warning)
+
+
+def test_the_list_shows_whole_headers_and_writes_money_one_way(start, roots: Path) -> None:  # noqa: ANN001
+    """The walk-through found "% of windo…" and "compactio…" clipped at every width (Streamlit's "small" is
+    75 px) and the cost written "$0.00" for a session costing under a cent (the pages' format keeps two digits)."""
+    import json
+
+    at = start("pages/sessions.py")
+    columns = json.loads(at.dataframe[0].proto.columns)
+    for header in ("% of window", "compactions"):
+        width = columns[header]["width"]
+        assert isinstance(width, int) and width >= 7 * len(header) + 24, (header, width)  # ~7 px a character
+    costs = list(at.dataframe[0].value["cost"])
+    # sessions under a cent keep two digits (they read "$0.00" before); a model without a price is n/a
+    assert sorted(costs) == sorted(["$0.05", "n/a", "$0.0014", "$0.0014", "$0.000018", "$0.02"])
