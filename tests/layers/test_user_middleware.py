@@ -369,7 +369,7 @@ def test_a_bad_middleware_is_one_config_error_naming_it(yaml: str, message: str)
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("middleware: [{use: not-a-path}]", "middleware.0.use: expected 'package.module:Class', got 'not-a-path' (got 'not-a-path')"),
+    ("middleware: [{use: not-a-path}]", "middleware.0.use: expected 'package.module:Class', got 'not-a-path'"),
     ("middleware: [{use: 'a.b:C', name: memory}]",
      "middleware.0.name: 'memory' is a built-in layer or config key; give it another `name` (got 'memory')"),
     ("middleware: [{use: 'a.b:C'}, {use: 'x:C'}]", "middleware.1.name: two middleware are named 'C'; give each its own `name`"),
