@@ -275,7 +275,8 @@ def openai_chunks(n: int) -> bytes:
 
 def openhands_events(n: int) -> list[dict[str, Any]]:
     """OpenHands V1 events of about `n` messages: a system prompt, a task, then an action and its observation
-    per call, with a Condensation forgetting the 10 oldest kept calls after every 50."""
+    per call, with a Condensation after every 50 calls forgetting all but the last 10 calls (a bounded view,
+    as OpenHands' condensers keep it)."""
     events: list[dict[str, Any]] = [
         {"kind": "SystemPromptEvent", "id": "e0", "timestamp": "2026-01-01T00:00:00", "source": "agent",
          "system_prompt": {"type": "text", "text": "You are OpenHands."}, "tools": [{"name": "terminal"}]},
@@ -295,8 +296,8 @@ def openhands_events(n: int) -> list[dict[str, Any]]:
                        "observation": {"kind": "ExecuteBashObservation", "content": [{"type": "text", "text": f"f{k}"}],
                                        "exit_code": 0}})
         kept += [action, seen]
-        if k % 50 == 49:
-            forgotten, kept = kept[:20], kept[20:]
+        if k % 50 == 49:  # the condenser keeps the view bounded (LLMSummarizingCondenser: keep_first + a tail)
+            forgotten, kept = kept[:-20], kept[-20:]
             events.append({"kind": "Condensation", "id": f"x{k}", "timestamp": "t", "source": "environment",
                            "forgotten_event_ids": forgotten, "summary": f"summary {k}", "summary_offset": 1,
                            "llm_response_id": f"cond{k}"})

@@ -48,18 +48,7 @@ def inspected(name: str, n: int) -> Callable[[], Any]:
     return run
 
 
-# OpenHands V1 rebuilds the whole view from every event before it at each Condensation
-# (openhands_v1.compactions: convert(view_events(events[:p + 1]))): events x condensations. Not fixed yet.
-QUADRATIC = {"openhands": "OpenHands V1 converts every earlier event again at each Condensation",
-             "openhands_export": "OpenHands V1 converts every earlier event again at each Condensation"}
-
-
-def known(name: str) -> Any:
-    reason = QUADRATIC.get(name)
-    return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=reason)) if reason else name
-
-
-@pytest.mark.parametrize("name", [known(n) for n in sorted(SIZED)])
+@pytest.mark.parametrize("name", sorted(SIZED))
 def test_work_per_message_does_not_grow_with_the_transcript(name: str) -> None:
     inspected(name, 40)()  # imports, encodings and first-call caches: not the transcript's
     small, large = 300, 1200
@@ -67,7 +56,7 @@ def test_work_per_message_does_not_grow_with_the_transcript(name: str) -> None:
     assert per_message[1] <= per_message[0] * 1.1, per_message
 
 
-@pytest.mark.parametrize("name", [known(n) for n in sorted(SIZED_FOLDERS)])
+@pytest.mark.parametrize("name", sorted(SIZED_FOLDERS))
 def test_work_per_message_does_not_grow_for_tasks_of_several_files(name: str, tmp_path: Path) -> None:
     """Importers that read the files beside the one opened (an OpenHands export, a Cline task of
     ui_messages.json alone), opened by path."""
