@@ -24,7 +24,9 @@ Shapes: `chat` (a JSON list of alternating user/assistant {role, content} messag
 tests/formats/sized.py: `claude_code` / `claude_code_no_usage` (one parent chain of tool_use /
 tool_result records, with or without usage), `otel` / `otel_no_usage` / `otel_nested` (any-agent
 spans), `eval` (an Inspect `.eval` zip of one sample of tiny messages), `codex`, `gemini`,
-`gemini_rewinds`, `openai_messages`.
+`gemini_rewinds`, `openai_messages`, and the later importers' `request_log` / `lhar` (every request trims
+the history), `sse_anthropic` / `openai_chunks` (one streamed response of that many chunks), `openhands`
+(V1 events condensed every 50 calls). docs/benchmarks.md has the figures at 10k / 100k / 1M.
 
     python bench/bench_inspect.py [--runs 5] [--sizes 20000,40000,80000] [--shape chat|tools|claude_code|...]
     python bench/bench_inspect.py --runs 3 --shape claude_code --sizes 10000,100000,1000000

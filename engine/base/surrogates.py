@@ -17,13 +17,19 @@ from typing import Any
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
-# How a surrogate is spelled in JSON or YAML text (also inside JSON text nested in a JSON string, whose
-# backslash is doubled: "\\ud800" still holds "\ud800"). Bytes without any of these decode to none.
-_ESCAPES = (b"\\ud", b"\\uD", b"\\U0000d", b"\\U0000D")
+# JSON and YAML spell a surrogate only as an escape: `\uD800` (JSON, YAML), `\U0000D800` (YAML). Text
+# decoded twice (JSON inside a JSON string: OpenAI `arguments`, OTel attributes) spells it after the first
+# decode, and that first decode can make each character of `\ud800` from an escape of its own
+# (`\u005cud800`, `\\\u0075d800`, YAML's `\x5c`): every path to a surrogate passes through one of
+# these escapes in the bytes, however deep the nesting. Bytes without any decode to none, as long as the
+# reader does not join pieces before decoding them (a stream's partial JSON) or decode something else
+# first (base64, gzip): engine.formats.surrogates lists those readers.
+_ESCAPES = (b"\\u", b"\\U", b"\\x")
 
 
 def may_hold_surrogates(data: bytes) -> bool:
-    """False when text decoded (strictly) from `data` by JSON or YAML readers cannot hold a surrogate."""
+    """False when text decoded (strictly) from `data` by JSON or YAML readers, at any depth of JSON text
+    inside JSON strings, cannot hold a surrogate."""
     return any(escape in data for escape in _ESCAPES)
 
 

@@ -262,9 +262,128 @@ def _keep_thinking(events: list[tuple[dict[str, Any], str]], forgotten: set[str]
     return forgotten - ids
 
 
+class Views:
+    """`view_events(events[:p + 1])` for growing p, in time linear in the events plus the views returned.
+
+    view_events reads every event before p again: one call per Condensation made the importer quadratic
+    (events x condensations; 40,000 messages condensed every 50 calls took 20 s). Here the facts it
+    derives are kept as the events come: the forgotten ids (a Condensation's `forgotten_event_ids` and
+    ids, a CondensationRequest's id), the batches of actions by `llm_response_id` (one forgotten member
+    forgets its batch, members that come later included), the convertible events not forgotten, in order,
+    the thinking actions for `_keep_thinking`, and the latest summarizing Condensation. `view(p)` then
+    costs the view it returns. Same results as view_events (tests/formats/test_openhands.py compares them
+    on random streams of unique event ids; the SDK's ids are UUIDs. Should a hostile file repeat an action
+    id across batches, the batch rule is taken to its fixed point here, where view_events makes one pass
+    in batch order: which events are kept may differ, nothing fails)."""
+
+    def __init__(self, events: list[tuple[dict[str, Any], str]]) -> None:
+        self.events = events
+        self.done = 0  # events[:done] are read
+        self.forgotten: set[str] = set()  # view_events' `forgotten` before the batch rule
+        self.gone: set[str] = set()  # ... and after it
+        self.batches: dict[Any, list[str]] = {}  # llm_response_id -> action ids
+        self.batch_of: dict[str, list[Any]] = {}  # action id -> the batches it is in
+        self.bad: set[Any] = set()  # batches with a forgotten member
+        self.calls: dict[Any, set[Any]] = {}  # llm_response_id -> the batch's tool_call_ids
+        self.positions: dict[str, list[int]] = {}  # id -> positions of convertible events with it
+        self.kept: dict[int, tuple[dict[str, Any], str]] = {}  # convertible events not gone, in order
+        self.action_count: dict[str, int] = {}  # action id -> how many actions have it
+        self.live_actions = 0  # actions whose id is not gone
+        self.thinking_count: dict[str, int] = {}
+        self.live_thinking = 0
+        self.last_thinking: dict[str, Any] | None = None
+        self.observed: dict[Any, list[str]] = {}  # tool_call_id -> ids of observations of it
+        self.summary: tuple[dict[str, Any], str] | None = None  # the latest Condensation with summary and offset
+
+    def _gone(self, event_id: str) -> None:
+        if event_id in self.gone:
+            return
+        self.gone.add(event_id)
+        for q in self.positions.get(event_id, ()):
+            self.kept.pop(q, None)
+        self.live_actions -= self.action_count.get(event_id, 0)
+        self.live_thinking -= self.thinking_count.get(event_id, 0)
+
+    def _forget(self, event_id: str) -> None:
+        self.forgotten.add(event_id)
+        self._gone(event_id)
+        for rid in self.batch_of.get(event_id, ()):
+            self._bad(rid)
+
+    def _bad(self, rid: Any) -> None:
+        if rid not in self.bad:
+            self.bad.add(rid)
+            for member in self.batches[rid]:
+                self._gone(member)
+
+    def _read(self, q: int) -> None:
+        event, at = self.events[q]
+        kind, eid = event["kind"], event["id"]
+        if kind == "Condensation":
+            for i in event.get("forgotten_event_ids") or []:
+                if isinstance(i, str):
+                    self._forget(i)
+            self._forget(eid)
+            if event.get("summary") is not None and event.get("summary_offset") is not None:
+                self.summary = (event, at)
+        elif kind == "CondensationRequest":
+            self._forget(eid)
+        if kind in CONVERTIBLE:
+            self.positions.setdefault(eid, []).append(q)
+            if eid not in self.gone:
+                self.kept[q] = (event, at)
+        if kind == "ActionEvent":
+            rid = event.get("llm_response_id")
+            self.batches.setdefault(rid, []).append(eid)
+            self.batch_of.setdefault(eid, []).append(rid)
+            self.calls.setdefault(rid, set()).add(event.get("tool_call_id"))
+            self.action_count[eid] = self.action_count.get(eid, 0) + 1
+            thinking = bool(event.get("thinking_blocks"))
+            if thinking:
+                self.thinking_count[eid] = self.thinking_count.get(eid, 0) + 1
+                self.last_thinking = event
+            if eid not in self.gone:
+                self.live_actions += 1
+                self.live_thinking += thinking
+            if rid in self.bad:
+                self._gone(eid)
+            elif eid in self.forgotten:
+                self._bad(rid)
+        elif kind in OBSERVATIONS:
+            self.observed.setdefault(event.get("tool_call_id"), []).append(eid)
+
+    def view(self, p: int) -> list[tuple[dict[str, Any], str]]:
+        """view_events(events[:p + 1]); p never decreases from one call to the next."""
+        while self.done <= p:
+            self._read(self.done)
+            self.done += 1
+        kept = list(self.kept.values())
+        if self.live_actions > 0 and self.last_thinking is not None and self.live_thinking == 0:
+            # _keep_thinking: every thinking action is forgotten but not every action: the latest thinking
+            # action's batch and the observations of its calls stay
+            rid = self.last_thinking.get("llm_response_id")
+            ids = set(self.batches.get(rid, ())) | {i for c in self.calls.get(rid, ()) for i in self.observed.get(c, ())}
+            back = sorted(q for i in ids if i in self.gone for q in self.positions.get(i, ()))
+            if back:
+                kept = [self.events[q] for q in sorted([*self.kept, *back])]
+        if self.summary is not None:
+            event, at = self.summary
+            offset = event["summary_offset"]
+            if isinstance(offset, int) and not isinstance(offset, bool):
+                summary = {"kind": "CondensationSummaryEvent", "id": f"{event['id']}:summary", "source": "environment",
+                           "summary": event["summary"]}
+                kept.insert(offset, (summary, at))
+        actions = {e.get("tool_call_id") for e, _ in kept if e["kind"] == "ActionEvent"}
+        results = {e.get("tool_call_id") for e, _ in kept if e["kind"] in OBSERVATIONS}
+        return [(e, at) for e, at in kept
+                if not (e["kind"] in OBSERVATIONS and e.get("tool_call_id") not in actions)
+                and not (e["kind"] == "ActionEvent" and e.get("tool_call_id") not in results)]
+
+
 def compactions(events: list[tuple[dict[str, Any], str]], before: list[int], where: Where) -> list[RecordedCompaction]:
     out: list[RecordedCompaction] = []
     requested = False
+    views = Views(events)
     for p, (event, at) in enumerate(events):
         if event["kind"] == "CondensationRequest":
             requested = True
@@ -279,7 +398,7 @@ def compactions(events: list[tuple[dict[str, Any], str]], before: list[int], whe
         offset = event.get("summary_offset")
         if offset is not None and (isinstance(offset, bool) or not isinstance(offset, int) or offset < 0):
             where.fail(f"{at}.summary_offset", f"expected a non-negative integer, got {json_type(offset)}")
-        replacement = convert(view_events(events[:p + 1]), where).messages
+        replacement = convert(views.view(p), where).messages
         out.append(RecordedCompaction(
             index=before[p], trigger="request" if requested else None, summary=summary or "",
             message_id=f"{event['id']}:summary" if summary is not None and offset is not None else None,

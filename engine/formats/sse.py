@@ -92,6 +92,9 @@ def anthropic_message(items: list[dict[str, Any]]) -> dict[str, Any]:
     """The Messages API response a stream of Anthropic events builds."""
     message: dict[str, Any] = {}
     blocks: dict[int, dict[str, Any]] = {}
+    # a block's streamed text, thinking and signature pieces, joined once at the end: adding each delta to
+    # the text so far copies it every time (quadratic in a long answer's deltas)
+    pieces: dict[int, dict[str, list[str]]] = {}
     partial: dict[int, list[str]] = {}
     usage: dict[str, Any] = {}
     for event in items:
@@ -102,18 +105,20 @@ def anthropic_message(items: list[dict[str, Any]]) -> dict[str, Any]:
             for k, block in enumerate(event["message"].get("content") or []):
                 if isinstance(block, dict):
                     blocks[k] = dict(block)
+                    pieces.pop(k, None)
         elif kind == "content_block_start" and isinstance(event.get("content_block"), dict):
             blocks[_index(event)] = dict(event["content_block"])
+            pieces.pop(_index(event), None)
         elif kind == "content_block_delta" and isinstance(event.get("delta"), dict):
             k, delta = _index(event), event["delta"]
             block = blocks.setdefault(k, {"type": "text", "text": ""})
             dtype = delta.get("type")
-            if dtype == "text_delta":
-                block["text"] = str(block.get("text") or "") + str(delta.get("text") or "")
-            elif dtype == "thinking_delta":
-                block["thinking"] = str(block.get("thinking") or "") + str(delta.get("thinking") or "")
-            elif dtype == "signature_delta":
-                block["signature"] = str(block.get("signature") or "") + str(delta.get("signature") or "")
+            field = _DELTA_FIELDS.get(dtype) if isinstance(dtype, str) else None
+            if field is not None:
+                parts = pieces.setdefault(k, {})
+                if field not in parts:
+                    parts[field] = [str(block.get(field) or "")]
+                parts[field].append(str(delta.get(field) or ""))
             elif dtype == "input_json_delta":
                 partial.setdefault(k, []).append(str(delta.get("partial_json") or ""))
             elif dtype == "citations_delta" and isinstance(delta.get("citation"), dict):
@@ -122,6 +127,9 @@ def anthropic_message(items: list[dict[str, Any]]) -> dict[str, Any]:
             ended: dict[str, Any] = event["delta"] if isinstance(event.get("delta"), dict) else {}
             message.update({k: v for k, v in ended.items() if k in ("stop_reason", "stop_sequence")})
             usage.update({k: v for k, v in (event.get("usage") or {}).items() if v is not None})
+    for k, fields in pieces.items():
+        for name, parts in fields.items():
+            blocks[k][name] = "".join(parts)
     for k, parts in partial.items():
         args, _error = parse_arguments("".join(parts))
         blocks[k]["input"] = args if args is not None else {"arguments": "".join(parts)}
@@ -130,6 +138,10 @@ def anthropic_message(items: list[dict[str, Any]]) -> dict[str, Any]:
     if usage:
         message["usage"] = usage
     return message
+
+
+# content_block_delta types whose text is added to a field of the block
+_DELTA_FIELDS = {"text_delta": "text", "thinking_delta": "thinking", "signature_delta": "signature"}
 
 
 def _index(event: dict[str, Any]) -> int:
@@ -160,14 +172,18 @@ def openai_chat_completion(items: list[dict[str, Any]]) -> dict[str, Any]:
                 if not isinstance(call, dict):
                     continue
                 k: int = call["index"] if isinstance(call.get("index"), int) else len(calls)
-                slot = calls.setdefault(k, {"type": "function", "function": {"name": "", "arguments": ""}})
+                # the name and arguments pieces, joined once at the end (adding each to the string so far
+                # copies it every time: quadratic in a long call's chunks)
+                slot = calls.setdefault(k, {"type": "function", "function": {"name": [], "arguments": []}})
                 if isinstance(call.get("id"), str):
                     slot["id"] = call["id"]
                 function: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else {}
                 if isinstance(function.get("name"), str):
-                    slot["function"]["name"] += function["name"]
+                    slot["function"]["name"].append(function["name"])
                 if isinstance(function.get("arguments"), str):
-                    slot["function"]["arguments"] += function["arguments"]
+                    slot["function"]["arguments"].append(function["arguments"])
+    for slot in calls.values():
+        slot["function"] = {key: "".join(parts) for key, parts in slot["function"].items()}
     message: dict[str, Any] = {"role": "assistant", "content": "".join(content) if content else None}
     if calls:
         message["tool_calls"] = [calls[k] for k in sorted(calls)]

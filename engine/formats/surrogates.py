@@ -19,9 +19,13 @@ from engine.base.surrogates import Scrubber, may_hold_surrogates
 from engine.formats.source import Source, ThreadRef
 from engine.thread.model import RecordedCompaction, RecordedEdit, Thread, add_load_warning
 
-# Importers that read more than the bytes they were given (files beside it, a database, zip members):
-# their threads are always walked.
-READS_MORE_THAN_THE_FILE = frozenset({"claude_code", "cline", "inspect_ai", "langgraph_sqlite", "langgraph_postgres"})
+# Importers that read more than the bytes they were given (files beside it, a database, zip members;
+# OpenHands: the state file beside the events, or the events beside the state file), or that decode
+# more than JSON text before parsing it (a stream's partial JSON joined from chunks: one chunk may end in
+# `\\` and the next begin with `ud800`; base64 or gzip bodies of cassettes and OTel attributes): their
+# threads are always walked.
+READS_MORE_THAN_THE_FILE = frozenset({"claude_code", "cline", "inspect_ai", "langgraph_sqlite", "langgraph_postgres",
+                                      "openhands", "otel_genai", "request_log", "sse_response", "vcr_cassette"})
 
 
 def needs_repair(source: Source, format: str, thread: Thread | None = None) -> bool:

@@ -32,6 +32,7 @@ same messages.
 
 from __future__ import annotations
 
+import bisect
 import threading
 import weakref
 from collections.abc import Iterator, Sequence
@@ -108,6 +109,29 @@ class RecordedView:
     edits: tuple[RecordedEdit, ...]
 
 
+class _Scan:
+    """has_thinking and starts_turn over a list that only grows, each message read once."""
+
+    __slots__ = ("src", "done", "first_thinking", "turns")
+
+    def __init__(self, src: list[BaseMessage]) -> None:
+        self.src = src
+        self.done = 0
+        self.first_thinking: int | None = None
+        self.turns: list[int] = []  # positions of the messages that open a turn, in order
+
+    def read(self, n: int) -> None:
+        if len(self.src) < self.done:  # not the append-only list it was: read it again
+            self.done, self.first_thinking, self.turns = 0, None, []
+        for i in range(self.done, min(n, len(self.src))):
+            m = self.src[i]
+            if self.first_thinking is None and has_thinking(m):
+                self.first_thinking = i
+            if starts_turn(m):
+                self.turns.append(i)
+        self.done = max(self.done, min(n, len(self.src)))
+
+
 class RecordedHistory:
     """A thread's recorded context events, with every rewritten message made once (see module doc)."""
 
@@ -129,6 +153,7 @@ class RecordedHistory:
         self._originals: dict[int, BaseMessage] = {}  # id(rewritten copy) -> the recorded message
         self._cut: dict[int, BaseMessage] = {}
         self._lock = threading.Lock()
+        self._scans: list[_Scan] = []  # the lists behind the latest Snapshot views (provider_view)
 
     @property
     def has_events(self) -> bool:
@@ -214,15 +239,41 @@ class RecordedHistory:
         rule = rule or ({True: "all", False: "last_turn"}[keep_all] if keep_all is not None else self.rule)
         if rule == "all":
             return messages
+        scan = self._scan(messages)
         if rule == "none":
-            if not any(has_thinking(m) for m in messages):
+            if scan is not None:
+                if scan.first_thinking is None or scan.first_thinking >= len(messages):
+                    return messages
+            elif not any(has_thinking(m) for m in messages):
                 return messages
             return [self.stripped(m) if has_thinking(m) else m for m in messages]  # type: ignore[arg-type]
-        last_turn = next((i for i in range(len(messages) - 1, -1, -1) if starts_turn(messages[i])), -1)
-        if last_turn <= 0 or not any(has_thinking(m) for m in messages[:last_turn]):
-            return messages
+        if scan is not None:
+            k = bisect.bisect_left(scan.turns, len(messages))
+            last_turn = scan.turns[k - 1] if k else -1
+            if last_turn <= 0 or scan.first_thinking is None or scan.first_thinking >= last_turn:
+                return messages
+        else:
+            last_turn = next((i for i in range(len(messages) - 1, -1, -1) if starts_turn(messages[i])), -1)
+            if last_turn <= 0 or not any(has_thinking(m) for m in messages[:last_turn]):
+                return messages
         return [self.stripped(m) if i < last_turn and isinstance(m, AIMessage) and has_thinking(m) else m
                 for i, m in enumerate(messages)]
+
+    def _scan(self, messages: Sequence[BaseMessage]) -> _Scan | None:
+        """For a Snapshot view (the first n messages of a list the replay driver only appends to,
+        engine/run/step_sums.py): where that list's first thinking message and its turn starts are, read
+        once as the list grows. Scanning every view again made a replay O(steps x view): a Gemini CLI
+        session of 10,000 messages called has_thinking 25 million times."""
+        src = getattr(messages, "src", None)
+        if type(src) is not list or type(messages).__name__ != "Snapshot":
+            return None
+        with self._lock:
+            scan = next((sc for sc in self._scans if sc.src is src), None)
+            if scan is None:
+                scan = _Scan(src)
+                self._scans = [scan, *self._scans[:3]]
+            scan.read(len(messages))
+            return scan
 
     # -- the walk -------------------------------------------------------------------------------
     def body_start(self) -> int:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.base.errors import ThreadLoadError
+from engine.base.surrogates import scrub
 from engine.config.links import LIBRARY_ID_LENGTH as ID_LENGTH
 from engine.config.links import valid_library_id as valid_entry_id
 from engine.formats import load_thread
@@ -257,7 +258,7 @@ def _read_entry(path: Path, entry_id: str) -> LibraryEntry:
         peak = doc.get("peak_tokens")
         return LibraryEntry(
             id=entry_id, files=tuple(files),
-            thread_id=doc.get("thread_id") if isinstance(doc.get("thread_id"), str) else None,
+            thread_id=scrub(doc["thread_id"]) if isinstance(doc.get("thread_id"), str) else None,
             title=_text(doc, "title") or files[0], source_format=_text(doc, "source_format") or "?",
             steps=_count(doc, "steps"), messages=_count(doc, "messages"), subagents=_count(doc, "subagents"),
             peak_tokens=_count(doc, "peak_tokens") if peak is not None else None,
@@ -277,8 +278,10 @@ def _count(doc: dict[str, Any], key: str) -> int:
 
 
 def _text(doc: dict[str, Any], key: str) -> str:
+    """A text this module wrote; an unpaired surrogate (`"\\ud800"` in an edited entry.json) becomes U+FFFD,
+    as in every transcript read (engine.base.surrogates), so the pages that list it can encode it."""
     value = doc.get(key)
-    return value if isinstance(value, str) else ""
+    return scrub(value) if isinstance(value, str) else ""
 
 
 def as_uploaded(exc: ThreadLoadError, folder: Path, uploaded: dict[str, str]) -> ThreadLoadError:

@@ -12,6 +12,7 @@ import io
 import json
 import zipfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 SESSION = "55604662-cf2a-4331-851a-ec234028f8ca"
@@ -184,6 +185,129 @@ def gemini_rewinds(n: int) -> bytes:
     return gemini(n, rewinds=True)
 
 
+def _log_messages(k: int) -> list[dict[str, Any]]:
+    """The k-th exchange of a logged conversation: a tool call and its result."""
+    return [{"role": "assistant", "content": None, "tool_calls": [
+                {"id": f"c{k}", "type": "function", "function": {"name": "ls", "arguments": json.dumps({"p": str(k)})}}]},
+            {"role": "tool", "tool_call_id": f"c{k}", "content": f"r{k}"}]
+
+
+LOG_WINDOW = 10  # messages a logged request keeps past its system prompt and task (an agent trimming its history)
+
+
+def request_log(n: int, lhar: bool = False) -> bytes:
+    """A request log (context-profiler `{model, messages, metadata}` lines; `lhar`: Context Lens LHAR entries
+    with streamed response bodies) of about `n` messages: one request per exchange, each holding the task and
+    the last LOG_WINDOW messages, so from the window's end on every request trims its history (a recorded
+    compaction at every call) and the file stays linear in `n`."""
+    head = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "go"}]
+
+    def rows() -> Iterator[dict[str, Any]]:
+        history: list[dict[str, Any]] = []
+        if lhar:
+            yield {"type": "session", "trace_id": "t1", "started_at": "2026-02-10T12:00:00Z", "tool": "codex", "model": "gpt-4.1"}
+        for k in range(max(1, n // 2)):
+            sent = head + history[-LOG_WINDOW:]
+            answer = _log_messages(k)[0]
+            if not lhar:
+                yield {"model": "gpt-4.1", "messages": sent, "response": {"choices": [{"message": answer}]},
+                       "usage": {"prompt_tokens": 100 + k, "completion_tokens": 5}, "metadata": {"request_id": f"q{k}"}}
+            else:
+                call = answer["tool_calls"][0]
+                chunks = [{"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gpt-4.1", "choices": [
+                              {"index": 0, "delta": {"role": "assistant", "tool_calls": [
+                                  {"index": 0, "id": call["id"], "type": "function",
+                                   "function": {"name": "ls", "arguments": call["function"]["arguments"][:4]}}]}}]},
+                          {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gpt-4.1", "choices": [
+                              {"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {
+                                  "arguments": call["function"]["arguments"][4:]}}]}, "finish_reason": "tool_calls"}]}]
+                yield {"type": "entry", "id": f"e{k}", "trace_id": "t1", "timestamp": "2026-02-10T12:00:01Z", "sequence": k,
+                       "source": {"tool": "codex", "agent_role": "main"},
+                       "gen_ai": {"system": "openai", "request": {"model": "gpt-4.1"},
+                                  "usage": {"input_tokens": 100 + k, "output_tokens": 5}},
+                       "raw": {"request_body": {"model": "gpt-4.1", "messages": sent},
+                               "response_body": "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"}}
+            history += _log_messages(k)
+
+    return _jsonl(rows())
+
+
+def lhar(n: int) -> bytes:
+    return request_log(n, lhar=True)
+
+
+def sse_anthropic(n: int) -> bytes:
+    """One streamed Anthropic response of about `n` events: a text block of n/2 deltas, then n/8 tool_use
+    blocks whose input arrives in 3 partial-JSON pieces each (an SSE body as sent)."""
+    events: list[dict[str, Any]] = [
+        {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                                              "content": [], "usage": {"input_tokens": 10, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}]
+    events += [{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": f"w{i} "}}
+               for i in range(max(1, n // 2))]
+    events.append({"type": "content_block_stop", "index": 0})
+    for k in range(1, max(1, n // 8) + 1):
+        events.append({"type": "content_block_start", "index": k,
+                       "content_block": {"type": "tool_use", "id": f"tu{k}", "name": "ls", "input": {}}})
+        for piece in ('{"p"', ': "', f'{k}"}}'):
+            events.append({"type": "content_block_delta", "index": k, "delta": {"type": "input_json_delta", "partial_json": piece}})
+        events.append({"type": "content_block_stop", "index": k})
+    events += [{"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": n}},
+               {"type": "message_stop"}]
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+
+
+def openai_chunks(n: int) -> bytes:
+    """One streamed Chat Completion of about `n` chunks (the Vercel AI SDK's chunk-per-line fixtures): text
+    in n/2 chunks, then n/8 tool calls whose arguments arrive in 3 pieces each."""
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gpt-4o",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    rows = [chunk({"role": "assistant", "content": f"w{i} "}) for i in range(max(1, n // 2))]
+    for k in range(max(1, n // 8)):
+        rows.append(chunk({"tool_calls": [{"index": k, "id": f"call_{k}", "type": "function",
+                                           "function": {"name": "ls", "arguments": '{"p"'}}]}))
+        rows += [chunk({"tool_calls": [{"index": k, "function": {"arguments": piece}}]}) for piece in (': "', f'{k}"}}')]
+    rows.append(chunk({}, "tool_calls"))
+    return _jsonl(iter(rows))
+
+
+def openhands_events(n: int) -> list[dict[str, Any]]:
+    """OpenHands V1 events of about `n` messages: a system prompt, a task, then an action and its observation
+    per call, with a Condensation after every 50 calls forgetting all but the last 10 calls (a bounded view,
+    as OpenHands' condensers keep it)."""
+    events: list[dict[str, Any]] = [
+        {"kind": "SystemPromptEvent", "id": "e0", "timestamp": "2026-01-01T00:00:00", "source": "agent",
+         "system_prompt": {"type": "text", "text": "You are OpenHands."}, "tools": [{"name": "terminal"}]},
+        {"kind": "MessageEvent", "id": "e1", "timestamp": "t", "source": "user",
+         "llm_message": {"role": "user", "content": [{"type": "text", "text": "go"}]}, "activated_skills": [],
+         "extended_content": []}]
+    kept: list[str] = []
+    for k in range(max(1, n // 2)):
+        action, seen = f"a{k}", f"o{k}"
+        events.append({"kind": "ActionEvent", "id": action, "timestamp": "t", "source": "agent", "thought": [],
+                       "thinking_blocks": [], "action": {"kind": "ExecuteBashAction", "command": "ls"}, "tool_name": "terminal",
+                       "tool_call_id": f"c{k}", "tool_call": {"id": f"c{k}", "name": "terminal",
+                                                              "arguments": json.dumps({"command": f"ls {k}"})},
+                       "llm_response_id": f"r{k}"})
+        events.append({"kind": "ObservationEvent", "id": seen, "timestamp": "t", "source": "environment",
+                       "tool_name": "terminal", "tool_call_id": f"c{k}", "action_id": action,
+                       "observation": {"kind": "ExecuteBashObservation", "content": [{"type": "text", "text": f"f{k}"}],
+                                       "exit_code": 0}})
+        kept += [action, seen]
+        if k % 50 == 49:  # the condenser keeps the view bounded (LLMSummarizingCondenser: keep_first + a tail)
+            forgotten, kept = kept[:-20], kept[-20:]
+            events.append({"kind": "Condensation", "id": f"x{k}", "timestamp": "t", "source": "environment",
+                           "forgotten_event_ids": forgotten, "summary": f"summary {k}", "summary_offset": 1,
+                           "llm_response_id": f"cond{k}"})
+    return events
+
+
+def openhands(n: int) -> bytes:
+    return json.dumps(openhands_events(n)).encode()
+
+
 # name -> (generator, file name, the format it must be read as)
 SIZED: dict[str, tuple[Callable[[int], bytes], str, str]] = {
     "claude_code": (claude_code, "session.jsonl", "claude_code"),
@@ -196,4 +320,44 @@ SIZED: dict[str, tuple[Callable[[int], bytes], str, str]] = {
     "codex": (codex, "rollout-2026-08-03T10-48-56-019fc8be.jsonl", "codex"),
     "gemini": (gemini, "session-2026-05-01T10-00-s1.jsonl", "gemini_cli"),
     "gemini_rewinds": (gemini_rewinds, "session-2026-05-01T10-00-s1.jsonl", "gemini_cli"),
+    "request_log": (request_log, "profile.jsonl", "request_log"),
+    "lhar": (lhar, "session.lhar", "request_log"),
+    "sse_anthropic": (sse_anthropic, "response.sse.txt", "sse_response"),
+    "openai_chunks": (openai_chunks, "response.chunks.txt", "sse_response"),
+    "openhands": (openhands, "events.json", "openhands"),
+}
+
+
+def openhands_export(folder: Path, n: int) -> Path:
+    """An exported OpenHands V1 conversation: events.json with trajectory.json (its baseState) beside it; the
+    state file is the one opened (the importer reads the events beside it)."""
+    (folder / "events.json").write_bytes(openhands(n))
+    state = {"id": "conv1", "agent": {"kind": "Agent", "llm": {"model": "litellm_proxy/claude-sonnet-4-5", "max_input_tokens": 200_000},
+                                      "condenser": {"kind": "LLMSummarizingCondenser", "max_size": 120, "keep_first": 2}}}
+    (folder / "trajectory.json").write_text(json.dumps({"baseState": state, "conversation_id": "conv1"}))
+    return folder / "trajectory.json"
+
+
+def cline_ui_only(folder: Path, n: int) -> Path:
+    """A Cline task exported with its ui_messages.json alone, about `n` messages: a request row per exchange
+    (its text what Cline displayed, its usage), the answer's text and a command row after it."""
+    task = folder / "1733000000000"
+    task.mkdir()
+    rows: list[dict[str, Any]] = [{"ts": 1000, "type": "say", "say": "task", "text": "List everything", "conversationHistoryIndex": -1}]
+    for k in range(max(1, n // 2)):
+        request = "<task>\nList everything\n</task>" if k == 0 else f"[execute_command for 'ls {k - 1}'] Result:\nf{k - 1}"
+        info = {"request": request, "tokensIn": 10, "tokensOut": 5, "cacheWrites": 100, "cacheReads": 1_000 + 10 * k}
+        index = 2 * k - 1
+        rows.append({"ts": 2000 + 10 * k, "type": "say", "say": "api_req_started", "text": json.dumps(info),
+                     "conversationHistoryIndex": index})
+        rows.append({"ts": 2001 + 10 * k, "type": "say", "say": "text", "text": f"step {k}", "conversationHistoryIndex": index + 1})
+        rows.append({"ts": 2002 + 10 * k, "type": "ask", "ask": "command", "text": f"ls {k}", "conversationHistoryIndex": index + 1})
+    (task / "ui_messages.json").write_text(json.dumps(rows))
+    return task / "ui_messages.json"
+
+
+# name -> (writer of the files into a folder, returning the one to open; the format it must be read as)
+SIZED_FOLDERS: dict[str, tuple[Callable[[Path, int], Path], str]] = {
+    "openhands_export": (openhands_export, "openhands"),
+    "cline_ui_only": (cline_ui_only, "cline"),
 }

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from engine.formats import load_thread
 from engine.recorded.inspect import inspect_thread
-from tests.formats.sized import SIZED
+from tests.formats.sized import SIZED, SIZED_FOLDERS
 
 
 def events(fn: Callable[[], Any]) -> int:
@@ -52,4 +53,28 @@ def test_work_per_message_does_not_grow_with_the_transcript(name: str) -> None:
     inspected(name, 40)()  # imports, encodings and first-call caches: not the transcript's
     small, large = 300, 1200
     per_message = [events(inspected(name, n)) / n for n in (small, large)]
+    assert per_message[1] <= per_message[0] * 1.1, per_message
+
+
+@pytest.mark.parametrize("name", sorted(SIZED_FOLDERS))
+def test_work_per_message_does_not_grow_for_tasks_of_several_files(name: str, tmp_path: Path) -> None:
+    """Importers that read the files beside the one opened (an OpenHands export, a Cline task of
+    ui_messages.json alone), opened by path."""
+    write, fmt = SIZED_FOLDERS[name]
+
+    def inspected_folder(n: int) -> Callable[[], Any]:
+        folder = tmp_path / f"{n}"
+        folder.mkdir()
+        entry = write(folder, n)
+
+        def run() -> Any:
+            thread = load_thread(entry)
+            assert thread.source_format == fmt
+            return inspect_thread(thread)
+
+        return run
+
+    inspected_folder(40)()
+    small, large = 300, 1200
+    per_message = [events(inspected_folder(n)) / n for n in (small, large)]
     assert per_message[1] <= per_message[0] * 1.1, per_message

@@ -475,3 +475,40 @@ def test_mutated_exports_load_or_are_one_error_line(tmp_path_factory: pytest.Tem
             load_thread(folder / entry)
         except ThreadLoadError as exc:
             assert "\n" not in str(exc) and ("events.json" in str(exc) or "trajectory.json" in str(exc)), str(exc)
+
+
+# -- the incremental view equals View.from_events at every event (issue 39.6: one pass per Condensation was
+# -- quadratic) --------------------------------------------------------------------------------------------
+from engine.formats.openhands_v1 import Views, view_events  # noqa: E402
+
+
+@st.composite
+def streams(draw: Any) -> list[tuple[dict[str, Any], str]]:
+    """Random V1 streams: unique event ids (the SDK's are UUIDs), Condensations forgetting ids seen, not yet
+    seen or unknown, few response ids and call ids, thinking blocks, summaries with and without offsets."""
+    n = draw(st.integers(0, 24))
+    names = [f"e{i}" for i in range(n)] + ["x", 5]
+    out = []
+    for i in range(n):
+        kind = draw(st.sampled_from(["ActionEvent", "ActionEvent", "ObservationEvent", "AgentErrorEvent", "MessageEvent",
+                                     "Condensation", "CondensationRequest", "PauseEvent"]))
+        event: dict[str, Any] = {"kind": kind, "id": f"e{i}"}
+        if kind == "ActionEvent":
+            event.update(llm_response_id=draw(st.sampled_from([None, "r1", "r2", "r3"])),
+                         tool_call_id=draw(st.sampled_from(["c1", "c2", "c3", None])),
+                         thinking_blocks=draw(st.sampled_from([[], [{"type": "thinking", "thinking": "t"}]])))
+        elif kind in ("ObservationEvent", "AgentErrorEvent"):
+            event["tool_call_id"] = draw(st.sampled_from(["c1", "c2", "c3", None]))
+        elif kind == "Condensation":
+            event.update(forgotten_event_ids=draw(st.lists(st.sampled_from(names), max_size=5)),
+                         summary=draw(st.sampled_from([None, "s"])), summary_offset=draw(st.sampled_from([None, 0, 1, 3, True])))
+        out.append((event, f"$[{i}]"))
+    return out
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=streams())
+def test_the_incremental_view_is_the_sdks_view_at_every_event(events: list[tuple[dict[str, Any], str]]) -> None:
+    views = Views(events)
+    for p in range(len(events)):
+        assert views.view(p) == view_events(events[:p + 1]), p

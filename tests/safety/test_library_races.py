@@ -97,3 +97,16 @@ def test_an_upload_that_does_not_load_is_named_as_uploaded(tmp_path: Path) -> No
     assert str(err.value) == ("../odd name?.json, format openai_messages, at $[0].content: expected a string, a list "
                               "of content parts or null, got number")
     assert ".staging" not in str(err.value) and list((tmp_path / LIBRARY_DIR).iterdir()) == []
+
+
+def test_an_entry_whose_texts_hold_lone_surrogates_lists_them_replaced(tmp_path: Path) -> None:
+    """An edited entry.json whose title (or thread id, format) holds `"\\ud800"`: listed with U+FFFD, as any
+    transcript text is read, so the Threads and Compare pages can encode it (they raised UnicodeEncodeError)."""
+    lib = Library(tmp_path)
+    entry = lib.add("s.json", dumps(build_thread(5, thread_id="s")).encode())
+    path = tmp_path / LIBRARY_DIR / entry.id / "entry.json"
+    text = re.sub(r'"title": "[^"]*"', lambda m: '"title": "x\\ud800 y"', path.read_text())
+    path.write_text(text.replace('"source_format": "native"', '"source_format": "na\\udfff"'))
+    [found], problems = lib.scan()
+    assert (found.title, found.source_format, problems) == ("x\ufffd y", "na\ufffd", [])
+    (found.title + found.source_format).encode("utf-8")

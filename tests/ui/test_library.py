@@ -129,3 +129,15 @@ def test_one_broken_entry_is_one_notice_and_hides_nothing_else(start, workspace:
     assert at.button(key=f"lib_open_{good.id}") and not any(b.key == f"lib_open_{broken.id}" for b in at.button)
     at.switch_page("pages/compare.py").run()
     assert not at.exception
+
+
+def test_an_entry_title_holding_a_lone_surrogate_lists_on_every_page(start, workspace: Path) -> None:  # noqa: ANN001
+    """An edited entry.json titled `"x\\ud800"` put a UnicodeEncodeError on the Threads and Compare pages."""
+    lib = Library(workspace)
+    entry = lib.add("s.json", dumps(build_thread(5, thread_id="s")).encode())
+    path = workspace / "library" / entry.id / "entry.json"
+    path.write_text(re.sub(r'"title": "[^"]*"', lambda m: '"title": "x\\ud800 y"', path.read_text()))
+    at = start("pages/threads.py")
+    assert not at.exception
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception
