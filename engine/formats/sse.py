@@ -128,11 +128,12 @@ def anthropic_message(items: list[dict[str, Any]]) -> dict[str, Any]:
             message.update({k: v for k, v in ended.items() if k in ("stop_reason", "stop_sequence")})
             usage.update({k: v for k, v in (event.get("usage") or {}).items() if v is not None})
     for k, fields in pieces.items():
-        for name, parts in fields.items():
-            blocks[k][name] = "".join(parts)
-    for k, parts in partial.items():
-        args, _error = parse_arguments("".join(parts))
-        blocks[k]["input"] = args if args is not None else {"arguments": "".join(parts)}
+        for name, texts in fields.items():
+            blocks[k][name] = "".join(texts)
+    for k, texts in partial.items():
+        arguments = "".join(texts)
+        args, _error = parse_arguments(arguments)
+        blocks[k]["input"] = args if args is not None else {"arguments": arguments}
     message.setdefault("role", "assistant")
     message["content"] = [blocks[k] for k in sorted(blocks)]
     if usage:

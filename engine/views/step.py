@@ -114,9 +114,9 @@ def message_entry(position: int, m: BaseMessage, counter: TokenCounter,
     `call_names` (tool call id -> tool name) names the tool a result answers when the result
     itself carries no name (LangChain's ToolMessage.name is optional).
     """
-    is_ai = isinstance(m, AIMessage)
-    calls = tuple((str(tc.get("name", "")), tool_call_text(tc)) for tc in m.tool_calls) if is_ai else ()
-    ids = tuple(str(tc.get("id") or "") for tc in m.tool_calls) if is_ai else ()
+    tool_calls = m.tool_calls if isinstance(m, AIMessage) else []
+    calls = tuple((str(tc.get("name", "")), tool_call_text(tc)) for tc in tool_calls)
+    ids = tuple(str(tc.get("id") or "") for tc in tool_calls)
     if isinstance(m, ToolMessage):
         tool = m.name or (call_names or {}).get(m.tool_call_id)
         tools: tuple[str, ...] = (tool,) if tool else ()

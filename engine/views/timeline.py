@@ -124,7 +124,8 @@ def compaction_trigger_as(config: EngineConfig, kind: str, window_tokens: int, m
         section = config.compaction.model_copy(update={"trigger": ContextSize(type="fraction", value=fraction)})
         return policy.threshold_tokens(window_tokens, reserve, section, thread=thread) or 0
 
-    best = min((round(k / 100, 2) for k in range(1, 101)), key=lambda f: (abs(level(f) - line.tokens), f))
+    target = line.tokens
+    best = min((round(k / 100, 2) for k in range(1, 101)), key=lambda f: (abs(level(f) - target), f))
     return ContextSize(type="fraction", value=best)
 
 
