@@ -30,7 +30,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _ui(monkeypatch: pytest.MonkeyPatch, *argv: str) -> tuple[list[str], dict[str, str]]:
     seen: list[tuple[list[str], dict[str, str]]] = []
-    monkeypatch.setattr(ui_command.subprocess, "call", lambda cmd, env: seen.append((cmd, env)) or 0)
+    # `launch` execs into Streamlit on POSIX (the test process would become the server): replaced here
+    monkeypatch.setattr(ui_command, "launch", lambda cmd, env: seen.append((cmd, env)) or 0)
     parser = argparse.ArgumentParser()
     ui_command.add_arguments(parser)
     assert ui_command.run(parser.parse_args(list(argv))) == 0

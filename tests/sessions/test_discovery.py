@@ -187,12 +187,12 @@ def test_the_shared_traces_laid_out_as_claude_code_and_codex(tmp_path: Path) -> 
 
 
 def test_ctxi_ui_hands_its_sessions_roots_to_the_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import subprocess
-
+    from engine.cli import ui as ui_command
     from engine.cli.ctxi import main
 
     seen: dict = {}
-    monkeypatch.setattr(subprocess, "call", lambda cmd, env: seen.update(cmd=cmd, env=env) or 0)
+    # `launch` execs into Streamlit on POSIX (the test process would become the server): replaced here
+    monkeypatch.setattr(ui_command, "launch", lambda cmd, env: seen.update(cmd=cmd, env=env) or 0)
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     assert main(["ui", "--headless", "--port", "8999", "--sessions", str(tmp_path / "a"),
