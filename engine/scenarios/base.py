@@ -14,6 +14,10 @@ from engine.scenarios.tools import AgentFiles, Toolbox
 from engine.thread.model import Thread, stable_id
 from engine.workspace.vfs import VirtualFilesystem
 
+# The seed the bundled samples are generated with (engine/scenarios/build_samples.py): a run with the
+# sample's steps, this seed and the scenario's task is the sample.
+SAMPLE_SEED = 0
+
 BASE_SYSTEM_PROMPT = (
     "You are a software engineering agent. The project is mounted at /project in a virtual filesystem. "
     "Explore with ls, glob, grep and read_file (page large files with offset and limit), run commands with "
@@ -144,8 +148,6 @@ class Scenario:
     def run_title(self, run: ScenarioRun) -> str:
         """The scenario's title for its bundled sample; another run says how it differs (issue 35: a
         40-step live run was titled like the 66-step sample)."""
-        from engine.scenarios.build_samples import SAMPLE_SEED
-
         if run.steps == self.sample_steps and run.seed == SAMPLE_SEED and run.task == self.task:
             return self.title
         return (f"{self.title} — {run.steps}-step run, seed {run.seed}"

@@ -18,12 +18,11 @@ from pathlib import Path
 from engine.formats.native import dumps
 from engine.run.replay import replay
 from engine.scenarios import list_scenarios
-from engine.scenarios.base import Scenario
+from engine.scenarios.base import SAMPLE_SEED, Scenario
 from engine.thread.model import Thread
 from engine.tokens.counters import TokenCounter, get_counter
 from engine.workspace.workspace import Workspace
 
-SAMPLE_SEED = 0
 QUIET_LAYERS = frozenset({"input_context"})  # acts on every thread; not what a sample teaches
 
 

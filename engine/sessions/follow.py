@@ -223,6 +223,8 @@ class Follower:
             self.cursor.line = lines[-1][0]
 
     def _poll_claude_code(self, data: bytes, reread: bool) -> Update | None:
+        from engine.formats import mark_subagents
+
         lines, consumed, waiting = self._lines(data)
         if not lines and self.thread is not None:
             return None
@@ -238,6 +240,7 @@ class Follower:
         self._cc.feed(rows, self._ignored)
         self._advance(lines, consumed)
         thread, first = self._cc.thread()
+        mark_subagents(thread)  # as load_thread does: a sub-agent names its parent
         if waiting:
             thread.extra["unfinished_last_line"] = self.cursor.line + 1
         self.thread = thread
@@ -284,7 +287,7 @@ class Follower:
     def _poll_rows(self, data: bytes, reread: bool) -> Update | None:
         """Codex and Gemini CLI JSONL: the new lines parsed once and kept; the importer's own pass over the
         kept records (Gemini CLI re-appends a message when it changes, so an old message can change)."""
-        from engine.formats import apply_model_window, codex, gemini_cli
+        from engine.formats import apply_model_window, codex, gemini_cli, mark_subagents
         from engine.formats.source import Source
 
         lines, consumed, waiting = self._lines(data)
@@ -297,6 +300,7 @@ class Follower:
         else:
             thread = gemini_cli.build_rows(self._rows, str(self.path))
         apply_model_window(thread)
+        mark_subagents(thread)
         if waiting:
             thread.extra["unfinished_last_line"] = self.cursor.line + 1
         first = 0 if self.thread is None else _first_difference(self.thread.messages, thread.messages)

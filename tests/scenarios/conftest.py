@@ -16,6 +16,7 @@ TEST_STEPS: dict[str, int] = {
     "memory-two-threads": 8,
     "needle": 24,
     "tight-window": 40,
+    "first-look": 20,
 }
 
 
