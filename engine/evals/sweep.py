@@ -378,12 +378,40 @@ def _payload(threads: Sequence[Thread], needles: Sequence[Sequence[str]], base: 
                        "base": base.to_dict()}, ensure_ascii=False)
 
 
-def _load_payload(payload: str) -> dict[str, Any]:
-    from engine.formats.native import thread_from_dict
+class _LazyThreads:
+    """A worker's threads, each rebuilt from the payload the first time a task needs it: a worker of a
+    pool that shares the threads out rebuilds only its own share, not every thread of the sweep."""
 
+    def __init__(self, docs: list[dict[str, Any]]) -> None:
+        self._docs: list[dict[str, Any] | None] = list(docs)
+        self._threads: dict[int, Thread] = {}
+
+    def __getitem__(self, index: int) -> Thread:
+        thread = self._threads.get(index)
+        if thread is None:
+            from engine.formats.native import thread_from_dict
+
+            doc = self._docs[index]
+            assert doc is not None
+            thread = self._threads[index] = thread_from_dict(doc)
+            self._docs[index] = None  # the thread holds it now
+        return thread
+
+
+def _load_payload(payload: str) -> dict[str, Any]:
     doc = json.loads(payload)
-    return {"threads": [thread_from_dict(d) for d in doc["threads"]], "needles": doc["needles"],
+    return {"threads": _LazyThreads(doc["threads"]), "needles": doc["needles"],
             "base": EngineConfig.from_dict(doc["base"])}
+
+
+def _by_thread(tasks: list[Task]) -> list[list[Task]]:
+    """The tasks in batches of one thread each: a worker replays every grid point of a thread in a row, so
+    the counts it caches on the thread's messages serve every point (as they do in a serial sweep; spread
+    point by point, every worker counted every thread: 30 % more CPU than serial over 100 threads)."""
+    batches: dict[int, list[Task]] = {}
+    for task in tasks:
+        batches.setdefault(task[1], []).append(task)
+    return list(batches.values())
 
 
 def _init_worker(payload: str) -> None:
@@ -402,8 +430,8 @@ def _evaluate_in(state: Mapping[str, Any], task: Task) -> Outcome:
     return point, ti, metrics, time.process_time() - started
 
 
-def _evaluate(task: Task) -> Outcome:
-    return _evaluate_in(_WORKER, task)
+def _evaluate(batch: list[Task]) -> list[Outcome]:
+    return [_evaluate_in(_WORKER, task) for task in batch]
 
 
 class _RayWorker:
@@ -412,8 +440,8 @@ class _RayWorker:
     def __init__(self, payload: str) -> None:
         self.state = _load_payload(payload)
 
-    def evaluate(self, task: Task) -> Outcome:
-        return _evaluate_in(self.state, task)
+    def evaluate(self, batch: list[Task]) -> list[Outcome]:
+        return [_evaluate_in(self.state, task) for task in batch]
 
 
 def default_workers() -> int:
@@ -439,11 +467,11 @@ def _run_process(payload: str, tasks: list[Task], workers: int, progress: Progre
     out = []
     with ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context(), initializer=_init_worker,
                              initargs=(payload,)) as pool:
-        futures = [pool.submit(_evaluate, t) for t in tasks]
-        for done, fut in enumerate(as_completed(futures), start=1):
-            out.append(fut.result())
+        futures = [pool.submit(_evaluate, batch) for batch in _by_thread(tasks)]
+        for fut in as_completed(futures):
+            out.extend(fut.result())
             if progress:
-                progress(done, len(tasks))
+                progress(len(out), len(tasks))
     return out
 
 
@@ -475,11 +503,11 @@ def _run_ray(payload: str, tasks: list[Task], workers: int, address: str | None,
         ref = ray.put(payload)
         actor = ray.remote(num_cpus=1)(_RayWorker)
         pool = ActorPool([actor.remote(ref) for _ in range(workers)])
-        out = []
-        for done, result in enumerate(pool.map_unordered(lambda a, t: a.evaluate.remote(t), tasks), start=1):
-            out.append(result)
+        out: list[Outcome] = []
+        for results in pool.map_unordered(lambda a, batch: a.evaluate.remote(batch), _by_thread(tasks)):
+            out.extend(results)
             if progress:
-                progress(done, len(tasks))
+                progress(len(out), len(tasks))
         return out
     finally:
         if started:
