@@ -285,7 +285,14 @@ def test_model_output_redaction_covers_every_chat_model_call_inside_it(monkeypat
 
     with model_output_redaction():
         reply = model().invoke("hi")
-        later = asyncio.run(model().ainvoke("hi"))
+        # in a thread of its own: a browser test on this worker may have left an event loop running in
+        # this one (Playwright's sync API), where asyncio.run refuses to start
+        # (the redaction's context goes along: copy_context)
+        import contextvars
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(1) as pool:
+            later = pool.submit(contextvars.copy_context().run, lambda: asyncio.run(model().ainvoke("hi"))).result()
     assert (reply.content, reply.tool_calls[0]["args"]) == (f"it is {REDACTED}", {"path": f"/x/{REDACTED}"})
     assert later.content == f"it is {REDACTED}"
     assert model().invoke("hi").content == f"it is {CUSTOM_TOKEN}"  # only inside a replay or a live run
