@@ -246,15 +246,7 @@ def step_message(entry: ViewEntry, *, in_state: bool | None, query: str, matches
     if not box.open:
         return
     with box:
-        meta = f"id {escape_md(entry.id, limit=80)}"
-        if entry.tool_call_id:
-            meta += f" · answers {escape_md(entry.tool_call_id, limit=60)}"
-        if entry.name:
-            meta += f" · name {escape_md(entry.name, limit=60)}"
-        if entry.hidden:
-            parts = ", ".join(f"{n:,} {CATEGORY_LABELS.get(c, c)}" for c, n in entry.hidden_by)
-            meta += f" · {entry.tokens:,} its own, +{parts} billed with it beyond its text"
-        st.caption(meta)
+        _message_meta(entry)
         if query and matches:
             lines = highlighted(entry.text, query) + [
                 line for name, args in entry.tool_calls for line in highlighted(f"{name} {args}", query)]
