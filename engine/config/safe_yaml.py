@@ -53,6 +53,11 @@ def load_yaml(text: str, *, source: str) -> Any:
         raise ConfigError(f"{_where(exc)}refused: {tag or 'a YAML tag this reader does not build'} "
                           "(only plain YAML is read, never Python tags)", key=source) from None
     except yaml.MarkedYAMLError as exc:
+        if "maximum nesting depth" in (exc.problem or ""):
+            # libyaml >= 0.2.6 (PyYAML 6.0.4's wheels) refuses 1,000 levels in its scanner, which reads
+            # a flow collection's brackets ahead of the events our own depth check counts.
+            raise ConfigError(f"{_where(exc)}YAML nested more than {MAX_DEPTH} levels deep "
+                              "(a config is a few levels deep)", key=source) from None
         raise InvalidYaml(f"invalid YAML{_at(exc)}: {exc.problem or exc.context or 'unreadable'}", key=source) from None
     except yaml.YAMLError as exc:
         raise InvalidYaml(f"invalid YAML: {exc}", key=source) from None

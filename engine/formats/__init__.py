@@ -155,13 +155,15 @@ def list_threads(
         refs = _guarded(lambda: imp.list_threads(source), source, fmt)
     except (ThreadLoadError, MemoryError) as exc:
         error = _failure(exc, label)
+        memory = isinstance(exc, MemoryError)
     else:
         # imports the thread model (LangChain): not for `ctxi inspect --help`
         from engine.formats.surrogates import repair_refs
 
         return repair_refs(refs)
+    release = memory or _may_be_large(source)
     source = None  # type: ignore[assignment]  # the error's traceback holds this frame: not the file
-    raise _released(error)
+    raise _released(error, release)
 
 
 def load_thread(
@@ -182,11 +184,13 @@ def load_thread(
             thread = _guarded(lambda: imp.load(source, thread_id), source, fmt)
     except (ThreadLoadError, MemoryError) as exc:
         error: ThreadLoadError | None = _failure(exc, label)
+        memory = isinstance(exc, MemoryError)
     else:
         error = None
     if error is not None:
+        release = memory or _may_be_large(source)
         source = None  # type: ignore[assignment]  # the error's traceback holds this frame: not the file
-        raise _released(error)
+        raise _released(error, release)
     from engine.formats.surrogates import needs_repair, repair_thread
 
     if needs_repair(source, fmt, thread):  # unpaired surrogates, replaced and said
@@ -205,17 +209,30 @@ def _failure(exc: BaseException, label: str) -> ThreadLoadError:
     return ThreadLoadError("ran out of memory while reading it: the thread is too large for this machine", path=label)
 
 
-def _released(error: ThreadLoadError) -> ThreadLoadError:
+# A failed load of fewer plain bytes than this cannot have held enough to be worth a full collection
+# (which walks every live object: 75 ms in a test process, more in a server holding runs, per bad file).
+RELEASE_AFTER_BYTES = 1 << 20
+
+
+def _released(error: ThreadLoadError, release: bool) -> ThreadLoadError:
     """A load's error without what it kept alive, and the memory the failed load held given back.
 
     An error raised `from None` still holds the exception it replaced (`__context__`), whose traceback
     holds the frames that parsed the file and their locals (the document, the messages built so far):
-    whoever keeps the error (a dashboard notice, a cached source) kept all of that."""
+    whoever keeps the error (a dashboard notice, a cached source) kept all of that. The heap is
+    handed back after a MemoryError, a large input, or one that may expand (a zip archive, a SQLite
+    file, a database URL; `_may_be_large`); a small text file that failed left nothing large behind."""
     error.__context__ = error.__cause__ = None
     error.__suppress_context__ = True
     error = error.with_traceback(None)
-    release_memory()
+    if release:
+        release_memory()
     return error
+
+
+def _may_be_large(source: Source) -> bool:
+    return (len(source.data) >= RELEASE_AFTER_BYTES or source.url is not None or source.is_sqlite()
+            or source.data[:4] == b"PK\x03\x04")
 def mark_subagents(thread: Thread) -> None:
     """Each sub-agent transcript names its parent (`extra["subagent_of"]`: thread id and spawning tool
     call id), so a replay of it opened on its own runs as that framework's sub-agent would (Deep

@@ -59,6 +59,10 @@ def attempt_encodable(data: bytes, format: str | None) -> Thread | None:
 # hypothesis leaves them out of st.text() unless asked.
 SURROGATE_TEXT = st.text(alphabet=st.characters(categories=["Cs"]) | st.characters(categories=["L", "N", "Zs"]),
                          max_size=12)
+# Text holding at least one unpaired surrogate, built so (a filter threw away most draws: Hypothesis's
+# filter_too_much health check failed the test on CI).
+LONE_SURROGATE_TEXT = st.builds(lambda head, lone, tail: head + lone + tail, SURROGATE_TEXT,
+                                st.characters(categories=["Cs"]), SURROGATE_TEXT)
 
 
 json_values = st.recursive(
@@ -198,7 +202,7 @@ def test_samples_with_a_lone_surrogate_anywhere_load_encodable(samples: dict[str
     fmt = data.draw(st.sampled_from(sorted(samples)))
     raw, doc, paths = samples[fmt]
     path = data.draw(st.sampled_from(paths))
-    value = data.draw(SURROGATE_TEXT.filter(lambda t: any("\ud800" <= c <= "\udfff" for c in t)))
+    value = data.draw(LONE_SURROGATE_TEXT)
     blob = json.dumps(_replace(doc, path, value)).encode()
     attempt_encodable(blob, None)
     attempt_encodable(blob, fmt)
