@@ -148,7 +148,7 @@ def figure_shape(run: Any) -> dict[str, Any]:
         x = t.x if t.x is not None else ()
         if len(x) == 0 or (len(x) == 1 and x[0] is None):
             continue  # a legend-only entry
-        traces.append({"type": t.type, "row": 2 if t.yaxis == "y2" else 1, "mode": t.mode or "lines",
+        traces.append({"type": t.type, "row": 2 if t.yaxis == "y2" else 1, "mode": getattr(t, "mode", None) or "lines",
                        "points": len(x), "stacked": bool(getattr(t, "stackgroup", None))})
     return {"steps": len(run.steps), "window": run.window_tokens, "height": int(fig.layout.height or 620),
             "traces": traces}

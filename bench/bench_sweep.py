@@ -6,7 +6,11 @@
 With `--sessions N` the sweep runs over N threads (`synthetic_thread(steps, seed=i)`, i < N: a folder of
 sessions, each replayed at every grid point: issue 37's "policy sweep over 100 sessions"), and
 `--executor` may name several executors, each interleaved with the serial floor (Ray: a local cluster of
-`--workers` workers started by the sweep).
+`--workers` CPUs, started once before the timed runs as a long-lived cluster is — its start is printed
+on its own — and joined by every sweep; `--ray-per-sweep` lets each sweep start and stop its own).
+
+Every timed run of every side gets threads freshly rebuilt from their native JSON (untimed), as
+`ctxi sweep FILES` loads them: no side reuses the token counts an earlier run cached on the messages.
 
 Compares the sweep on `--executor` with `--workers` workers against the same sweep run serially in
 this process (the floor: one replay after another, nothing in parallel), the sides interleaved,
@@ -23,12 +27,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from harness import Samples, interleaved, machine_line
 
 from engine.config.schema import preset
 from engine.evals.sweep import SweepResult, grid_from_args, sweep
+from engine.formats.native import thread_from_dict, thread_to_dict
 from engine.thread.synthetic import synthetic_thread
 
 TRIGGERS = [f"fraction:{f:.2f}" for f in (0.30, 0.36, 0.42, 0.48, 0.54, 0.60, 0.66, 0.72, 0.78, 0.85)]
@@ -47,24 +53,41 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5, help="timed runs of each side (>= 5 for the figures)")
     ap.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2")
     ap.add_argument("--json", dest="json_path", help="write the sweep result JSON here")
+    ap.add_argument("--ray-per-sweep", action="store_true", help="each Ray sweep starts and stops its own cluster")
     args = ap.parse_args()
     print(machine_line())
     grid = grid_from_args(args.grid) if args.grid else {"summarization.trigger": TRIGGERS, "summarization.keep": KEEPS}
     threads = [synthetic_thread(args.steps, seed=i) for i in range(args.sessions)]
-    target = threads[0] if args.sessions == 1 else threads
+    # kept as text, not dicts: 100 MB of dicts is millions of objects every collection in this process
+    # would walk, slowing the serial side (run here) and not the workers
+    docs = [json.dumps(thread_to_dict(t)) for t in threads]
+    n_messages = len(threads[0].messages)
+    del threads
+
+    def fresh() -> object:
+        built = [thread_from_dict(json.loads(d)) for d in docs]
+        return built[0] if args.sessions == 1 else built
+
     base = preset(args.preset)
     executors = [e.strip() for e in args.executor.split(",") if e.strip()]
+    if "ray" in executors and not args.ray_per_sweep:
+        import ray
+
+        t0 = time.perf_counter()
+        ray.init(num_cpus=args.workers, include_dashboard=False, log_to_driver=False)
+        print(f"a local Ray cluster of {args.workers} CPUs started in {time.perf_counter() - t0:.1f} s "
+              "(not in the figures: every sweep joins it)")
     pools = {f"{e}, {args.workers} workers": e for e in executors}
-    sides = {"serial": lambda: sweep(target, base, grid, executor="serial")}
+    sides = {"serial": lambda target: sweep(target, base, grid, executor="serial")}
     for name, e in pools.items():
-        sides[name] = lambda e=e: sweep(target, base, grid, executor=e, workers=args.workers)
-    res = interleaved(sides, args.runs)
+        sides[name] = lambda target, e=e: sweep(target, base, grid, executor=e, workers=args.workers)
+    res = interleaved(sides, args.runs, setup=dict.fromkeys(sides, fresh))
     serial: SweepResult = res["serial"].result
     for pool in pools:
         result: SweepResult = res[pool].result
         n = len(result.points)
         same = [p.metrics for p in serial.points] == [p.metrics for p in result.points]
-        print(f"{pool}: {args.sessions} thread(s) of {args.steps} steps ({len(threads[0].messages)} messages each); "
+        print(f"{pool}: {args.sessions} thread(s) of {args.steps} steps ({n_messages} messages each); "
               "grid: " + " x ".join(f"{len(v)} {k}" for k, v in result.grid.items())
               + f" = {n} points, {n * args.sessions} replays; both sides give every point the same metrics: {same}")
         assert same, "the pool must give the same numbers as serial replays"

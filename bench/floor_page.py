@@ -41,7 +41,10 @@ for k, trace in enumerate(shape["traces"]):
         x, y = np.sort(rng.integers(0, shape["steps"], n)), np.full(n, f"lane {k}", dtype=object)
     else:
         x, y = np.arange(n), rng.integers(1_000, 20_000, n)
-    if trace["type"] == "scattergl":
+    if trace["type"] == "heatmap":  # the Timeline's step columns: one transparent cell per step
+        fig.add_trace(go.Heatmap(x=np.arange(n), y=[0, 20_000], z=np.zeros((1, n), dtype=np.int8), opacity=0,
+                                 showscale=False), row=1, col=1)
+    elif trace["type"] == "scattergl":
         fig.add_trace(go.Scattergl(x=x, y=y, mode=trace["mode"]), row=trace["row"], col=1)
     else:
         fig.add_trace(go.Scatter(x=x, y=y, mode=trace["mode"], stackgroup="s" if trace["stacked"] else None),

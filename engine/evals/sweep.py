@@ -5,13 +5,12 @@ every thread with every point of the grid and reports per point the peak view to
 retention and goal-drift scores, the summarizer's calls and input tokens, the dollars and prompt-cache
 hit rate (engine.cost.run_cost), and events per layer; points on the Pareto front (min peak view tokens, max
 retention, min cost: dollars when the model is priced, else summarizer input tokens) are marked. Executors: a local process pool (default, all cores), "serial", or Ray (optional extra).
-Each worker receives the threads once (native JSON through its initializer), never per task.
+Tasks go out one thread at a time (every grid point of it), each with only its own thread.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import multiprocessing
 import os
 import time
@@ -29,7 +28,8 @@ SWEEP_SCHEMA = "context-inspector/sweep"
 SWEEP_VERSION = 1
 EXECUTORS: tuple[str, ...] = ("process", "serial", "ray")
 Task = tuple[int, int, tuple[str, ...]]  # (point index, thread index, overrides)
-Outcome = tuple[int, int, dict[str, Any], float]  # (point, thread, metrics, CPU seconds in the worker)
+# (point, thread, metrics, CPU seconds in the worker, the thread's needles)
+Outcome = tuple[int, int, dict[str, Any], float, list[str]]
 Progress = Callable[[int, int], None]
 
 
@@ -368,55 +368,17 @@ class SweepResult:
 
 
 # -- workers ---------------------------------------------------------------------------------
-_WORKER: dict[str, Any] = {}
+def _by_thread(tasks: list[Task], threads: Sequence[Thread]) -> list[list[Task]]:
+    """The tasks in batches of one thread each, the longest threads first.
 
-
-def _payload(threads: Sequence[Thread], needles: Sequence[Sequence[str]], base: EngineConfig) -> str:
-    from engine.formats.native import thread_to_dict
-
-    return json.dumps({"threads": [thread_to_dict(t) for t in threads], "needles": [list(n) for n in needles],
-                       "base": base.to_dict()}, ensure_ascii=False)
-
-
-class _LazyThreads:
-    """A worker's threads, each rebuilt from the payload the first time a task needs it: a worker of a
-    pool that shares the threads out rebuilds only its own share, not every thread of the sweep."""
-
-    def __init__(self, docs: list[dict[str, Any]]) -> None:
-        self._docs: list[dict[str, Any] | None] = list(docs)
-        self._threads: dict[int, Thread] = {}
-
-    def __getitem__(self, index: int) -> Thread:
-        thread = self._threads.get(index)
-        if thread is None:
-            from engine.formats.native import thread_from_dict
-
-            doc = self._docs[index]
-            assert doc is not None
-            thread = self._threads[index] = thread_from_dict(doc)
-            self._docs[index] = None  # the thread holds it now
-        return thread
-
-
-def _load_payload(payload: str) -> dict[str, Any]:
-    doc = json.loads(payload)
-    return {"threads": _LazyThreads(doc["threads"]), "needles": doc["needles"],
-            "base": EngineConfig.from_dict(doc["base"])}
-
-
-def _by_thread(tasks: list[Task]) -> list[list[Task]]:
-    """The tasks in batches of one thread each: a worker replays every grid point of a thread in a row, so
-    the counts it caches on the thread's messages serve every point (as they do in a serial sweep; spread
-    point by point, every worker counted every thread: 30 % more CPU than serial over 100 threads)."""
+    A worker replays every grid point of a thread in a row, so the counts it caches on the thread's
+    messages serve every point (as they do in a serial sweep; spread point by point, every worker counted
+    every thread: 30 % more CPU than serial over 100 threads). Longest first: the last batches handed out
+    are the short ones, so the workers finish together (longest-processing-time-first scheduling)."""
     batches: dict[int, list[Task]] = {}
     for task in tasks:
         batches.setdefault(task[1], []).append(task)
-    return list(batches.values())
-
-
-def _init_worker(payload: str) -> None:
-    _WORKER.clear()
-    _WORKER.update(_load_payload(payload))
+    return sorted(batches.values(), key=lambda b: -len(threads[b[0][1]].messages))
 
 
 def _evaluate_in(state: Mapping[str, Any], task: Task) -> Outcome:
@@ -424,24 +386,28 @@ def _evaluate_in(state: Mapping[str, Any], task: Task) -> Outcome:
 
     started = time.process_time()
     point, ti, overrides = task
+    needles = state["needles"][ti]
+    if needles is None:  # picked where the thread is replayed, once (not serially before the sweep)
+        from engine.evals import pick_needles
+
+        needles = state["needles"][ti] = pick_needles(state["threads"][ti])
     config = point_config(state["base"], overrides)
     run = replay(state["threads"][ti], config)
-    metrics = run_metrics(run, state["needles"][ti])
-    return point, ti, metrics, time.process_time() - started
+    metrics = run_metrics(run, needles)
+    return point, ti, metrics, time.process_time() - started, list(needles)
 
 
-def _evaluate(batch: list[Task]) -> list[Outcome]:
-    return [_evaluate_in(_WORKER, task) for task in batch]
+def _evaluate_thread(thread: Thread, needles: Sequence[str] | None, base: EngineConfig,
+                     batch: list[Task]) -> list[Outcome]:
+    """Every task of one thread's batch, in a worker that was handed only that thread.
 
-
-class _RayWorker:
-    """A Ray actor holding the threads, so they cross the wire once per worker."""
-
-    def __init__(self, payload: str) -> None:
-        self.state = _load_payload(payload)
-
-    def evaluate(self, batch: list[Task]) -> list[Outcome]:
-        return [_evaluate_in(self.state, task) for task in batch]
+    A task carries its own thread (pickled: ~1.5 ms for a 124-message thread, the messages' cached
+    counts with it), so a worker builds nothing it does not replay. Handing every worker every thread
+    as one JSON payload cost 1.2 s of a 9 s sweep over 100 threads (serialized here, parsed in each
+    worker), when the whole sweep's replays cost 13 s of CPU."""
+    ti = batch[0][1]
+    state = {"threads": {ti: thread}, "needles": {ti: needles}, "base": base}
+    return [_evaluate_in(state, task) for task in batch]
 
 
 def default_workers() -> int:
@@ -453,21 +419,23 @@ def default_workers() -> int:
 
 def _mp_context() -> multiprocessing.context.BaseContext:
     # forkserver: workers fork from a clean server (safe inside Streamlit's threads) that has
-    # imported the engine once, so a new pool starts in milliseconds after the first.
+    # imported the engine and built the default encoding once (engine.evals.sweep_preload), so a
+    # new pool starts in milliseconds after the first and its workers' first tasks build nothing.
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["engine.evals.sweep", "engine.run.replay", "engine.evals"])
+        ctx.set_forkserver_preload(["engine.evals.sweep", "engine.evals.sweep_preload"])
         return ctx
     return multiprocessing.get_context("spawn")
 
 
-def _run_process(payload: str, tasks: list[Task], workers: int, progress: Progress | None) -> list[Outcome]:
+def _run_process(threads: Sequence[Thread], needles: Sequence[Sequence[str] | None], base: EngineConfig,
+                 tasks: list[Task], workers: int, progress: Progress | None) -> list[Outcome]:
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     out = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context(), initializer=_init_worker,
-                             initargs=(payload,)) as pool:
-        futures = [pool.submit(_evaluate, batch) for batch in _by_thread(tasks)]
+    with ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context()) as pool:
+        futures = [pool.submit(_evaluate_thread, threads[b[0][1]], needles[b[0][1]], base, b)
+                   for b in _by_thread(tasks, threads)]
         for fut in as_completed(futures):
             out.extend(fut.result())
             if progress:
@@ -475,22 +443,41 @@ def _run_process(payload: str, tasks: list[Task], workers: int, progress: Progre
     return out
 
 
-def _run_serial(threads: Sequence[Thread], needles: Sequence[Sequence[str]], base: EngineConfig,
+def _run_serial(threads: Sequence[Thread], needles: Sequence[Sequence[str] | None], base: EngineConfig,
                 tasks: list[Task], progress: Progress | None) -> list[Outcome]:
-    state = {"threads": list(threads), "needles": needles, "base": base}
+    state = {"threads": list(threads), "needles": list(needles), "base": base}
     out = []
-    for done, task in enumerate(tasks, start=1):
+    # thread by thread, as the workers do: a thread's second point finds its counts in the caches
+    # (in point order, 100 threads in between evicted them from the bounded ones)
+    in_order = [task for batch in _by_thread(tasks, threads) for task in batch]
+    for done, task in enumerate(in_order, start=1):
         out.append(_evaluate_in(state, task))
         if progress:
             progress(done, len(tasks))
     return out
 
 
-def _run_ray(payload: str, tasks: list[Task], workers: int, address: str | None,
-             progress: Progress | None) -> list[Outcome]:
+def _ray_evaluate_thread(thread: Thread, needles: Sequence[str] | None, base: EngineConfig,
+                         batch: list[Task]) -> list[Outcome]:
+    import engine.evals.sweep_preload  # noqa: F401 - once per Ray worker process: imports, the encoding
+
+    return _evaluate_thread(thread, needles, base, batch)
+
+
+def _run_ray(threads: Sequence[Thread], needles: Sequence[Sequence[str] | None], base: EngineConfig,
+             tasks: list[Task], workers: int, address: str | None, progress: Progress | None) -> list[Outcome]:
+    """Ray tasks, one thread's batch each, `workers` at a time (a placement group of `workers` CPUs).
+
+    Twice as many tasks as workers are handed to Ray at once, so a worker that finishes starts the next
+    one queued for it without waiting for this process to hear of it and submit another (one task per
+    worker in flight left each idle for a round trip per task). On a cluster this process already joined
+    (`ray.init` before the sweep, as a long-lived cluster is used), the cluster and its worker processes
+    are reused: they have imported the engine after the first sweep. Otherwise a local cluster of
+    `workers` CPUs is started for this sweep and shut down after it (`ray.init` alone took ~5 s here)."""
     try:
         import ray
-        from ray.util import ActorPool
+        from ray.util.placement_group import placement_group, remove_placement_group
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
     except ImportError:
         raise ConfigError("the ray executor needs Ray: pip install 'context-inspector[ray]'", key="executor") from None
     started = not ray.is_initialized()
@@ -499,17 +486,28 @@ def _run_ray(payload: str, tasks: list[Task], workers: int, address: str | None,
             ray.init(address=address, log_to_driver=False)
         else:
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+    group = placement_group([{"CPU": 1}] * workers)
     try:
-        ref = ray.put(payload)
-        actor = ray.remote(num_cpus=1)(_RayWorker)
-        pool = ActorPool([actor.remote(ref) for _ in range(workers)])
+        ray.get(group.ready())
+        remote = ray.remote(num_cpus=1)(_ray_evaluate_thread).options(
+            scheduling_strategy=PlacementGroupSchedulingStrategy(placement_group=group))
+        base_ref = ray.put(base)
+        pending = [(threads[b[0][1]], needles[b[0][1]], b) for b in _by_thread(tasks, threads)]
+        pending.reverse()  # popped from the end: longest first
+        running: list[Any] = []
         out: list[Outcome] = []
-        for results in pool.map_unordered(lambda a, batch: a.evaluate.remote(batch), _by_thread(tasks)):
-            out.extend(results)
+        while pending or running:
+            while pending and len(running) < 2 * workers:
+                thread, thread_needles, batch = pending.pop()
+                running.append(remote.remote(thread, thread_needles, base_ref, batch))
+            done, running = ray.wait(running, num_returns=1)
+            for ref in done:
+                out.extend(ray.get(ref))
             if progress:
                 progress(len(out), len(tasks))
         return out
     finally:
+        remove_placement_group(group)
         if started:
             ray.shutdown()
 
@@ -533,8 +531,6 @@ def sweep(
     axes of the front (`PARETO_AXES`), checked before any worker starts.
     """
     axes = check_pareto_axes(pareto)
-    from engine.evals import pick_needles
-
     thread_list = [threads] if isinstance(threads, Thread) else list(threads)
     if not thread_list:
         raise ConfigError("a sweep needs at least one thread", key="threads")
@@ -543,7 +539,7 @@ def sweep(
     points = grid_points(grid)
     for p in points:  # a bad key or value fails here, before any worker starts
         p.config(base_config)
-    per_thread = _needles_per_thread(thread_list, needles, pick_needles)
+    per_thread = _needles_per_thread(thread_list, needles)
     tasks: list[Task] = [(p.index, ti, p.overrides) for p in points for ti in range(len(thread_list))]
     n_workers = max(1, min(workers or default_workers(), len(tasks)))
     started = time.perf_counter()
@@ -551,17 +547,19 @@ def sweep(
         raw = _run_serial(thread_list, per_thread, base_config, tasks, progress)
         used = "serial"
     elif executor == "process":
-        raw = _run_process(_payload(thread_list, per_thread, base_config), tasks, n_workers, progress)
+        raw = _run_process(thread_list, per_thread, base_config, tasks, n_workers, progress)
         used = "process"
     else:
-        raw = _run_ray(_payload(thread_list, per_thread, base_config), tasks, n_workers, ray_address, progress)
+        raw = _run_ray(thread_list, per_thread, base_config, tasks, n_workers, ray_address, progress)
         used = "ray"
     elapsed = time.perf_counter() - started
     by_point: dict[int, list[dict[str, Any] | None]] = {p.index: [None] * len(thread_list) for p in points}
     cpu: dict[int, float] = dict.fromkeys(by_point, 0.0)
-    for pi, ti, metrics, cpu_s in raw:
+    picked: list[list[str]] = [[] for _ in thread_list]
+    for pi, ti, metrics, cpu_s, thread_needles in raw:
         by_point[pi][ti] = metrics
         cpu[pi] += cpu_s
+        picked[ti] = thread_needles
     results = []
     for p in points:
         rows = [m for m in by_point[p.index] if m is not None]
@@ -572,7 +570,7 @@ def sweep(
         base_config=base_config,
         grid={k: [override_value(v) for v in vs] for k, vs in grid.items()},
         thread_ids=[t.thread_id for t in thread_list],
-        needles=[list(n) for n in per_thread],
+        needles=picked,
         points=results,
         executor=used,
         workers=1 if used == "serial" else n_workers,
@@ -581,12 +579,14 @@ def sweep(
     )
 
 
-def _needles_per_thread(threads: Sequence[Thread], needles: Any, pick: Callable[[Thread], list[str]]) -> list[list[str]]:
+def _needles_per_thread(threads: Sequence[Thread], needles: Any) -> list[list[str] | None]:
+    """The needles given for each thread, or None for each where they are to be picked (by the worker
+    that replays it: 0.4 s for 100 threads, done here before any worker started)."""
     if not needles:
-        return [pick(t) for t in threads]
+        return [None] * len(threads)
     if all(isinstance(n, str) for n in needles):
         return [list(needles) for _ in threads]
-    lists = [list(n) for n in needles]
+    lists: list[list[str] | None] = [list(n) for n in needles]
     if len(lists) != len(threads):
         raise ConfigError(f"{len(lists)} needle lists for {len(threads)} threads", key="needles")
     return lists
