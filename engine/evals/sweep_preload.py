@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import engine.cost
 import engine.evals
-import engine.policies
 import engine.run.replay  # noqa: F401 - imported for the forked workers
 from engine.tokens.counters import DEFAULT_COUNTER
 from engine.tokens.encodings import load_encoding
