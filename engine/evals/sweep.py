@@ -368,17 +368,23 @@ class SweepResult:
 
 
 # -- workers ---------------------------------------------------------------------------------
-def _by_thread(tasks: list[Task], threads: Sequence[Thread]) -> list[list[Task]]:
+def _by_thread(tasks: list[Task], threads: Sequence[Thread], workers: int = 1) -> list[list[Task]]:
     """The tasks in batches of one thread each, the longest threads first.
 
     A worker replays every grid point of a thread in a row, so the counts it caches on the thread's
     messages serve every point (as they do in a serial sweep; spread point by point, every worker counted
     every thread: 30 % more CPU than serial over 100 threads). Longest first: the last batches handed out
-    are the short ones, so the workers finish together (longest-processing-time-first scheduling)."""
+    are the short ones, so the workers finish together (longest-processing-time-first scheduling).
+    With fewer than two threads per worker (one thread, many points: the Evals page's usual sweep), each
+    thread's points are dealt into `ceil(2 * workers / threads)` batches, so no worker sits idle; each
+    batch counts its thread once."""
     batches: dict[int, list[Task]] = {}
     for task in tasks:
         batches.setdefault(task[1], []).append(task)
-    return sorted(batches.values(), key=lambda b: -len(threads[b[0][1]].messages))
+    per_thread = -(-2 * workers // len(batches)) if 1 < workers and len(batches) < 2 * workers else 1
+    dealt = [chunk for batch in batches.values()
+             for chunk in (batch[i::per_thread] for i in range(min(per_thread, len(batch))))]
+    return sorted(dealt, key=lambda b: -len(threads[b[0][1]].messages))
 
 
 def _evaluate_in(state: Mapping[str, Any], task: Task) -> Outcome:
@@ -435,7 +441,7 @@ def _run_process(threads: Sequence[Thread], needles: Sequence[Sequence[str] | No
     out = []
     with ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context()) as pool:
         futures = [pool.submit(_evaluate_thread, threads[b[0][1]], needles[b[0][1]], base, b)
-                   for b in _by_thread(tasks, threads)]
+                   for b in _by_thread(tasks, threads, workers)]
         for fut in as_completed(futures):
             out.extend(fut.result())
             if progress:
@@ -492,7 +498,7 @@ def _run_ray(threads: Sequence[Thread], needles: Sequence[Sequence[str] | None],
         remote = ray.remote(num_cpus=1)(_ray_evaluate_thread).options(
             scheduling_strategy=PlacementGroupSchedulingStrategy(placement_group=group))
         base_ref = ray.put(base)
-        pending = [(threads[b[0][1]], needles[b[0][1]], b) for b in _by_thread(tasks, threads)]
+        pending = [(threads[b[0][1]], needles[b[0][1]], b) for b in _by_thread(tasks, threads, workers)]
         pending.reverse()  # popped from the end: longest first
         running: list[Any] = []
         out: list[Outcome] = []

@@ -14,6 +14,7 @@ import pytest
 from engine.base.errors import ConfigError
 from engine.config.schema import preset
 from engine.evals.sweep import (
+    _by_thread,
     cost_axis,
     grid_from_args,
     grid_points,
@@ -87,6 +88,21 @@ def test_process_pool_sweep_equals_single_replays() -> None:
     assert [p.threads for p in result.points] == _expected(threads, result.needles)
     # some point compacts: the sweep is not comparing empty runs
     assert any(p.metrics["compactions"] > 0 for p in result.points)
+
+
+def test_work_goes_out_thread_by_thread_longest_first_and_one_thread_is_dealt_to_every_worker() -> None:
+    threads = _threads()  # needle_thread is the shorter
+    assert len(threads[1].messages) > len(threads[0].messages)
+    tasks = [(p, t, ()) for p in range(4) for t in range(2)]
+    # in a row per thread (its counts serve every point), the longest thread first
+    assert _by_thread(tasks, threads, workers=1) == [[(p, 1, ()) for p in range(4)], [(p, 0, ()) for p in range(4)]]
+    # one thread, six points, two workers: four batches, points dealt round-robin, none empty
+    one = [(p, 0, ()) for p in range(6)]
+    assert _by_thread(one, threads, workers=2) == [[(0, 0, ()), (4, 0, ())], [(1, 0, ()), (5, 0, ())],
+                                                    [(2, 0, ())], [(3, 0, ())]]
+    # a pool sweep of one thread gives what single replays give, dealt over both workers
+    result = sweep(threads[1], BASE, GRID, executor="process", workers=2)
+    assert [p.threads for p in result.points] == _expected([threads[1]], result.needles)
 
 
 def test_serial_sweep_equals_single_replays_and_aggregates() -> None:
