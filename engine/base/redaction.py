@@ -15,6 +15,8 @@ Three rules, applied in order:
 3. strings shaped like the providers' published key formats are replaced (OpenAI `sk-…` and
    `sk-proj-…`, Anthropic `sk-ant-…`, xAI `xai-…`, Groq `gsk_…`, Google `AIza…`, Hugging Face
    `hf_…`, GitHub `ghp_…`/`github_pat_…`, AWS access key ids `AKIA…`).
+Rules 2 and 3 also hold for a key with invisible characters (zero-width spaces, joiners, a soft hyphen)
+between its characters: they are matched on the text without them (`_through_invisible`).
 
 What a model writes is redacted the same way before it is stored, shown or printed (a compromised or
 misconfigured endpoint, or a proxy, can echo the key it was sent into the reply): `redact_message`
@@ -86,6 +88,8 @@ def redact(text: str, environ: Mapping[str, str] | None = None) -> str:
     text = _CREDENTIAL_FIELD.sub(lambda m: f"{m.group('name')}{m.group('sep')}{m.group('scheme') or ''}{REDACTED}",
                                  text)
     values = secret_values(environ)
+    if _INVISIBLE.search(text):
+        text = _through_invisible(text, values)
     for value in values:
         if value in text:
             text = text.replace(value, REDACTED)
@@ -93,6 +97,32 @@ def redact(text: str, environ: Mapping[str, str] | None = None) -> str:
     if spans:
         text = _replace_spans(text, spans)
     return _KEY_SHAPES.sub(REDACTED, text)
+
+
+# Characters that draw nothing (zero-width spaces and joiners, the word joiner, the soft hyphen,
+# bidirectional marks, the BOM): a key with them between its characters reads, and copies, as the key,
+# but matched character by character it was no fragment at all.
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]")
+
+
+def _through_invisible(text: str, values: list[str]) -> str:
+    """`text` with the rules 2 and 3 applied as if its invisible characters were not there: a span found in
+    the visible characters is replaced in `text` from its first character to its last, with whatever
+    invisible characters are between them."""
+    keep = [i for i, ch in enumerate(text) if not _INVISIBLE.match(ch)]
+    visible = "".join(text[i] for i in keep)
+    spans: list[tuple[int, int]] = []
+    for value in values:
+        at = visible.find(value)
+        while at >= 0:
+            spans.append((at, at + len(value)))
+            at = visible.find(value, at + len(value))
+        if len(value) >= FRAGMENT_CHARS:
+            spans += _fragments(visible, value)
+    spans += [m.span() for m in _KEY_SHAPES.finditer(visible)]
+    if not spans:
+        return text
+    return _replace_spans(text, [(keep[lo], keep[hi - 1] + 1) for lo, hi in spans if hi > lo])
 
 
 def _fragments(text: str, secret: str) -> list[tuple[int, int]]:

@@ -262,6 +262,21 @@ def test_redact_takes_out_fragments_of_the_held_keys(text: str, expected: str | 
     assert redact(text) == (text if expected is None else expected)
 
 
+@pytest.mark.parametrize("joiner", ["\u200b", "\u200d", "\u2060", "\u00ad", "\ufeff", "\u200b\u200c"])
+def test_a_key_cut_by_invisible_characters_is_still_redacted(joiner: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_SERVICE_TOKEN", CUSTOM_TOKEN)
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    for key in (CUSTOM_TOKEN, OPENAI_KEY, CUSTOM_TOKEN[3:18]):
+        spread = joiner.join(key[i:i + 3] for i in range(0, len(key), 3))
+        out = redact(f"the key: {spread} (end)")
+        assert out == f"the key: {REDACTED} (end)", (key, out)
+    # a key shape with no env var behind it (rule 3), and text that only has invisible characters
+    other = "sk-ant-api03-" + "Q" * 30
+    assert redact(f"x {joiner.join(other)} y") == f"x {REDACTED} y"
+    plain = f"zero{joiner}width{joiner}text and {CUSTOM_TOKEN[:11]}"
+    assert redact(plain) == plain
+
+
 def test_every_fragment_of_a_key_is_found_wherever_it_starts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     for length in range(12, len(OPENAI_KEY) + 1):
