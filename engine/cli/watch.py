@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
-import time
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from engine.cli.arguments import MAX_BYTES_HELP, add_config_arguments, add_json_argument
@@ -77,6 +80,31 @@ def screen(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@contextmanager
+def _stop_on_interrupt() -> Iterator[threading.Event]:
+    """An event set by Ctrl-C (SIGINT), so the loop stops between updates, never inside one.
+
+    A KeyboardInterrupt raised wherever the main thread was (inside the counter's thread pool, holding a
+    lock its workers wait for) could leave the process unable to exit: a `ctxi watch` given SIGINT while
+    it replayed an update under load did not exit within 60 s. The first Ctrl-C asks to stop after the
+    current update; a second one interrupts at once. Off the main thread (no handler can be set) it is
+    an event nobody sets: the caller stops the loop its own way."""
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+
+    def asked(_signum: int, _frame: Any) -> None:
+        stop.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    before = signal.signal(signal.SIGINT, asked)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def run(args: argparse.Namespace) -> int:
     from engine.config.loading import load_config
     from engine.config.presets import default_preset_name
@@ -87,25 +115,28 @@ def run(args: argparse.Namespace) -> int:
     config = None
     previous = None
     try:
-        while True:
-            update = follower.poll()
-            if update is not None:
-                if config is None:
-                    preset = args.preset or (None if args.config else default_preset_name(update.thread))
-                    config = load_config(args.config, preset_name=preset, overrides=args.overrides)
-                run = None if args.no_replay else replay_grown(update.thread, config, previous=previous,
-                                                               changed_from=update.first_changed_message)
-                previous = run
-                doc = report(update, run, config)
-                if args.json:
-                    sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
-                else:
-                    sys.stdout.write((CLEAR if tty else "") + screen(doc) + "\n" + ("" if tty else "\n"))
-                sys.stdout.flush()
-            if args.once:
-                return 0
-            time.sleep(max(0.05, args.interval))
-    except KeyboardInterrupt:
+        with _stop_on_interrupt() as stop:
+            while not stop.is_set():
+                update = follower.poll()
+                if update is not None:
+                    if config is None:
+                        preset = args.preset or (None if args.config else default_preset_name(update.thread))
+                        config = load_config(args.config, preset_name=preset, overrides=args.overrides)
+                    run = None if args.no_replay else replay_grown(update.thread, config, previous=previous,
+                                                                   changed_from=update.first_changed_message)
+                    previous = run
+                    doc = report(update, run, config)
+                    if args.json:
+                        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+                    else:
+                        sys.stdout.write((CLEAR if tty else "") + screen(doc) + "\n" + ("" if tty else "\n"))
+                    sys.stdout.flush()
+                if args.once:
+                    return 0
+                stop.wait(max(0.05, args.interval))
+        print("ctxi watch: stopped", file=sys.stderr)
+        return 0
+    except KeyboardInterrupt:  # a second Ctrl-C, inside an update
         print("ctxi watch: stopped", file=sys.stderr)
         return 0
     finally:
