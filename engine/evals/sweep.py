@@ -27,6 +27,7 @@ from engine.thread.model import Thread
 SWEEP_SCHEMA = "context-inspector/sweep"
 SWEEP_VERSION = 1
 EXECUTORS: tuple[str, ...] = ("process", "serial", "ray")
+PLACEMENT_TIMEOUT_S = 120.0  # how long a Ray sweep waits for the cluster's CPUs
 Task = tuple[int, int, tuple[str, ...]]  # (point index, thread index, overrides)
 # (point, thread, metrics, CPU seconds in the worker, the thread's needles)
 Outcome = tuple[int, int, dict[str, Any], float, list[str]]
@@ -471,8 +472,10 @@ def _ray_evaluate_thread(thread: Thread, needles: Sequence[str] | None, base: En
 
 
 def _run_ray(threads: Sequence[Thread], needles: Sequence[Sequence[str] | None], base: EngineConfig,
-             tasks: list[Task], workers: int, address: str | None, progress: Progress | None) -> list[Outcome]:
-    """Ray tasks, one thread's batch each, `workers` at a time (a placement group of `workers` CPUs).
+             tasks: list[Task], workers: int, address: str | None,
+             progress: Progress | None) -> tuple[list[Outcome], int]:
+    """Ray tasks, one thread's batch each, `workers` at a time (a placement group of `workers` CPUs, at
+    most the cluster's); returns the outcomes and the workers used.
 
     Twice as many tasks as workers are handed to Ray at once, so a worker that finishes starts the next
     one queued for it without waiting for this process to hear of it and submit another (one task per
@@ -492,9 +495,14 @@ def _run_ray(threads: Sequence[Thread], needles: Sequence[Sequence[str] | None],
             ray.init(address=address, log_to_driver=False)
         else:
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+    # a placement group asking for more CPUs than the cluster has would wait for ever: use what it has
+    workers = max(1, min(workers, int(ray.cluster_resources().get("CPU", workers))))
     group = placement_group([{"CPU": 1}] * workers)
     try:
-        ray.get(group.ready())
+        ready, _ = ray.wait([group.ready()], timeout=PLACEMENT_TIMEOUT_S)
+        if not ready:
+            raise ConfigError(f"the Ray cluster did not give {workers} CPU(s) for the sweep within "
+                              f"{PLACEMENT_TIMEOUT_S:.0f} s (busy with other work?)", key="executor")
         remote = ray.remote(num_cpus=1)(_ray_evaluate_thread).options(
             scheduling_strategy=PlacementGroupSchedulingStrategy(placement_group=group))
         base_ref = ray.put(base)
@@ -511,7 +519,7 @@ def _run_ray(threads: Sequence[Thread], needles: Sequence[Sequence[str] | None],
                 out.extend(ray.get(ref))
             if progress:
                 progress(len(out), len(tasks))
-        return out
+        return out, workers
     finally:
         remove_placement_group(group)
         if started:
@@ -556,7 +564,7 @@ def sweep(
         raw = _run_process(thread_list, per_thread, base_config, tasks, n_workers, progress)
         used = "process"
     else:
-        raw = _run_ray(thread_list, per_thread, base_config, tasks, n_workers, ray_address, progress)
+        raw, n_workers = _run_ray(thread_list, per_thread, base_config, tasks, n_workers, ray_address, progress)
         used = "ray"
     elapsed = time.perf_counter() - started
     by_point: dict[int, list[dict[str, Any] | None]] = {p.index: [None] * len(thread_list) for p in points}

@@ -28,6 +28,9 @@ from engine.run.replay import replay
 from engine.thread.synthetic import synthetic_thread
 from tests.evals.threads import NEEDLE_INTENT, NEEDLE_TOOL, needle_thread
 
+# One token per test process: Ray keeps the first token it read for the life of the process, so a second
+# local instance with another one fails to start (InvalidAuthToken).
+RAY_TOKEN = secrets.token_hex(32)
 BASE = preset("deepagents").with_overrides(["tokens.counter=approximate"])
 GRID = {"summarization.trigger": ["messages:6", "tokens:3000"], "summarization.keep": ["messages:2", "messages:4"]}
 
@@ -179,7 +182,7 @@ def ray_in_a_temporary_folder(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     sockets live in it, and a socket path has at most 107 bytes."""
     folder = Path(tempfile.mkdtemp(prefix="ctxi-ray-"))
     monkeypatch.setenv("RAY_TMPDIR", str(folder))
-    monkeypatch.setenv("RAY_AUTH_TOKEN", secrets.token_hex(32))
+    monkeypatch.setenv("RAY_AUTH_TOKEN", RAY_TOKEN)
     try:
         yield folder
     finally:
@@ -203,6 +206,21 @@ def test_ray_executor_on_a_local_instance_equals_single_replays(ray_in_a_tempora
     # Ray's files went to the test's folder, and no token was written in the home folder
     assert (ray_in_a_temporary_folder / "ray").is_dir()
     assert (token.stat().st_mtime_ns if token.exists() else None) == token_before
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (optional extra)")
+def test_a_ray_sweep_asking_more_workers_than_the_joined_cluster_has_uses_what_it_has(
+        ray_in_a_temporary_folder: Path) -> None:
+    import ray
+
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)  # a cluster of one CPU, joined
+    threads = [needle_thread()]
+    grid = {"summarization.trigger": ["messages:6", "messages:8"]}
+    result = sweep(threads, BASE, grid, executor="ray", workers=3)  # a placement group of 3 would never be ready
+    assert result.executor == "ray" and result.workers == 1
+    expected = [[run_metrics(replay(threads[0], p.config(BASE)), result.needles[0])] for p in grid_points(grid)]
+    assert [p.threads for p in result.points] == expected
+    assert ray.is_initialized()  # a cluster the caller joined is left running
 
 
 def test_ray_missing_gives_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
