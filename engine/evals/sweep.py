@@ -408,7 +408,7 @@ def _evaluate_thread(thread: Thread, needles: Sequence[str] | None, base: Engine
                      batch: list[Task]) -> list[Outcome]:
     """Every task of one thread's batch, in a worker that was handed only that thread.
 
-    A task carries its own thread (pickled: ~1.5 ms for a 124-message thread, the messages' cached
+    A task carries its own thread (pickled: ~1.2 ms for a 124-message thread, the messages' cached
     counts with it), so a worker builds nothing it does not replay. Handing every worker every thread
     as one JSON payload cost 1.2 s of a 9 s sweep over 100 threads (serialized here, parsed in each
     worker), when the whole sweep's replays cost 13 s of CPU."""
@@ -454,8 +454,9 @@ def _run_serial(threads: Sequence[Thread], needles: Sequence[Sequence[str] | Non
                 tasks: list[Task], progress: Progress | None) -> list[Outcome]:
     state = {"threads": list(threads), "needles": list(needles), "base": base}
     out = []
-    # thread by thread, as the workers do: a thread's second point finds its counts in the caches
-    # (in point order, 100 threads in between evicted them from the bounded ones)
+    # thread by thread, as the workers do: a thread's second point finds its facts still cached (the
+    # survival eval keeps 4 threads', engine/evals/survival.py `_THREAD_FACTS`; in point order 100 threads
+    # in between evicted them: 18.4 s against 13.4 s of CPU for 100 threads x 2 points)
     in_order = [task for batch in _by_thread(tasks, threads) for task in batch]
     for done, task in enumerate(in_order, start=1):
         out.append(_evaluate_in(state, task))

@@ -231,8 +231,11 @@ def _released(error: ThreadLoadError, release: bool) -> ThreadLoadError:
 
 
 def _may_be_large(source: Source) -> bool:
-    return (len(source.data) >= RELEASE_AFTER_BYTES or source.url is not None or source.is_sqlite()
-            or source.data[:4] == b"PK\x03\x04")
+    from engine.formats.inspect_ai_log import is_zip
+
+    return len(source.data) >= RELEASE_AFTER_BYTES or source.url is not None or source.is_sqlite() or is_zip(source)
+
+
 def mark_subagents(thread: Thread) -> None:
     """Each sub-agent transcript names its parent (`extra["subagent_of"]`: thread id and spawning tool
     call id), so a replay of it opened on its own runs as that framework's sub-agent would (Deep
