@@ -40,6 +40,9 @@ class RunCache:
         self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         self._pending: dict[Hashable, Any] = {}  # stored, not sized yet (put with defer_size)
         self._lock = threading.Lock()
+        # held across a whole settle: a second settle (held_bytes, put) waits for a sizing under way on
+        # the timer's thread instead of reading the Run at 0 bytes while it is being walked
+        self._settling = threading.Lock()
         self._timer: threading.Timer | None = None  # settle_later's
 
     def get(self, key: Hashable) -> Any | None:
@@ -64,10 +67,11 @@ class RunCache:
 
     def settle(self) -> None:
         """Size the Runs stored with `defer_size` and drop the least recently used past the budget."""
-        with self._lock:
-            pending, self._pending = self._pending, {}
-        for key, run in pending.items():
-            self._store(key, run, self._size(run), only_if_held=True)
+        with self._settling:
+            with self._lock:
+                pending, self._pending = self._pending, {}
+            for key, run in pending.items():
+                self._store(key, run, self._size(run), only_if_held=True)
 
     def settle_later(self, delay_s: float) -> None:
         """`settle` on a daemon timer thread `delay_s` seconds from now (a later call replaces a timer

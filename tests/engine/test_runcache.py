@@ -138,6 +138,30 @@ def test_settle_later_sizes_on_a_timer_thread_after_the_delay_and_one_timer_wait
     assert [r for r, _ in sized] == ["a", "b", "c"]
 
 
+def test_held_bytes_waits_for_a_sizing_under_way_on_the_timer_thread() -> None:
+    """The timer's settle takes the pending Run, then walks it: a held_bytes asked meanwhile waited for
+    nothing and read the Run at 0 bytes (CI's run of tests/ui/test_app.py saw `assert 0 > 0`)."""
+    walking, release = threading.Event(), threading.Event()
+
+    def size(run: str) -> int:
+        walking.set()
+        assert release.wait(5)
+        return 40
+
+    cache = RunCache(100, size=size)
+    cache.put(1, "a", defer_size=True)
+    cache.settle_later(0.0)
+    assert walking.wait(5) and cache._pending == {}  # taken by the timer, still being walked
+    seen: list[int] = []
+    reader = threading.Thread(target=lambda: seen.append(cache.held_bytes))
+    reader.start()
+    reader.join(0.2)
+    assert reader.is_alive() and seen == []  # it waits for the walk ...
+    release.set()
+    reader.join(5)
+    assert seen == [40]  # ... and reads the size it found
+
+
 def test_latest_is_the_most_recently_used_run_whose_key_matches() -> None:
     """The dashboard's re-run after a sidebar edit resumes from the last Run of the same thread (ui/session.py)."""
     cache = RunCache(1000, size=lambda run: 1)
