@@ -13,15 +13,17 @@ from engine.cost.views import account_at, dollars, paid_back, percent
 from engine.evals import (
     DEFAULT_STRESS_FRACTION,
     STRESS_RANGE,
+    compactions,
     goal_drift,
     needle_retention,
     step_ranges,
-    stress_config,
 )
 from engine.evals.account import forensics_summary
+from engine.evals.stress import stress_plan
 from engine.evals.sweep import PARETO_AXES, SweepResult, cost_axis, default_workers, grid_from_args, sweep
 from engine.run.run import Run
 from ui import session
+from ui.advice import no_compaction_advice, stress_applies
 from ui.cost_panel import cost_of
 from ui.eval_figures import (
     CLASS_LABELS,
@@ -140,7 +142,8 @@ def _needle_section() -> None:
         st.markdown("**After each compaction**")
         table(rows, height=min(400, 38 + 35 * len(rows)))
     else:
-        st.info("No compaction happened with these settings. Lower the trigger in the sidebar, or use Stress mode.")
+        st.info("No compaction happened with these settings. "
+                + no_compaction_advice(run.config, stress=stress_applies(run.config, run.thread)))
 
 
 # -- stress mode -------------------------------------------------------------------------------------
@@ -148,22 +151,32 @@ def _stress_section() -> None:
     low, high = STRESS_RANGE
     st.slider("Every trigger at this % of the window", min_value=int(low * 100), max_value=int(high * 100),
               value=int(DEFAULT_STRESS_FRACTION * 100), step=1, key="ev_stress_pct",
-              help="Sets the summarization trigger and the argument-truncation trigger; keeps that would swallow "
-                   "the trigger shrink to a fifth of it. The references force compaction like this to study it.")
+              help="Sets the summarization trigger, the argument-truncation trigger and an agent preset's compaction "
+                   "trigger; keeps that would swallow the trigger shrink to a fifth of it. On the as-recorded run B is "
+                   "the preset of the agent that recorded the thread. The references force compaction like this to "
+                   "study it.")
     fraction = st.session_state["ev_stress_pct"] / 100
-    stressed_config = stress_config(run.config, fraction, window_tokens=run.window_tokens)
+    # the as-recorded run has no trigger to lower: B is then the recording agent's own preset, stressed
+    plan = stress_plan(run.config, run.thread, fraction, window_tokens=run.window_tokens)
+    if plan.config is None:
+        st.info(escape_md(plan.reason))
+        return
     try:
-        stressed = session.run_for(thread_key, stressed_config)
+        stressed = session.run_for(thread_key, plan.config)
     except Exception as exc:  # a layer bug must not take the page down
         st.error(escape_md(f"The engine failed in stress mode: {error_text(exc)}"))
         stressed = None
     if stressed is not None:
         st.plotly_chart(compare_figure(run, stressed), key="ev_stress_chart", config={"displaylogo": False})
-        st.caption(f"A: the current settings. B: stress mode, every trigger at {fraction:.0%} of the "
-                   f"{run.window_tokens:,}-token window.")
-        table([_eval_table(run, "current settings"), _eval_table(stressed, f"stress {fraction:.0%}")])
+        st.caption(escape_md(f"A: the current settings ({run.config.preset or 'custom'}). B: {plan.describe()}."))
+        label = f"stress {fraction:.0%}" + (f" ({plan.agent_preset})" if plan.agent_preset else "")
+        table([_eval_table(run, "current settings"), _eval_table(stressed, label)])
+        if not compactions(stressed):
+            st.info(f"B did not compact: this thread never reaches B's trigger (B's peak view: "
+                    f"{stressed.totals()['peak_view_tokens']:,} tokens)."
+                    + (" Lower the slider to compact earlier." if fraction > STRESS_RANGE[0] else ""))
         if st.button("Open the stress run in the dashboard", key="ev_stress_open"):
-            _open_in_dashboard(stressed_config, f"stress mode at {fraction:.0%}")
+            _open_in_dashboard(plan.config, label.replace("stress", "stress mode at", 1))
 
 
 # -- sweep -----------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from engine.views.middleware import edited_messages, middleware_events, middlewa
 from engine.views.step import message_entry, prompt_summary, system_parts
 from engine.views.timeline import describe_event, events_of, layer_order, payload_value
 from ui import session
+from ui.advice import no_compaction_advice
 from ui.cost_panel import compactions_table, cost_of, payback_line
 from ui.forensics import card_at
 from ui.frame import require_frame
@@ -123,7 +124,7 @@ with tabs[1]:
                             + f" · {escape_md(c.kind)}" + (f" · {escape_md(c.source)}" if c.source else ""))
                 show_text(c.summary or "(no summary text recorded)", preview_chars=1500, label="whole summary")
     if not events:
-        st.info("No summarization happened with these settings. Lower the trigger in the sidebar to see one.")
+        st.info("No summarization happened with these settings. " + no_compaction_advice(run.config))
         layer_inactive_note("summarization")
     else:
         if run.summarizer_calls or not any(e.layer == "recorded" for e in events):

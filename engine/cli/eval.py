@@ -58,14 +58,22 @@ def _forensics_common(p: argparse.ArgumentParser) -> None:
     add_json_argument(p, "the report")
 
 
-def _config(args: argparse.Namespace, window_tokens: int | None, thread: Any = None) -> EngineConfig:
+def _config(args: argparse.Namespace, loaded: Any, thread: Any = None) -> EngineConfig:
+    """The run's settings; with --stress, stress mode's run B as the Evals page builds it
+    (`engine.evals.stress.stress_plan`: on the as-recorded run, the recording agent's preset with its
+    trigger lowered; one error line when no trigger can be lowered)."""
+    from engine.base.errors import ConfigError
     from engine.config.loading import load_config
-    from engine.evals import stress_config
+    from engine.evals.stress import stress_plan
 
     config = load_config(args.config, preset_name=args.preset, overrides=args.overrides, thread=thread)
     check_middleware_allowed(args, config)
     if args.stress is not None:
-        config = stress_config(config, args.stress, window_tokens=config.window_tokens(window_tokens))
+        plan = stress_plan(config, loaded, args.stress, window_tokens=config.window_tokens(loaded.max_input_tokens))
+        if plan.config is None:
+            raise ConfigError(plan.reason, key="stress")
+        print(f"stress       {plan.describe()}", file=sys.stderr)
+        config = plan.config
     return config
 
 
@@ -77,7 +85,7 @@ def _run(args: argparse.Namespace) -> Run:
     # survival and cache default to the thread's own preset (as-recorded when it recorded its usage): the
     # source agent's compactions are the ones to account for; needle and drift keep deepagents
     own = args.eval_kind in ("survival", "cache")
-    return replay(thread, _config(args, thread.max_input_tokens, thread if own else None))
+    return replay(thread, _config(args, thread, thread if own else None))
 
 
 def _header(run: Run) -> dict[str, Any]:
