@@ -15,19 +15,18 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from langchain.agents.middleware import AgentState
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 
 from engine.config.schema import EngineConfig
 from engine.config.sections import TASK_TOOL_NAMES
 from engine.layers.base import ContextLayer, LayerContext
-from engine.thread.model import Thread
 from engine.tokens.counters import TokenCounter
+from engine.tokens.subagent_cost import SubagentCost, subagent_cost
 
 DROPPED_CALLS_KEY = "ctxi_dropped_calls"
 DEFAULT_TASK_TOOL_NAMES = TASK_TOOL_NAMES
@@ -95,37 +94,7 @@ def clamp_message(message: AIMessage, task_names: Sequence[str], allowed: int) -
     return clamped, [dict(tc) for tc in dropped]
 
 
-# -- accounting: pure helpers ------------------------------------------------------------------
-@dataclass(frozen=True)
-class SubagentCost:
-    """What one sub-agent spent inside versus what its result costs the parent."""
-
-    inside_tokens: int
-    inside_peak_tokens: int
-    inside_steps: int
-    transcript_tokens: int
-    recorded_inside_tokens: int | None
-
-
-def subagent_cost(sub: Thread, counter: TokenCounter) -> SubagentCost:
-    """Sum over the sub-agent's steps of the context it sent (system + tools + messages before each AI message)."""
-    base = counter.count_tools(sub.tools) if sub.tools else 0
-    body: list[BaseMessage] = list(sub.messages)
-    if sub.system_prompt and not (body and isinstance(body[0], SystemMessage)):
-        base += counter.count_message(SystemMessage(content=sub.system_prompt))
-    running = base
-    inside = peak = steps = 0
-    recorded: int | None = None
-    for m in body:
-        if isinstance(m, AIMessage):
-            steps += 1
-            inside += running
-            peak = max(peak, running)
-            usage = sub.usage.get(m.id or "")
-            if usage is not None and usage.context_tokens is not None:
-                recorded = (recorded or 0) + usage.context_tokens
-        running += counter.count_message(m)
-    return SubagentCost(inside, peak, steps, running, recorded)
+# -- accounting: engine/tokens/subagent_cost.py (pure; the views read it without this layer) ----------
 
 
 class SubagentLayer(ContextLayer):

@@ -10,8 +10,12 @@ from typing import Any, cast
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from engine.config.presets import RECORDED_PRESET, default_preset_name
+from engine.config.schema import preset
 from engine.run.run import Run
+from engine.thread.events import Event
 from engine.thread.kinds import message_kind
+from engine.thread.model import Thread
 from engine.tokens.content import message_text
 from engine.tokens.counters import TokenCounter
 from engine.views.timeline import events_of
@@ -57,11 +61,47 @@ def stub_for(run: Run, path: str, source_id: str | None) -> BaseMessage | None:
     return None
 
 
+SUBAGENT_INSIDE = "subagent_inside"  # Run.derived key: tool_call_id -> (steps, sent, peak)
+
+
+def subagent_inside(run: Run, call_id: str, inner: Thread | None, event: Event | None) -> tuple[int | None, int | None, int | None]:
+    """(steps, tokens sent over all its calls, peak sent) of one sub-agent, kept in `run.derived`.
+
+    A transcript that recorded what it sent opens as recorded (`default_preset_name`; the dashboard's
+    `select_thread` opens a sub-agent on its own defaults when the parent is on its own): its as-recorded
+    replay is measured, so the row holds the steps, sum and peak the opened sub-agent shows (the provider's
+    numbers, not our count of a transcript that never recorded its system prompt and tools). Else the
+    sub-agent layer's event (only when the layer is in the run: the as-recorded preset's only layer is
+    `recorded`, so a recorded session had none and the columns were empty); else our count of the
+    transcript (`subagent_cost`, what the layer would have said).
+    """
+    memo: dict[str, tuple[int | None, int | None, int | None]] = run.derived.setdefault(SUBAGENT_INSIDE, {})
+    if call_id in memo:
+        return memo[call_id]
+    found: tuple[int | None, int | None, int | None] = (None, None, None)
+    if inner is not None and inner.messages and default_preset_name(inner) == RECORDED_PRESET:
+        from engine.run.replay import replay  # the view module loads without the driver until asked
+
+        opened = replay(inner, preset(RECORDED_PRESET))
+        found = (len(opened.steps), sum(s.view_tokens for s in opened.steps), opened.peak_view_tokens())
+    elif event is not None:
+        p = event.payload
+        found = (p.get("inside_steps"), p.get("inside_tokens"), p.get("inside_peak_tokens"))
+    elif inner is not None:
+        from engine.tokens.subagent_cost import subagent_cost
+
+        cost = subagent_cost(inner, run.counter)
+        found = (cost.inside_steps, cost.inside_tokens, cost.inside_peak_tokens)
+    memo[call_id] = found
+    return found
+
+
 def subagent_rows(run: Run) -> list[dict[str, Any]]:
     """Per task call: tokens spent inside the sub-agent vs tokens returned to the parent.
 
-    The sub-agent layer's event (when present) says what the sub-agent *sent* over all its model
-    calls; the transcript's own size is the fallback.
+    Inside: the steps, the tokens the sub-agent sent over all its model calls and its largest call
+    (`subagent_inside`: what the opened sub-agent shows when it recorded what it sent); the transcript's
+    own size beside them.
     """
     names = set(run.config.subagents.task_tool_names)
     results = run.thread.tool_results()
@@ -77,15 +117,15 @@ def subagent_rows(run: Run) -> list[dict[str, Any]]:
                 continue
             result = results.get(call_id)
             args = tc.get("args") or {}
-            event = measured.get(call_id)
+            steps, sent, peak = subagent_inside(run, call_id, inner, measured.get(call_id))
             rows.append({
                 "tool_call_id": call_id,
                 "subagent": str(args.get("subagent_type") or args.get("agent") or tc.get("name")),
                 "description": str(args.get("description") or args.get("prompt") or "")[:200],
-                "inside steps": event.payload.get("inside_steps") if event else None,
+                "inside steps": steps,
                 "transcript tokens": sum(run.counter.count_message(x) for x in inner.messages) if inner else None,
-                "sent inside (all its calls)": event.payload.get("inside_tokens") if event else None,
-                "peak inside": event.payload.get("inside_peak_tokens") if event else None,
+                "sent inside (all its calls)": sent,
+                "peak inside": peak,
                 "returned tokens": run.counter.count_message(result) if result is not None else None,
             })
     return rows
