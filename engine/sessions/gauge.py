@@ -20,6 +20,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from engine.config.presets import AGENT_PRESET_OF_FORMAT
 from engine.config.schema import EngineConfig
 from engine.config.sections import CompactionConfig
 from engine.thread.model import Thread
@@ -27,9 +28,6 @@ from engine.tokens.windows import max_output_tokens
 
 GROWTH_CALLS = 5
 DEFAULT_WINDOW = 200_000
-# The agent whose compaction rule a thread's format is replayed with (engine.config.presets AGENT_PRESETS).
-POLICY_OF_FORMAT: dict[str, str] = {"claude_code": "claude-code", "codex": "codex", "gemini_cli": "gemini-cli",
-                                    "cline": "cline", "openhands": "openhands"}
 
 
 @dataclass(frozen=True)
@@ -69,7 +67,7 @@ def _recorded_contexts(thread: Thread) -> list[tuple[int, int]]:
 def _agent_threshold(thread: Thread, window: int, config: EngineConfig | None) -> tuple[int | None, str]:
     from engine.policies import get_policy
 
-    name = POLICY_OF_FORMAT.get(thread.source_format or "")
+    name = AGENT_PRESET_OF_FORMAT.get(thread.source_format or "")
     if name is not None:
         policy = get_policy(name)
         tokens = policy.threshold_tokens(window, max_output_tokens(config, thread.model), CompactionConfig(),
@@ -127,4 +125,4 @@ def bar(g: Gauge, width: int = 50) -> str:
     return "[" + "".join(cells) + "]"
 
 
-__all__ = ["GROWTH_CALLS", "Gauge", "POLICY_OF_FORMAT", "bar", "gauge"]
+__all__ = ["GROWTH_CALLS", "Gauge", "bar", "gauge"]

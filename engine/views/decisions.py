@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.config.presets import AGENT_PRESET_OF_FORMAT
 from engine.config.sections import CompactionConfig
 from engine.policies import get_policy
 from engine.run.run import Run
@@ -151,7 +152,7 @@ def reserved(run: Run) -> Reserved | None:
             units = "" if s.series == VIEW else f", in {s.series_label}"
             return Reserved(f"reserved above {s.rule}{units}", room)
     # a recorded run (nothing of ours decides): what the source agent's own policy keeps free
-    name = SOURCE_POLICIES.get(run.thread.source_format or "")
+    name = AGENT_PRESET_OF_FORMAT.get(run.thread.source_format or "")
     if name is None or not run.window_tokens or "recorded" not in run.config.order:
         return None
     policy = get_policy(name)
@@ -164,8 +165,6 @@ def reserved(run: Run) -> Reserved | None:
                     else f"reserved above {name}'s compaction threshold", room)
 
 
-# The policy each source agent runs (engine/policies), for its recorded sessions.
-SOURCE_POLICIES = {"claude_code": "claude-code", "codex": "codex", "gemini_cli": "gemini-cli", "cline": "cline"}
 
 
 def run_lines(run: Run) -> list[ThresholdLine]:
