@@ -19,7 +19,9 @@ thinking rule, Codex's tool-output truncation) and every token is laid onto what
   the prompt (Claude Code breaks the cache at the end of its system prompt); else (2) at the first
   recorded call after a recorded compaction: what the request lacks there was first-turn content the
   compaction removed. It is sent with every request; after a recorded compaction it is measured again
-  and lowered from that call on when the request shows it shrank (a schedule by step).
+  and lowered from that call on when the request shows it shrank (a schedule by step). An agent that
+  rebuilds its prompt as it goes (Gemini CLI: REBUILT_PROMPT_FORMATS) has it lowered the same way at any
+  call whose request grew by less than its new messages' text.
 - **first-turn context** (`first_turn_context`): step 0's hidden input beyond the constant prompt
   (CLAUDE.md and context reminders Claude Code puts in the first prompt), carried by the first turn's
   human message: a what-if that summarizes it away loses it.
@@ -72,6 +74,14 @@ LOCAL_FLOOR = 0.5
 LOCAL_CAP = 3.0
 # A shortfall above this share of a call's recorded input is said in one line (Calibration.note).
 SHORTFALL_NOTED = 0.03
+# Agents whose prompt is not one constant text: Gemini CLI builds its system instruction again
+# (getCoreSystemPrompt) whenever the user memory (GEMINI.md), the tools, the approval mode or the
+# agents change, and appends the active topic to it (google-gemini/gemini-cli packages/core/src/core/
+# client.ts `updateSystemInstruction`, config/config.ts `updateSystemInstructionIfInitialized`: "Whenever
+# the user memory (GEMINI.md files) is updated", prompts/promptProvider.ts "Context Reinjection (Active
+# Topic)"). A request of theirs that grew by less than its new messages' text, with no recorded
+# compaction, is the prompt that shrank: measured again from that call on (`_Valuer._prompt_shrank`).
+REBUILT_PROMPT_FORMATS = frozenset({"gemini_cli"})
 
 
 @dataclass
@@ -322,6 +332,8 @@ class _Valuer:
                 if call.view.compactions:
                     p = self._after_compaction(call, new, fit, r, p)
                 else:
+                    if self.thread.source_format in REBUILT_PROMPT_FORMATS:
+                        p = self._prompt_shrank(call, new, fit, r, p)
                     self._grown(call, new, fit, r)
                 fit.prompt, fit.expected = p, base + p + old
             in_request = old + sum(self.totals[id(m)] for m in new) + (fit.unexplained if not new else 0)
@@ -393,6 +405,19 @@ class _Valuer:
         fit.shortfall = max(0, own_total - (fit.growth - restored))
         self.lay(new, own_total, **{RESTORED: shares, THINKING: self.hidden})
         fit.restored = restored
+        return p
+
+    def _prompt_shrank(self, call: SentCall, new: list[BaseMessage], fit: StepFit, r: float, p: int) -> int:
+        """A request that grew by less than its new messages cost at LOCAL_FLOOR, where the agent rebuilds
+        its prompt (REBUILT_PROMPT_FORMATS): the prompt shrank. It is measured again from this call on (as
+        after a recorded compaction), the new messages costing the fitted ratio. Returns the prompt."""
+        c_new = sum(self.ours.values())
+        if p <= 0 or fit.growth >= round(LOCAL_FLOOR * r * c_new):
+            return p
+        lower = min(round(r * c_new) - fit.growth, p)
+        p -= lower
+        self.schedule.append((call.view.step, p))
+        fit.growth += lower
         return p
 
     def _grown(self, call: SentCall, new: list[BaseMessage], fit: StepFit, r: float) -> None:

@@ -38,7 +38,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from engine.layers import checkpoint as layer_state
-from engine.recorded.history import RecordedHistory
+from engine.recorded.history import RecordedHistory, has_thinking, starts_turn
 from engine.run.chain import model_chain, new_request, new_tool_request, tool_chain
 from engine.run.run import StepRecord
 from engine.run.step_sums import Snapshot, StepSums, ViewLog
@@ -467,7 +467,7 @@ class Driver:
                         self.run_hooks(self.after_agent)
                         in_invocation = False
                 self.append(m)
-            raw += count(m)
+            raw += count(m) if self.provider is None else _raw_cost(self.provider, self.rule, msgs, i, count)
         self.next_index = max(self.next_index, end)
         self.in_invocation, self.end_due, self.pending, self.events_mark, self.raw_prefix = \
             in_invocation, end_due, pending, events_mark, raw
@@ -572,6 +572,26 @@ class Driver:
 
 def _no_prompt(step: int) -> int:
     return 0
+
+
+def _raw_cost(provider: RecordedHistory, rule: str, messages: Sequence[BaseMessage], i: int,
+              count: Callable[[BaseMessage], int]) -> int:
+    """What message `i` adds to the unmanaged request: the provider's thinking rule rewrites it there as in
+    the view (engine.recorded.history `provider_view`), so a run whose layers remove nothing has raw = view
+    and no input "not sent". `none` (Gemini): an AI message counts without its thought parts; `last_turn`:
+    a message opening a turn takes the thinking of the previous turn's AI messages out."""
+    m = messages[i]
+    if rule == "none":
+        return count(provider.stripped(m)) if has_thinking(m) else count(m)  # type: ignore[arg-type]
+    cost = count(m)
+    if rule == "last_turn" and starts_turn(m):
+        for j in range(i - 1, -1, -1):  # back to the previous turn's start: each AI message once
+            earlier = messages[j]
+            if starts_turn(earlier):
+                break
+            if has_thinking(earlier):
+                cost -= count(earlier) - count(provider.stripped(earlier))  # type: ignore[arg-type]
+    return cost
 
 
 def _last_window_start(messages: Sequence[BaseMessage]) -> int:
