@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.cost.run_cost import RunCost
-from engine.cost.views import dollars, percent
+from engine.cost.views import cache_off_note, dollars, percent
 from engine.evals.account import CompactionAccount, compaction_accounts, compare_forensics, survival_report
 from engine.evals.account_rows import (
     account_metrics,
@@ -71,13 +71,14 @@ def _selectable(rows: list[dict[str, object]], key: str, column: str) -> None:
 def compaction_card(run: Run, account: CompactionAccount, cost: RunCost | None) -> None:
     """One compaction's whole account: what it saved, kept, lost and cost to recover, and the cache it broke."""
     priced = cost is not None and cost.price is not None
+    cache_off = cache_off_note(cost) if cost is not None else None
     with st.container(border=True):
         who = ("recorded by the source agent" if account.source == "recorded"
                else f"simulated by this run ({escape_md(compaction_by(account.layer))})")
         st.markdown(f"**Compaction account · step {account.step}** · {who}"
                     + (f" · trigger {escape_md(account.trigger)}" if account.trigger else ""))
         st.markdown(escape_md(account.headline))
-        metrics = list(account_metrics(account, priced=priced).items())
+        metrics = list(account_metrics(account, priced=priced, cache_modelled=cache_off is None).items())
         for row in (metrics[:4], metrics[4:]):  # two rows of four: the values stay whole at half a page wide
             for col, (label, value) in zip(st.columns(4), row, strict=True):
                 col.metric(label, value)
@@ -109,12 +110,12 @@ def compaction_card(run: Run, account: CompactionAccount, cost: RunCost | None) 
                     + (f", {dollars(r.dollars)}" if priced else "")
                     + (f" · first new edit {r.steps_to_first_edit} steps later" if r.steps_to_first_edit is not None
                        else " · no new edit before the next compaction"))
-        _selectable(refetch_rows(r), f"fx_refetch_{account.step}", "step")
+        _selectable(refetch_rows(r, priced=priced), f"fx_refetch_{account.step}", "step")
         if r.estimate is not None and r.basis == "recorded":
             e = r.estimate
             st.caption(f"The estimate for the same compaction: {e.calls} re-fetch{'es' if e.calls != 1 else ''}, "
                        f"{e.tokens:,} tokens.")
-        st.markdown("**The cache it broke** · " + escape_md(cache_line(account, priced=priced)))
+        st.markdown("**The cache it broke** · " + escape_md(cache_line(account, priced=priced, cache_off=cache_off)))
         line = summarizer_line(account, priced=priced)
         if line:
             st.caption(escape_md(line))
@@ -138,6 +139,7 @@ def survival_section(run: Run, cost: RunCost | None) -> None:
     if accounts is None:
         return
     priced = cost is not None and cost.price is not None
+    cache_off = cache_off_note(cost) if cost is not None else None
     if not accounts:
         st.info("No compaction after the first step with these settings: nothing removed, nothing to account for. "
                 "Lower the trigger in the sidebar, or use Stress mode.")
@@ -155,11 +157,13 @@ def survival_section(run: Run, cost: RunCost | None) -> None:
                        else f"step {fresh['steps_to_first_edit']}",
                        help="steps from the first call to the first write or edit, to compare with each compaction's")
         st.markdown("**After each compaction**")
-        rows = [{**r, "by": compaction_by(str(r["by"]))} for r in compaction_rows(accounts, priced=priced)]
+        rows = [{**r, "by": compaction_by(str(r["by"]))}
+                for r in compaction_rows(accounts, priced=priced, cache_modelled=cache_off is None)]
         _selectable(rows, "fx_eval_compactions", "step")
         st.caption("Per class: facts kept / facts the removed history held. Re-fetches: the agent's own calls after "
-                   "a recorded compaction; an estimate (est.) for a simulated one. Select a row to open the step. "
-                   f"Rules: {RULES}.")
+                   "a recorded compaction; an estimate (est.) for a simulated one. Cache written again: the tokens "
+                   "the compaction made the prompt cache write (its summary and what it kept), the cache misses in "
+                   f"its net. Select a row to open the step. Rules: {RULES}.")
         pick = st.selectbox("Facts of the compaction at step", [a.step for a in accounts], key="fx_eval_pick")
         chosen = next(a for a in accounts if a.step == pick)
         st.markdown(escape_md(chosen.headline))
@@ -168,8 +172,14 @@ def survival_section(run: Run, cost: RunCost | None) -> None:
         return
     st.markdown("**Why the prompt cache missed**")
     rows = cause_rows(cost)
-    if rows:
+    if cache_off is not None:  # nothing cached, nothing missed: "no step lost" would read as a cache that worked
+        st.caption(escape_md(cache_off))
+    elif rows:
         table(rows, height=table_height(len(rows)))
+        st.caption("Tokens not read: what the previous call had cached and the step could not read. Tokens written "
+                   "again and dollars: what the miss made the cache write, priced over a cache read. A compaction's "
+                   "unread tokens are the history it replaced, not sent again: its row counts what it sent in their "
+                   "place, at the write price — the cache misses its account and its net charge.")
     else:
         st.caption("No step lost what the previous one cached.")
     split = cost.totals()["split"]

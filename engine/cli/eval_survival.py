@@ -37,7 +37,8 @@ def add_arguments(sub: Any, common: Any) -> None:
 
 
 def run_survival(args: argparse.Namespace, result: Run, header: dict[str, Any]) -> int:
-    from engine.cost.views import dollars, percent
+    from engine.cost.run_cost import run_cost
+    from engine.cost.views import cache_off_note, dollars, percent
     from engine.evals.account import compaction_accounts, survival_report
     from engine.evals.fact_classes import CLASS_LABELS, CLASSES
 
@@ -51,6 +52,8 @@ def run_survival(args: argparse.Namespace, result: Run, header: dict[str, Any]) 
         print("compactions  none measured (no compaction after the first step with these settings)")
         return 0
     report = survival_report(result, facts=False)["totals"]
+    cost = run_cost(result)  # the accounts' own (kept on the run)
+    priced, cache_off = cost.price is not None, cache_off_note(cost)
     print(f"compactions  {len(accounts)}; facts kept {percent(report['survival']['rate'])} "
           f"({report['survival']['facts_kept']:,} of {report['survival']['facts_total']:,})")
     for a in accounts:
@@ -62,11 +65,20 @@ def run_survival(args: argparse.Namespace, result: Run, header: dict[str, Any]) 
         r = a.recovery
         edit = ("no new edit" if r.steps_to_first_edit is None
                 else f"first new edit {plural(r.steps_to_first_edit, 'step')} later")
-        print(f"  recovery ({r.basis}) {plural(r.calls, 'call')}, {r.tokens:,} tokens, {dollars(r.dollars)}; {edit}")
+        print(f"  recovery ({r.basis}) {plural(r.calls, 'call')}, {r.tokens:,} tokens"
+              + (f", {dollars(r.dollars)}" if priced else "") + f"; {edit}")
         cache = a.cache
-        if cache["lost_tokens"]:
-            print(f"  cache {cache['lost_tokens']:,} tokens not read ({cache['cause']}), {dollars(cache['lost_dollars'])}"
+        # its cost in the cache is what it made the cache write again, the figure in its net; the cached tokens
+        # it left unread are the history it replaced, a count (engine.evals.account_rows, WRITTEN_AGAIN)
+        if cache_off is None and (cache["lost_tokens"] or cache["write_tokens"]):
+            written = ("" if cache["write_tokens"] is None else
+                       f"{cache['write_tokens']:,} tokens written again, {dollars(cache['write_dollars'] if priced else None)}; ")
+            unread = (f"{cache['lost_tokens']:,} cached tokens not read ({cache['cause']}"
+                      + (": replaced, not sent again)" if cache["cause"] == "compaction" else ")"))
+            print(f"  cache misses {written}{unread}"
                   + (f"; recorded: {cache['recorded_reason']}" if cache["recorded_reason"] else ""))
+    if cache_off is not None:
+        print(f"cache        {cache_off}")
     fresh = report["fresh_start"]
     if fresh["steps_to_first_edit"] is not None:
         print(f"fresh start  first edit after {plural(fresh['steps_to_first_edit'], 'step')} "
@@ -76,27 +88,40 @@ def run_survival(args: argparse.Namespace, result: Run, header: dict[str, Any]) 
 
 def run_cache(args: argparse.Namespace, result: Run, header: dict[str, Any]) -> int:
     from engine.cost.run_cost import run_cost
-    from engine.cost.views import dollars, percent
+    from engine.cost.views import cache_off_note, dollars, percent
+    from engine.evals.account_rows import misses_by_cause
 
     cost = run_cost(result, accounts=False)
+    if any(s.cause == "compaction" and s.cache.lost for s in cost.steps):
+        cost = run_cost(result)  # a compaction's miss is charged what its account charges (misses_by_cause)
     totals = cost.totals()
+    misses = misses_by_cause(cost)
     steps = [{"step": s.step, "cause": s.cause, "detail": s.cause_detail, "lost_tokens": s.cache.lost,
               "lost_dollars": round(s.lost_dollars, 6), "recorded": s.recorded_reason,
               "recorded_missed_tokens": s.recorded_missed_tokens, "agrees": s.agrees}
              for s in cost.steps if s.cause is not None or s.recorded_reason not in (None, "none")]
     if args.json:
         doc = {"schema": "context-inspector/eval-cache", "version": 1, **header, "provider": cost.rules.kind,
-               "steps": steps, "lost_by_cause": totals["lost_by_cause"], "split": totals["split"],
+               "steps": steps, "lost_by_cause": totals["lost_by_cause"], "misses_by_cause": misses,
+               "cache_modelled": cost.rules.kind != "none", "split": totals["split"],
                "recorded_split": totals.get("recorded_split"), "recorded_diagnosis": cost.agreement()}
         sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
         return 0
-    lost = totals["lost_by_cause"]
     print(f"cache        {cost.rules.kind}, hit rate {percent(totals['hit_rate'])}")
-    for cause, row in lost.items():
-        print(f"  {cause:11} {plural(row['steps'], 'step')}, {row['tokens']:,} tokens not read, {dollars(row['dollars'])}")
+    off = cache_off_note(cost)
+    if off is not None:
+        print(f"  {off}")
+    for cause, row in misses.items():
+        again = row["tokens_written_again"]
+        print(f"  {cause:11} {plural(row['steps'], 'step')}, {row['tokens_not_read']:,} tokens not read, "
+              + ("" if again is None else f"{again:,} written again, ") + dollars(row["dollars"]))
     split = totals["split"]
-    print(f"bill split   new input {dollars(split['new_dollars'])}, replayed input {dollars(split['replayed_dollars'])} "
-          f"({percent(split['replayed_share'])} of input dollars), output {dollars(split['output_dollars'])}")
+    if cost.price is None:  # unknown dollars read "-", never $0.00 (docs/dashboard.md): the tokens' share only
+        print(f"bill split   unpriced; replayed input {percent(split['replayed_token_share'])} of the input tokens")
+    else:
+        print(f"bill split   new input {dollars(split['new_dollars'])}, replayed input "
+              f"{dollars(split['replayed_dollars'])} ({percent(split['replayed_share'])} of input dollars), "
+              f"output {dollars(split['output_dollars'])}")
     agreement = cost.agreement()
     if agreement is not None:
         print(f"recorded     {agreement['scored']} scored of {agreement['recorded_steps']} diagnosed steps; "

@@ -14,6 +14,8 @@ from engine.cost.bill import write_price
 from engine.cost.payback import CompactionCost
 from engine.cost.run_cost import RunCost, StepCost, SummarizerCall
 
+NOT_MODELLED = "not modelled"  # a cache cell of a run whose cost model runs no prompt cache (cost.cache: none)
+
 
 def dollars(x: float | None) -> str:
     """An amount as every page and the CLI write it (`engine.base.wording.money`): $1,234.57, −$0.0062; '-' for None."""
@@ -111,8 +113,28 @@ def output_note(s: StepCost) -> str | None:
             f"{recorded:,} was written before the response ended")
 
 
-def miss_text(s: StepCost) -> str | None:
-    """Why the step did not read what the previous call left cached, in words (None: it read all of it)."""
+def cache_off_note(cost: RunCost) -> str | None:
+    """What to say where a cache miss would be listed when the run models no prompt cache (None: it models one).
+
+    With no cache nothing is read, so nothing can miss: "no miss" and "0 tokens" would read as a cache that
+    worked (the landing sample: `ctxi eval cache` printed "cache none, hit rate 0.0%" while Evals said no
+    step lost what the previous one cached). RunCost does not keep the config, so both ways to get here are named.
+    """
+    if cost.rules.kind != "none":
+        return None
+    why = (f"cost.cache is none, or auto for {cost.model or 'an unnamed model'}, which has no price row"
+           if cost.price is None else f"cost.cache is none, or the price row for {cost.price.prefix} names no cache")
+    return (f"The prompt cache is not modelled for this run ({why}): no call reads it, so its misses cannot be counted. "
+            "To model it, set cost.cache to anthropic or openai (Config › Cost, or ?cost.cache=anthropic in the "
+            "link), or price the run as a model that has one (cost.model, e.g. ?cost.model=claude-sonnet-4-5).")
+
+
+def miss_text(s: StepCost, account: CompactionCost | None = None) -> str | None:
+    """Why the step did not read what the previous call left cached, in words (None: it read all of it).
+
+    A compaction's unread tokens are the history it replaced: they are not written again, so they are not
+    priced at (write − read) like a TTL expiry's (engine.cost.run_cost's `lost_dollars`). What it did make
+    the cache write is its account's cache misses (`account`, engine.cost.payback), the figure in its net."""
     use = s.cache
     if s.cause == "first call":
         return "first call: nothing cached yet in this conversation"
@@ -131,6 +153,12 @@ def miss_text(s: StepCost) -> str | None:
            if use.gap_s is not None else f"the cache entry expired (TTL {use.ttl})",
            "lookback": "more than 20 content blocks were appended since the cached prefix"}.get(
         s.cause, f"{s.cause}{detail}")
+    if s.cause == "compaction":
+        instead = (f"; it wrote {account.cache_miss_tokens:,} tokens to the cache in their place"
+                   + (f" ({dollars(account.cache_miss_dollars)}, the cache misses in its net)" if account.priced else "")
+                   if account is not None else "; only what it sent in their place was written to the cache")
+        return (f"{use.lost:,} of the {use.previous_cached:,} tokens the previous call cached were not read: {why}"
+                + instead)
     cost = f", {dollars(s.lost_dollars)} to write again" if s.lost_dollars else ""
     return f"{use.lost:,} of the {use.previous_cached:,} tokens the previous call cached were not read{cost}: {why}"
 
@@ -175,13 +203,23 @@ def compaction_rows(cost: RunCost) -> list[dict[str, Any]]:
     """Per compaction: what it saved, what its cache misses and summarizer cost, net, and when it paid back.
 
     A model with no price row has no dollars: its money cells are unknown ('-', as a step's bill writes
-    them), not "$0.00" beside "unpriced" (the landing sample's compactions read "net $0.00")."""
+    them), not "$0.00" beside "unpriced" (the landing sample's compactions read "net $0.00").
+
+    "cache misses" is what the compaction made the cache write again (engine.cost.payback: its summary and what
+    it kept, at the write price) — the figure its net and its account use everywhere, not the larger count of
+    cached tokens it left unread (engine.evals.account_rows.misses_by_cause). A run that models no prompt cache
+    has no misses to count: its cells say "not modelled", not 0."""
+    modelled = cost.rules.kind != "none"
+
     def cell(c: CompactionCost, x: float) -> str:
         return dollars(x if c.priced else None)
 
+    def miss(c: CompactionCost) -> str:
+        return cell(c, c.cache_miss_dollars) if modelled or not c.priced else NOT_MODELLED
+
     return [{"step": c.step, "by": f"{c.layer}.{c.kind}", "steps compared": c.horizon_steps,
              "input tokens saved": c.saved_tokens, "saved": cell(c, c.saved_dollars),
-             "cache misses": cell(c, c.cache_miss_dollars), "cache miss tokens": c.cache_miss_tokens,
+             "cache misses": miss(c), "cache miss tokens": c.cache_miss_tokens if modelled else NOT_MODELLED,
              "summarizer call": cell(c, c.summarizer_dollars), "net": cell(c, c.net_dollars),
              "paid back": paid_back(c)} for c in cost.compactions]
 
@@ -245,6 +283,6 @@ def cost_series(cost: RunCost) -> CostSeries:
         recorded_hit_rate=[(s.recorded or {}).get("hit_rate") if s.recorded is not None else None for s in cost.steps])
 
 
-__all__ = ["CostSeries", "account_at", "compaction_rows", "compare_cost_rows", "cost_series", "dollars",
+__all__ = ["NOT_MODELLED", "CostSeries", "account_at", "cache_off_note", "compaction_rows", "compare_cost_rows", "cost_series", "dollars",
            "miss_text", "output_note", "recorded_cause_text", "paid_back", "paid_back_sentence", "percent", "pricing_note", "recorded_ttl_split", "step_bill_rows",
            "summarizer_call_line", "summarizer_calls_before", "totals_rows"]
