@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 import yaml
 
 from engine.base.errors import ConfigError
 from engine.config.presets import PRESETS
+from engine.config.safe_yaml import yaml_text
 from engine.config.schema import EngineConfig, preset
 from engine.config.setting_warnings import setting_warnings
 from engine.config.settings import base_config, setting_text
+from engine.config.validation import InvalidConfig
 from engine.cost.views import dollars, percent
 from engine.evals.policy_compare import COMPARABLE, DEFAULT_COMPARE, compare_policies
 from engine.layers.user import check_middleware, plan_middleware
@@ -119,6 +123,21 @@ def _confirmation() -> None:
         cols[1].button("Cancel", key="middleware_cancel", on_click=st.session_state.pop, args=(PENDING_KEY, None))
 
 
+def _reason(exc: ConfigError, source: str | None = None) -> str:
+    """Why a config was not applied, as Markdown: `source` (which the caller names) is not said again,
+    and a document with several invalid settings lists each on a line of its own."""
+    if isinstance(exc, InvalidConfig) and (len(exc.problems) > 1 or exc.more):
+        lines = [f"{len(exc.problems) + exc.more:,} settings are not valid:"]
+        lines += [f"- {escape_md(key)}: {escape_md(message)}" for key, message in exc.problems]
+        if exc.more:
+            lines.append(f"- and {exc.more:,} more")
+        return "\n".join(lines)
+    text = str(exc)
+    if source is not None and exc.key == source:
+        text = text.removeprefix(f"{source}: ")
+    return escape_md(text)
+
+
 def _wkey(field: FormField) -> str:
     return f"cf_{gen}_{field.key}"
 
@@ -140,9 +159,9 @@ def _apply_yaml() -> None:
         _accept(EngineConfig.from_yaml(text, source="YAML editor"), "The YAML editor")
         st.session_state.pop("yaml_error", None)
     except ConfigError as exc:
-        st.session_state["yaml_error"] = (gen, str(exc))
+        st.session_state["yaml_error"] = (gen, _reason(exc))
     except Exception as exc:  # a bug, not the user's input: one line, the page and the run stay
-        st.session_state["yaml_error"] = (gen, f"unexpected problem ({error_text(exc)})")
+        st.session_state["yaml_error"] = (gen, escape_md(f"unexpected problem ({error_text(exc)})"))
 
 
 def _load_preset() -> None:
@@ -221,7 +240,7 @@ with yaml_tab:
         st.caption(MIDDLEWARE_NOTE)
         yaml_error = st.session_state.get("yaml_error")
         if yaml_error and yaml_error[0] == gen:
-            st.error(f"Not applied; the previous run is kept. {escape_md(yaml_error[1])}")
+            st.error(f"Not applied; the previous run is kept. {yaml_error[1]}")
         st.button("Apply YAML and re-run", key="yaml_apply", type="primary", on_click=_apply_yaml)
     with cols[1]:
         st.markdown("**Presets**")
@@ -241,10 +260,11 @@ with yaml_tab:
         if uploaded is not None and st.session_state.get("yaml_upload_seen") != uploaded.file_id:
             st.session_state["yaml_upload_seen"] = uploaded.file_id
             try:
-                _accept(EngineConfig.from_yaml(uploaded.getvalue().decode("utf-8", "replace"), source=uploaded.name),
-                        uploaded.name)
+                # not UTF-8 or a control character (a binary file): said plainly, with the byte and line
+                text = yaml_text(uploaded.getvalue(), source=uploaded.name)
+                _accept(EngineConfig.from_yaml(text, source=uploaded.name), uploaded.name)
             except ConfigError as exc:
-                st.error(f"{escape_md(uploaded.name)} not applied: {escape_md(str(exc))}")
+                st.error(f"{escape_md(uploaded.name)} not applied: {_reason(exc, uploaded.name)}")
             except Exception as exc:  # a bug, not the file: one line, the page and the run stay
                 st.error(f"{escape_md(uploaded.name)} not applied: unexpected problem ({escape_md(error_text(exc))})")
             else:
@@ -276,7 +296,11 @@ def _policies_section() -> None:
     except Exception as exc:  # a policy's ConfigError or an engine failure: one line, the page stays up
         st.error(f"Not compared: {escape_md(str(exc))}")
         return
-    st.plotly_chart(policies_figure(runs, baseline), key="cmp_policies_chart")
+    whole_window = st.toggle("Whole window", key="cmp_whole_window",
+                             help="Scale the chart to the window; off, it fits the policies' curves.")
+    fig = policies_figure(runs, baseline)
+    _fit_policies_chart(fig, next(iter(runs.values())).window_tokens, whole_window)
+    st.plotly_chart(fig, key="cmp_policies_chart")
     rows = [_shown(r) for r in compare_policies(runs, baseline)]
     table(rows, height=38 + 35 * len(rows))
     st.caption("Needle retention: facts picked from the thread, tracked in each view. Summarizer input tokens: what "
@@ -284,6 +308,27 @@ def _policies_section() -> None:
                "history each compaction removed (paths, commands, numbers, errors, identifiers, decisions); "
                "re-fetches: what the agent fetched again (as-recorded) or the later steps would need (a policy's). "
                "`ctxi sweep FILE --grid preset=claude-code,codex,gemini-cli,deepagents` prints the same.")
+
+
+def _fit_policies_chart(fig: go.Figure, window: int, whole_window: bool) -> None:
+    """The y-axis fits the curves (as the Timeline's does until Whole window is on, ui/figures.py `_y_top`).
+
+    Scaled to the window line, a 1,048,576-token window (Gemini) squashed every curve (~41k) into the
+    bottom 4% of the chart. A window above the fitted axis is named in a note above the plot.
+    """
+    peak = 0.0
+    for trace in fig.data:
+        ys = np.asarray(trace.y if trace.y is not None else [], dtype=float)
+        if np.isfinite(ys).any():
+            peak = max(peak, float(np.nanmax(ys)))
+    top = max(peak, 1.0) * 1.15  # headroom as the A/B chart's (`compare_figure`)
+    if whole_window:
+        top = max(top, window * 1.06)
+    elif window > top:
+        fig.add_annotation(xref="paper", x=0, yref="paper", y=1, yshift=4, showarrow=False, xanchor="left",
+                           yanchor="bottom", align="left", font={"size": 11, "color": "#374151"}, name="window-note",
+                           text=f"above the chart: window {window:,} tokens (turn on Whole window to see it)")
+    fig.update_yaxes(range=[0, top])
 
 
 def _shown(row: dict[str, object]) -> dict[str, object]:
@@ -340,7 +385,7 @@ def _compare_section() -> None:
 # replays run only while it is open: it replays the thread once per policy (four by default), and
 # with every tab drawn a first visit of Config on a 1,000-step thread took 20 s (0.4 s now,
 # bench/bench_first_visit.py, 2026-12-03).
-keep_widget_state("cmp_policies")  # the pick survives a visit to another tab
+keep_widget_state("cmp_policies", "cmp_whole_window")  # the pick and the scale survive a visit to another tab
 with compare_tab:
     if compare_tab.open:
         _compare_section()

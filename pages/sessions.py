@@ -61,6 +61,30 @@ def _rows_table(rows: list[Summary]) -> list[dict[str, Any]]:
              "project": r.project or "", "note": r.error or ""} for r in rows]
 
 
+def _share(value: float | None) -> str | None:
+    """A share as the pages write one: 97.2% (None: an empty cell)."""
+    return None if value is None else f"{100 * value:.1f}%"
+
+
+def _figures_table(rows: list[Summary]) -> list[dict[str, Any]]:
+    """engine.sessions.across.session_figures with the list's column names and units: "peak" and
+    "% of window 13.8", not "peak_tokens" and "peak_fraction 0.1383"."""
+    return [{"agent": f["agent"], "title": f["title"] or "", "steps": f["steps"], "peak": f["peak_tokens"],
+             "window": f["window_tokens"],
+             "% of window": None if f["peak_fraction"] is None else round(100 * f["peak_fraction"], 1),
+             "overflows": f["overflows"], "compactions": f["compactions"], "cost": _money(f["dollars"]),
+             "cache hit rate": _share(f["hit_rate"]), "model": f["model"] or "", "project": f["project"] or "",
+             "id": f["id"]} for f in session_figures(rows)]
+
+
+def _policies_table(rows: list[Any]) -> list[dict[str, Any]]:
+    """The policies compared, in the words of the Config page's policies table (pages/config.py)."""
+    return [{"policy": r.policy, "peak": r.peak_tokens, "compactions": r.compactions, "tokens saved": r.tokens_saved,
+             "saved per compaction": r.saved_per_compaction, "cost": _money(r.dollars),
+             "needle retention": _share(r.retention), "facts kept": _share(r.survival), "best": "★" if r.best else ""}
+            for r in rows]
+
+
 HEADER_PX = 104
 COLUMNS = {"live": st.column_config.TextColumn("", width=24, help="written to in the last two minutes"),
            "title": st.column_config.TextColumn(width="large"),
@@ -71,6 +95,15 @@ COLUMNS = {"live": st.column_config.TextColumn("", width=24, help="written to in
            "% of window": st.column_config.NumberColumn(format="%.1f", width=HEADER_PX),
            "compactions": st.column_config.NumberColumn(width=HEADER_PX, help="the agent's own compactions"),
            "project": st.column_config.TextColumn(width="medium")}
+FIGURE_COLUMNS = {**{k: v for k, v in COLUMNS.items() if k != "live"},
+                  "window": st.column_config.NumberColumn(format="localized", width="small",
+                                                          help="the model's context window"),
+                  "overflows": st.column_config.NumberColumn(width=HEADER_PX,
+                                                             help="recorded requests over the window"),
+                  "cache hit rate": st.column_config.TextColumn(width=HEADER_PX + 16)}
+# the dataframe's toolbar (search, download, full screen) shows above its top right corner on hover:
+# a caption just above the table ran under it ("… 2 file(s) read no…", the walk-through)
+TOOLBAR_GAP = "small"
 
 
 def _listing() -> Any:
@@ -119,6 +152,7 @@ def list_tab(result: Any) -> None:
                + ", ".join(_code(str(r)) for r in server.roots)
                + f" · newest first · {result.read_files:,} file(s) read now, {result.cached:,} unchanged"
                + (" · stopped walking: too many entries" if result.truncated else ""))
+    st.space(TOOLBAR_GAP)
     if not rows:
         st.info("No session matches." if result.rows else "No Claude Code, Codex, Gemini CLI or Cline session under the roots.")
         return
@@ -151,6 +185,7 @@ def across_tab(result: Any) -> None:
         st.info("No session to compare.")
         return
     st.caption("Select the sessions to look at together (the search and agent filter of the list apply).")
+    st.space(TOOLBAR_GAP)
     picked = st.dataframe(_rows_table(rows), hide_index=True, placeholder=EMPTY_CELL, on_select="rerun", selection_mode="multi-row",
                           key="ss_multi", height=table_height(len(rows), 12), column_config=COLUMNS)
     chosen = [rows[i] for i in (picked.selection.rows if picked is not None else [])] or rows
@@ -161,7 +196,8 @@ def across_tab(result: Any) -> None:
     m[2].metric("compacted", f"{total['compacted']:,}", help=f"{total['compactions']:,} compactions in all")
     m[3].metric("cost", _money(total["dollars"]), help=f"{total['unpriced']} unpriced (model not in the price table)")
     m[4].metric("cache hit rate", "n/a" if total["hit_rate"] is None else f"{100 * total['hit_rate']:.1f}%")
-    table(session_figures(chosen), height=table_height(len(chosen), 10))
+    st.dataframe(_figures_table(chosen), hide_index=True, placeholder=EMPTY_CELL, key="ss_figures",
+                 height=table_height(len(chosen), 10), column_config=FIGURE_COLUMNS)
     st.subheader("Compare policies on these sessions")
     options = [p for p in PRESETS if p != "as-recorded"]
     policies = st.multiselect("Policies", options, default=[p for p in DEFAULT_POLICIES if p in options], key="ss_policies",
@@ -177,7 +213,7 @@ def across_tab(result: Any) -> None:
     if outcome is not None and outcome[0] == key:
         rows_out, text = outcome[1], outcome[2]
         st.success(text)
-        table([{**r.to_dict(), "best": "★" if r.best else ""} for r in rows_out])
+        table(_policies_table(rows_out))
 
 
 def _compare(chosen: list[Summary], policies: list[str], executor: str, key: tuple[Any, ...]) -> None:

@@ -52,6 +52,8 @@ def load_yaml(text: str, *, source: str) -> Any:
         tag = (getattr(exc, "problem", "") or "").strip()
         raise ConfigError(f"{_where(exc)}refused: {tag or 'a YAML tag this reader does not build'} "
                           "(only plain YAML is read, never Python tags)", key=source) from None
+    except yaml.reader.ReaderError as exc:  # a control character: binary data, not a YAML text (no mark)
+        raise InvalidYaml(f"not YAML text: {_control(text, exc.position)}", key=source) from None
     except yaml.MarkedYAMLError as exc:
         if "maximum nesting depth" in (exc.problem or ""):
             # libyaml >= 0.2.6 (PyYAML 6.0.4's wheels) refuses 1,000 levels in its scanner, which reads
@@ -63,6 +65,43 @@ def load_yaml(text: str, *, source: str) -> Any:
         raise InvalidYaml(f"invalid YAML: {exc}", key=source) from None
     except RecursionError:  # pragma: no cover - the event pass bounds the depth first
         raise ConfigError(f"YAML nested more than {MAX_DEPTH} levels deep", key=source) from None
+
+
+# YAML 1.1's printable characters (PyYAML's reader.Reader.NON_PRINTABLE): the rest make a text binary
+_NOT_TEXT = re.compile("[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
+
+
+def yaml_text(data: bytes, *, source: str) -> str:
+    """An uploaded file's bytes as YAML text, or an InvalidYaml saying it is not a text file and where.
+
+    The first byte that is not UTF-8, or the first control character YAML refuses (a NUL: a binary
+    file), is named with its byte offset and line; PyYAML's own message for it named its internals
+    ('control characters are not allowed in "<unicode string>", position 0').
+    """
+    try:
+        text = data.decode("utf-8")
+        bad_byte = None
+    except UnicodeDecodeError as exc:
+        text, bad_byte = data[:exc.start].decode("utf-8"), exc.start
+    found = _NOT_TEXT.search(text)
+    if found is not None:
+        offset = len(text[:found.start()].encode("utf-8"))
+        what = f"a control character (0x{ord(found.group()):02x})"
+    elif bad_byte is not None:
+        offset, what = bad_byte, f"a byte that is not UTF-8 (0x{data[bad_byte]:02x})"
+    else:
+        return text
+    line = data.count(b"\n", 0, offset) + 1
+    raise InvalidYaml(f"not a text YAML file: {what} at byte {offset:,} (line {line:,})", key=source)
+
+
+def _control(text: str, position: int) -> str:
+    """Where a control character is in `text`, for a person: "a control character (0x07) at line 2, column 5"."""
+    line = text.count("\n", 0, position) + 1
+    column = position - (text.rfind("\n", 0, position) + 1) + 1
+    char = text[position] if 0 <= position < len(text) else ""
+    code = f" (0x{ord(char):02x})" if char else ""
+    return f"a control character{code} at line {line:,}, column {column:,}"
 
 
 def _at(exc: yaml.MarkedYAMLError) -> str:
@@ -141,4 +180,4 @@ def _text(value: str, key: str) -> None:
                           "which is not text", key=key[:200])
 
 
-__all__ = ["InvalidYaml", "MAX_DEPTH", "MIN_VALUE_BUDGET", "check_document", "load_yaml"]
+__all__ = ["InvalidYaml", "MAX_DEPTH", "MIN_VALUE_BUDGET", "check_document", "load_yaml", "yaml_text"]

@@ -53,7 +53,8 @@ def test_deep_yaml_uploaded_is_one_line(start) -> None:  # noqa: ANN001
     at = start("pages/config.py", preset="stress", tab="YAML")
     at.file_uploader(key="yaml_upload").upload("deep.yaml", deep(600).encode(), "application/yaml").run()
     assert not at.exception
-    assert plain(at.error) == ["deep.yaml not applied: deep.yaml: line 2: YAML nested more than 100 levels deep (a "
+    # the file is named once (it read "deep.yaml not applied: deep.yaml: line 2: …")
+    assert plain(at.error) == ["deep.yaml not applied: line 2: YAML nested more than 100 levels deep (a "
                                "config is a few levels deep)"]
 
 
