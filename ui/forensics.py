@@ -23,6 +23,7 @@ from engine.evals.account_rows import (
 from engine.evals.fact_classes import CLASS_LABELS, CLASSES
 from engine.run.run import Run
 from ui import session
+from ui.advice import no_compaction_advice, stress_applies
 from ui.figures import compaction_by
 from ui.text import error_text, escape_md
 from ui.widgets import EMPTY_CELL, table, table_height
@@ -142,7 +143,7 @@ def survival_section(run: Run, cost: RunCost | None) -> None:
     cache_off = cache_off_note(cost) if cost is not None else None
     if not accounts:
         st.info("No compaction after the first step with these settings: nothing removed, nothing to account for. "
-                "Lower the trigger in the sidebar, or use Stress mode.")
+                + no_compaction_advice(run.config, stress=stress_applies(run.config, run.thread)))
     else:
         totals = survival_report(run, facts=False)["totals"]
         kept, rec, fresh = totals["survival"], totals["recovery"], totals["fresh_start"]

@@ -42,3 +42,11 @@ def test_the_evals_page_advises_a_preset_and_stress_mode_on_a_recorded_session(s
     texts = [i.value for i in at.info if i.value.startswith("No compaction happened")]
     assert texts, [i.value for i in at.info]
     assert "pick a preset in the sidebar" in texts[0] and texts[0].endswith("Or use the Evals page's Stress mode tab.")
+
+
+def test_the_survival_tab_advises_what_its_sidebar_has(start) -> None:  # noqa: ANN001
+    """Evals › Compaction survival on the langchain preset (LangChain's default: no trigger clause)."""
+    at = start("pages/evals.py", preset="langchain", tab="Compaction survival")
+    texts = [i.value for i in at.info if i.value.startswith("No compaction after the first step")]
+    assert texts, [i.value for i in at.info]
+    assert "has no clause" in texts[0] and texts[0].endswith("Or use the Evals page's Stress mode tab.")
