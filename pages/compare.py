@@ -13,7 +13,7 @@ from engine.evals.account import forensics_summary
 from engine.run.run import Run
 from engine.views.threads import thread_facts
 from ui import session
-from ui.figures import notes_margin, timeline_figure
+from ui.figures import timeline_figure
 from ui.frame import require_frame
 from ui.text import error_text, escape_md
 from ui.widgets import no_run_message, table
@@ -23,7 +23,8 @@ require_frame()
 st.title("Compare sessions")
 # `thread=` is session A (the open thread, as on every page); `vs=` is session B, written by this page
 VS_PARAM = "vs"
-COMPARE_LEGEND_PX = 240  # the legend band under each half-width chart: ~12 entries in 4-5 rows
+COMPARE_LEGEND_PX = 240
+CHART_PX = 470  # each chart's width: two fit beside each other in the main column at 1440 px (~980 px)  # the legend band under each half-width chart: ~12 entries in 4-5 rows
 OWN, SIDEBAR = "each on its own default settings", "both on the sidebar's settings"
 
 
@@ -122,7 +123,7 @@ def _forensics(run: Run) -> dict[str, object]:
         basis = f["re-fetch basis"]
         refetches = f"{f['re-fetches']:,}" + (f" ({basis})" if basis and basis != "-" else "")
     return {"facts kept after compactions": kept, "re-fetches after compactions": refetches,
-            "input dollars re-sending history": percent(f["replayed share of input dollars"])}
+            "share of input dollars re-sending history": percent(f["replayed share of input dollars"])}
 
 
 def _cell(value: object) -> str:
@@ -138,9 +139,11 @@ def _open_b(a: str, b: str) -> None:
 fa, fb = _facts(run_a), _facts(run_b)
 table([{"": name, "A": _cell(fa[name]), "B": _cell(fb[name])} for name in fa], height=38 + 35 * len(fa))
 
-left, right = st.columns(2)
-for col, run, name, key in ((left, run_a, "A", current), (right, run_b, "B", b_key)):
-    with col:
+# Side by side where two charts fit (1440 px), one under the other where they do not: two half columns of
+# a 1024 px projector's ~560 px left each plot ~75 px and cut B's notes off.
+charts = st.container(horizontal=True, gap="medium", key="cmp_charts")
+for run, name, key in ((run_a, "A", current), (run_b, "B", b_key)):
+    with charts.container(width=CHART_PX, key=f"cmp_half_{name}"):
         st.markdown(f"**{name}: {escape_md(_label(key, labels), limit=80)}**")
         st.caption(f"{run.counts_label()} · settings {escape_md(run.config.preset or 'custom')}")
         fig = timeline_figure(run, height=620 + COMPARE_LEGEND_PX)
@@ -149,10 +152,6 @@ for col, run, name, key in ((left, run_a, "A", current), (right, run_b, "B", b_k
         fig.update_layout(legend={"orientation": "h", "x": 0, "xref": "container", "y": 0, "yref": "container",
                                   "yanchor": "bottom"},
                           margin={"r": 20, "b": COMPARE_LEGEND_PX + 60})
-        # the chart's notes (clipped raw curve, levels above it) one per line: a half-width chart
-        # cuts a single long line off at its left edge (the notes are built from numbers, and escaped)
-        fig.for_each_annotation(lambda a: a.update(text=str(a.text).replace(" (turn on", "<br>(turn on")))
-        fig.update_layout(margin={"t": notes_margin([a.to_plotly_json() for a in fig.layout.annotations])})
         st.plotly_chart(fig, key=f"cmp_chart_{name}", config={"displaylogo": False})
         if name == "B":
             st.button("Swap: open B as the current thread", key="cmp_open_b", on_click=_open_b, args=(current, b_key))

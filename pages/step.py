@@ -44,16 +44,19 @@ prev_event = event_step(run.steps, k, -1)
 next_event = event_step(run.steps, k, +1)
 # Streamlit's button shortcuts ignore key presses while a text field, select or checkbox has the
 # focus (its key filter in static/js/index.*.js), so typing a search never changes the step.
-head = st.columns([2, 3], vertical_alignment="bottom")
-head[0].title(f"Step {k}")
-with head[1].container(horizontal=True, horizontal_alignment="right", vertical_alignment="bottom"):
+# The title and the navigation share a row that wraps: the navigation (~510 px) moves under the title as
+# one row when both do not fit (a 1024 px projector), where a 3/5 column stacked it in three rows.
+head = st.container(horizontal=True, horizontal_alignment="distribute", vertical_alignment="bottom",
+                    key="step_head")
+head.title(f"Step {k}", width="content")
+with head.container(horizontal=True, vertical_alignment="bottom", width="content", key="step_nav"):
     st.button("◀ event", key="step_prev_event", disabled=prev_event is None, on_click=_go, args=(prev_event or 0,),
               shortcut="p", help="The previous step with events" + (f" (step {prev_event})" if prev_event is not None
                                                                      else ": none before this one") + ". Key: p")
     st.button("◀ prev", key="step_prev", disabled=k <= 0, on_click=_go, args=(k - 1,), shortcut="k",
               help="The previous step. Key: k")
     st.number_input(f"step (0–{last})", key="step_input", min_value=0, max_value=max(0, last), step=1,
-                    on_change=_picked, width=170)
+                    on_change=_picked, width=130)
     st.button("next ▶", key="step_next", disabled=k >= last, on_click=_go, args=(k + 1,), shortcut="j",
               help="The next step. Key: j")
     st.button("event ▶", key="step_next_event", disabled=next_event is None, on_click=_go, args=(next_event or 0,),

@@ -57,15 +57,16 @@ def chart(run: Run) -> None:
         caption += " Purple stars and dash-dot lines: compactions the source agent itself recorded."
     st.caption(caption + ("  \n" + " · ".join(notes) if notes else ""))
 
-    exports = st.columns([1, 1, 4], vertical_alignment="center")
+    # a row that wraps, each button as wide as its label: three columns cut them to "Ta…" and "Ch…" at 1024 px
+    exports = st.container(horizontal=True, vertical_alignment="center", key="timeline_exports")
     # callables: the file is built when the button is pressed, not on every rerun
-    exports[0].download_button("Table (CSV)", data=lambda: rows_csv(timeline_rows(run)), file_name=f"{name}.csv",
+    exports.download_button("Table (CSV)", data=lambda: rows_csv(timeline_rows(run)), file_name=f"{name}.csv",
                                mime="text/csv", key="timeline_csv", icon=":material/table:", on_click="ignore")
-    exports[1].download_button("Chart (HTML)", data=lambda: cached_timeline_figure(run, height=height, whole_window=whole_window)
+    exports.download_button("Chart (HTML)", data=lambda: cached_timeline_figure(run, height=height, whole_window=whole_window)
                                .to_html(include_plotlyjs=True, full_html=True),
                                file_name=f"{name}.html", mime="text/html", key="timeline_html",
                                icon=":material/download:", on_click="ignore")
-    exports[2].caption("PNG: the camera button in the chart's toolbar (top right of the chart).")
+    exports.caption("PNG: the camera button in the chart's toolbar (top right of the chart).")
 
 
 def _open_step() -> None:

@@ -113,7 +113,10 @@ def esc(text: str) -> str:
 # A legend entry or lane name longer than this wraps onto more lines: the side legend's width is its
 # longest line, and "unrecorded prompt (agent's own prompt + tools)" or "claude-code compacts at
 # 167,000 tokens" took the legend to 317 px of an 820 px chart at 1280×720 (issue 35), the plot to 353.
-LABEL_LINE_CHARS = 24
+# At 24 characters a real Claude Code session's plot was 220 px wide at 1024×768 (a projector), narrower
+# than its legend (194 px) beside lane names of 150 px: 18 gives the plot ~70 px more there (16 gave ~12 px
+# more still, but broke "summarization (6)" in two and grew the landing chart's legend by 80 px).
+LABEL_LINE_CHARS = 18
 
 
 def wrapped(text: str, width: int = LABEL_LINE_CHARS) -> str:
@@ -184,9 +187,16 @@ def _step_hover(series: TimelineSeries, window_tokens: int,
                 events_text[i] += "<br>" + esc(f"{d.rule}: " + ("fired" if dec.fired else "not fired")
                                                + (f" ({dec.reason})" if dec.reason else ""))
     first = 4 + len(present)
-    decisions = "".join(
-        f"<br>{esc(d.rule)}: {esc(d.series_label)} %{{customdata[{first + j}]:,}} "
-        f"{'≥' if d.op == '>=' else '>'} {d.threshold:,}?" for j, d in enumerate(shown))
+    # Each rule's question ends with its answer, as on the Step page ("… ≥ 10,000? no"). The template
+    # cannot choose a word by a number, so the answers travel in `hovertext` (a few bytes a step): the
+    # first rule's question is in the template and its answer opens the step's hovertext; a further
+    # rule's line (rare) is written out whole there.
+    decisions = (f"<br>{_question(shown[0], f'%{{customdata[{first}]:,}}')} " if shown else "")
+    for i in range(n):
+        answers = "".join(
+            ("" if j == 0 else f"<br>{_question(d, f'{int(measured[j][i]):,}')} ") + _answer(d, i)
+            for j, d in enumerate(shown))
+        events_text[i] = answers + events_text[i]
     template = ("<b>step %{customdata[0]}</b>: view %{customdata[1]:,}"
                 + (" (%{customdata[2]}% of window)" if window_tokens else "")
                 + " · raw %{customdata[3]:,}%{text}<br>"
@@ -196,6 +206,18 @@ def _step_hover(series: TimelineSeries, window_tokens: int,
     # int64 on purpose: plotly's JSON encoder sends an int64 array as the narrowest integer type
     # that holds it (int16 for steps and most token counts, plotly 7.1 `to_typed_array_spec`)
     return template, columns.astype(np.int64), rec_text, events_text
+
+
+def _question(d: DecisionSeries, measured: str) -> str:
+    """A rule's comparison as a question, e.g. "trigger: messages 4,183 ≥ 10,000?" (`measured` already formatted)."""
+    return f"{esc(d.rule)}: {esc(d.series_label)} {measured} {'≥' if d.op == '>=' else '>'} {d.threshold:,}?"
+
+
+def _answer(d: DecisionSeries, i: int) -> str:
+    """The question's answer at step index `i`: "yes", "no", or "-" where the rule measured nothing."""
+    dec = d.decisions[i] if i < len(d.decisions) else None
+    reached = dec.reached if dec is not None else None  # the Step page's answer (`Decision.text`)
+    return "-" if reached is None else "yes" if reached else "no"
 
 
 def click_layer(series: TimelineSeries, window_tokens: int, top: int,
@@ -237,7 +259,7 @@ LEGEND_PAD_PX = 60
 MAX_LEGEND_MARGIN_PX = 480
 LANE_CHAR_PX = 5.0
 LANE_PAD_PX = 30
-MIN_LEFT_MARGIN_PX = 100  # the y title and 7-digit tick labels: 88 px measured
+MIN_LEFT_MARGIN_PX = 104  # the y title and 7-digit tick labels: 88 px measured, + 14 for the title's second line
 BOTTOM_MARGIN_PX = 70  # the x title and tick labels: 67 px measured
 
 
@@ -264,7 +286,8 @@ def legend_height(data: Sequence[dict[str, Any]], shapes: Sequence[dict[str, Any
     """About how tall the vertical legend of these traces and shapes is drawn, in px."""
     entries = [t for t in data if t.get("showlegend", True) is not False]
     entries += [sh for sh in shapes if sh.get("showlegend")]
-    titled = {t.get("legendgroup") for t in data if (t.get("legendgrouptitle") or {}).get("text")}
+    titled = {t.get("legendgroup"): str((t.get("legendgrouptitle") or {}).get("text"))
+              for t in data if (t.get("legendgrouptitle") or {}).get("text")}
     groups: list[object] = []
     total = 0
     for i, e in enumerate(entries):
@@ -272,7 +295,7 @@ def legend_height(data: Sequence[dict[str, Any]], shapes: Sequence[dict[str, Any
         group = e.get("legendgroup") or ("ungrouped", i)  # an entry without a group is a group of its own
         if group not in groups:
             groups.append(group)
-            total += LEGEND_TITLE_PX if group in titled else 0
+            total += LEGEND_TITLE_PX + LEGEND_WRAP_PX * titled[group].count("<br>") if group in titled else 0
     return total + (LEGEND_GROUP_GAP_PX + 1) * max(0, len(groups) - 1) + (LEGEND_BOX_PAD_PX if entries else 0)
 
 
@@ -360,7 +383,7 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
         if not d.drawable:
             continue
         data.append({"type": "scatter", "x": steps, "y": d.measured, "name": wrapped(d.name), "mode": "lines",
-                     "legendgroup": "decided", "legendgrouptitle": {"text": "what the policy decides on"},
+                     "legendgroup": "decided", "legendgrouptitle": {"text": wrapped("what the policy decides on")},
                      "line": {"color": LAYER_COLORS.get(d.layer, "#334155"), "width": 1.5, "dash": "dash"},
                      "connectgaps": False, "hoverinfo": "skip", **top_row})
     lines = run_lines(run)
@@ -413,7 +436,8 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
     pad = max(0.6, 0.01 * last)  # room for the step-0 and last-step markers: never half clipped
     layout = copy.deepcopy(_subplots_layout((0.8, 0.2) if len(lanes) > 2 else (0.86, 0.14)))
     lane_names = [wrapped(lane_label(lane)) for lane in reversed(lanes)]
-    layout["yaxis"].update({"title": {"text": f"tokens in the view ({run.counts_label()})"}, "range": [0, top],
+    # on two lines: in one, the title ran down past the view's row beside the lane names (Compare sessions)
+    layout["yaxis"].update({"title": {"text": f"tokens in the view<br>({esc(run.counts_label())})"}, "range": [0, top],
                             "tickformat": ",d"})
     steps_axis = {"title": {"text": "step (model call)"}, "range": [-pad, last + pad]}
     if lanes:
@@ -506,9 +530,12 @@ def _y_top(series: TimelineSeries, lines: Sequence[ThresholdLine], window_tokens
         notes.append(f"raw curve clipped: it peaks at {raw_peak:,} tokens")
     above = list(dict.fromkeys(f"{li.role} {li.tokens:,}" for li in levels if (li.tokens or 0) > top))
     if above:
-        notes.append("above the chart: " + ", ".join(above) + " (turn on Whole window to see them)")
+        notes.append("above the chart: " + ", ".join(above))
+        notes.append("(turn on Whole window to see them)")
     annotations: list[dict[str, object]] = []
-    if notes:  # one note a line: on a half-width chart (Compare sessions) one long line ran off the left edge
+    # one short note a line: a long line ran off a half-width chart (Compare sessions), and on a narrow
+    # Timeline (1024 px) it ran on over the side legend's first entries
+    if notes:
         annotations.append({"xref": "paper", "x": 0, "yref": "paper", "y": 1, "yshift": 4, "showarrow": False,
                             "xanchor": "left", "yanchor": "bottom", "align": "left",
                             "font": {"size": 11, "color": "#374151"}, "name": "notes",

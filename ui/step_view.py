@@ -347,12 +347,18 @@ def budget_text(used: int, window: int, lines: list[ThresholdLine], decisions: S
     return text
 
 
+CATEGORY_TABLE_PX = 560  # the category table's columns (290 + 80 + a 160 px bar) and its borders
+
+
 def budget_panel(run: Run, k: int, lines: list[ThresholdLine]) -> None:
     """Used vs window, each policy's decision at this step, then tokens per category like Claude Code's /context."""
     step = run.steps[k]
     window = run.window_tokens
     decisions = run.decisions_at(k)
-    left, right = st.columns([2, 3])
+    # A row that wraps, the table in a box as wide as its columns: in a 3/5 column of a 1024 px projector
+    # (~330 px) the 290 px category column left "toker" and first digits, and "% of window" out of sight.
+    row = st.container(horizontal=True, gap="medium")
+    left, right = row.container(width=300), row.container(width=CATEGORY_TABLE_PX)
     with left:
         st.progress(min(1.0, step.view_tokens / window) if window else 0.0,
                     text=budget_text(step.view_tokens, window, lines, decisions))
@@ -374,7 +380,7 @@ def budget_panel(run: Run, k: int, lines: list[ThresholdLine]) -> None:
             "category": st.column_config.TextColumn("category", width=290),
             "tokens": st.column_config.NumberColumn("tokens", format="localized", width=80),
             "% of window": st.column_config.ProgressColumn("% of window", format="%.1f%%", min_value=0,
-                                                           max_value=100)})
+                                                           max_value=100, width=160)})
 
 
 def category_table(step: StepRecord, window: int, run: Run | None = None) -> list[dict[str, Any]]:

@@ -95,20 +95,24 @@ def run_metrics(run: Run) -> None:
     """Context at the peak step vs the window, raw peak, tokens saved, events, summarizer calls."""
     t = run_totals(run)
     window = run.window_tokens
-    cols = st.columns(6)
-    cols[0].metric("Steps", f"{t['steps']:,}")
+    # Tiles as wide as their text, in a row that wraps: six equal columns cut the labels and the deltas
+    # to "Peak raw (…" and "83% of 2…" on a 1024 px projector (the main column is ~560 px there).
+    row = st.container(horizontal=True, gap="medium", key="run_metrics")
+    row.metric("Steps", f"{t['steps']:,}", width="content")
     peak = t["peak_view_tokens"]
-    cols[1].metric("Peak view", compact(peak), help="largest single request (what fills the window)",
-                   delta=f"{100 * peak / window:.0f}% of {window:,}" if window else None, delta_color="off",
-                   delta_arrow="off")  # a share of the window, not a change: no arrow
-    cols[2].metric("Peak raw (no layers)", compact(t["peak_raw_tokens"]),
-                   delta=f"{100 * t['peak_raw_tokens'] / window:.0f}% of window" if window else None, delta_color="off",
-                   delta_arrow="off")
-    cols[3].metric("Input not sent", compact(t["tokens_saved"]),
-                   help=f"{t['tokens_saved']:,} tokens: the sum over every step of raw − view, the input the layers "
-                        "kept out of the requests. Cumulative, like the input sent (below), not one request's size.")
-    cols[4].metric("Events", f"{t['events']:,}", help=", ".join(f"{k}: {v}" for k, v in t["events_by_layer"].items()) or None)
-    cols[5].metric("Summarizer calls", f"{t['summarizer_calls']:,}", help=f"summarizer: {run.summarizer_name}")
+    row.metric("Peak view", compact(peak), help="largest single request (what fills the window)",
+               delta=f"{100 * peak / window:.0f}% of {window:,}" if window else None, delta_color="off",
+               delta_arrow="off", width="content")  # a share of the window, not a change: no arrow
+    row.metric("Peak raw (no layers)", compact(t["peak_raw_tokens"]),
+               delta=f"{100 * t['peak_raw_tokens'] / window:.0f}% of window" if window else None, delta_color="off",
+               delta_arrow="off", width="content")
+    row.metric("Input not sent", compact(t["tokens_saved"]), width="content",
+               help=f"{t['tokens_saved']:,} tokens: the sum over every step of raw − view, the input the layers "
+                    "kept out of the requests. Cumulative, like the input sent (below), not one request's size.")
+    row.metric("Events", f"{t['events']:,}", width="content",
+               help=", ".join(f"{k}: {v}" for k, v in t["events_by_layer"].items()) or None)
+    row.metric("Summarizer calls", f"{t['summarizer_calls']:,}", help=f"summarizer: {run.summarizer_name}",
+               width="content")
     st.caption(counts_note(run) + " " + cumulative_note(t))
     whatif = against_recorded(run)
     if whatif is not None:

@@ -30,5 +30,7 @@ def test_the_timeline_legend_shows_every_entry_without_scrolling(page: Page, app
     assert legend["names"] >= 2  # the trigger and keep lines are legend entries
     assert legend["bar"] == 0, legend  # no scrollbar: every entry is drawn
     assert 0 <= legend["top"] and legend["bottom"] <= legend["height"], legend  # inside the figure
-    assert legend["height"] == 620  # the chart did not grow: the event lanes stay on the first screen
+    # the chart grew only by what its legend, wrapped narrow for a 1024 px projector (ui.figures.LABEL_LINE_CHARS),
+    # needs: the event lanes stay near the first screen
+    assert 620 <= legend["height"] <= 680
     shot(page, screenshots, f"timeline-legend-{size[0]}")
