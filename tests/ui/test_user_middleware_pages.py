@@ -54,7 +54,9 @@ def test_a_custom_middleware_from_the_yaml_editor_shows_on_every_page(start, sam
     at.switch_page("pages/timeline.py").run()
     assert not at.exception
     assert layer_event_counts(at)["KeepRecentResults"] == len(events)
-    lane = next(t for t in figure(at)["data"] if t.get("name") == f"KeepRecentResults ({len(events)})")
+    # legend names wrap at 18 characters (ui/figures.py LABEL_LINE_CHARS): "KeepRecentResults<br>(42)"
+    lane = next(t for t in figure(at)["data"]
+                if str(t.get("name")).replace("<br>", " ") == f"KeepRecentResults ({len(events)})")
     steps = np.frombuffer(base64.b64decode(lane["x"]["bdata"]), dtype=lane["x"]["dtype"])  # plotly's typed array
     assert steps.tolist() == [e.step for e in events]
     assert lane["hovertext"][0] == (f"KeepRecentResults · edit_request: request: replaced "
