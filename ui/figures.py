@@ -600,6 +600,8 @@ def compare_figure(a: Run, b: Run, *, height: int = 420) -> go.Figure:
         if (li.tokens or 0) <= top:
             labels.append({"xref": "paper", "x": 1, "xanchor": "right", "yref": "y", "y": li.tokens,
                            "yanchor": "bottom", "showarrow": False, "text": esc(f"{prefix}{li.role} {li.tokens:,}"),
+                           # on a backing: the raw curve crossing the window's label struck it through
+                           "bgcolor": "rgba(255,255,255,0.85)",
                            "font": {"color": str(LINE_STYLES.get(li.role, {}).get("color", "#374151"))}})
     notes = []  # under the chart, on a line of their own under "step"
     if raw_peak > top:

@@ -236,6 +236,8 @@ def test_compare_figure_fits_a_and_b_and_says_what_it_clips() -> None:
     assert layout["xaxis"]["title"]["text"].startswith(f"step<br>raw peaks at {raw_peak:,} (clipped)")
     # a level both share is drawn once; one only A has (B keeps messages, no token level) says whose it is
     assert [a["text"] for a in layout["annotations"]] == ["trigger 10,000", "A: keep 2,000"]
+    # each on a backing, so a curve crossing a level's name does not strike it through
+    assert all(a.get("bgcolor") == "rgba(255,255,255,0.85)" for a in layout["annotations"])
 
 
 # -- sidebar edits -----------------------------------------------------------------------------
