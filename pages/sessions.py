@@ -9,7 +9,7 @@ from typing import Any
 import streamlit as st
 
 from engine.base.errors import ContextInspectorError
-from engine.base.wording import money
+from engine.base.wording import money, plural
 from engine.config.presets import PRESETS
 from engine.sessions.across import (
     DEFAULT_POLICIES,
@@ -53,12 +53,14 @@ def _money(value: float | None) -> str:
 
 
 def _rows_table(rows: list[Summary]) -> list[dict[str, Any]]:
+    # the figures first, the long text after them: with the title before them, "peak" to "cost" were
+    # off-screen at 1024 px and "compactions" clipped at 1440 (the walk-through)
     return [{"live": "●" if r.live else "", "modified": (r.modified or "")[:16].replace("T", " "), "agent": r.agent,
-             "title": r.title or "", "steps": r.steps, "peak": r.peak_tokens,
+             "peak": r.peak_tokens,
              "% of window": (round(100 * r.peak_tokens / r.window_tokens, 1)
                              if r.peak_tokens and r.window_tokens else None),
-             "compactions": r.compactions, "cost": _money(r.dollars), "model": r.model or "",
-             "project": r.project or "", "note": r.error or ""} for r in rows]
+             "compactions": r.compactions, "cost": _money(r.dollars), "steps": r.steps, "title": r.title or "",
+             "model": r.model or "", "project": r.project or "", "note": r.error or ""} for r in rows]
 
 
 def _share(value: float | None) -> str | None:
@@ -69,12 +71,11 @@ def _share(value: float | None) -> str | None:
 def _figures_table(rows: list[Summary]) -> list[dict[str, Any]]:
     """engine.sessions.across.session_figures with the list's column names and units: "peak" and
     "% of window 13.8", not "peak_tokens" and "peak_fraction 0.1383"."""
-    return [{"agent": f["agent"], "title": f["title"] or "", "steps": f["steps"], "peak": f["peak_tokens"],
-             "window": f["window_tokens"],
+    return [{"agent": f["agent"], "peak": f["peak_tokens"], "window": f["window_tokens"],
              "% of window": None if f["peak_fraction"] is None else round(100 * f["peak_fraction"], 1),
              "overflows": f["overflows"], "compactions": f["compactions"], "cost": _money(f["dollars"]),
-             "cache hit rate": _share(f["hit_rate"]), "model": f["model"] or "", "project": f["project"] or "",
-             "id": f["id"]} for f in session_figures(rows)]
+             "cache hit rate": _share(f["hit_rate"]), "steps": f["steps"], "title": f["title"] or "",
+             "model": f["model"] or "", "project": f["project"] or "", "id": f["id"]} for f in session_figures(rows)]
 
 
 def _policies_table(rows: list[Any]) -> list[dict[str, Any]]:
@@ -86,14 +87,17 @@ def _policies_table(rows: list[Any]) -> list[dict[str, Any]]:
 
 
 HEADER_PX = 104
-COLUMNS = {"live": st.column_config.TextColumn("", width=24, help="written to in the last two minutes"),
-           "title": st.column_config.TextColumn(width="large"),
+# "live" had an empty header (an unlabeled column beside the row checkboxes); the title was "large" (400 px) and
+# pushed the figures out of sight: "medium" is 200 px (a selected row shows its whole title as the subheader)
+COLUMNS = {"live": st.column_config.TextColumn("live", width=44, help="written to in the last two minutes"),
+           "title": st.column_config.TextColumn(width="medium"),
            "steps": st.column_config.NumberColumn(format="localized", width="small"),
            "peak": st.column_config.NumberColumn(format="localized", width="small",
                                                  help="the largest request the provider recorded"),
            # wide enough for their headers ("small" is 75 px: "% of windo…", "compactio…" at every width)
            "% of window": st.column_config.NumberColumn(format="%.1f", width=HEADER_PX),
            "compactions": st.column_config.NumberColumn(width=HEADER_PX, help="the agent's own compactions"),
+           "cost": st.column_config.TextColumn(width=88),  # "$0.000018", "$1,234.56" whole
            "project": st.column_config.TextColumn(width="medium")}
 FIGURE_COLUMNS = {**{k: v for k, v in COLUMNS.items() if k != "live"},
                   "window": st.column_config.NumberColumn(format="localized", width="small",
@@ -204,7 +208,7 @@ def across_tab(result: Any) -> None:
                               help="each session replayed with each agent's own compaction (or framework preset)")
     ray_ok = importlib.util.find_spec("ray") is not None
     executor = "ray" if ray_ok and len(chosen) >= RAY_SESSIONS else "process"
-    st.caption(f"{len(chosen)} session(s) × {len(policies)} polic(ies) on the {executor} executor"
+    st.caption(f"{plural(len(chosen), 'session')} × {plural(len(policies), 'policy', 'policies')} on the {executor} executor"
                + (f" (Ray above {RAY_SESSIONS} sessions)" if ray_ok else ""))
     key = ("ss_compare", tuple(r.id for r in chosen), tuple(policies))
     if st.button("Compare", icon=":material/play_arrow:", disabled=not policies, key="ss_compare_go"):

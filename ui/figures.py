@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import html
 import textwrap
 from collections import Counter
@@ -16,11 +17,13 @@ from plotly.subplots import make_subplots
 
 from engine.run.run import Run
 from engine.run.whatif import COMPACTION_EVENTS
+from engine.thread.events import Event
 from engine.thread.kinds import CATEGORIES
 from engine.views.decisions import DecisionSeries, decision_series, run_lines
 from engine.views.timeline import (
     ThresholdLine,
     TimelineSeries,
+    describe_event,
     event_markers,
     layer_order,
     recorded_compactions,
@@ -155,8 +158,32 @@ def _vline(x: float, color: str, dash: str, width: float = 1.0) -> dict[str, obj
             "line": {"color": color, "dash": dash, "width": width}, "layer": "below"}
 
 
+# A step's hover names its events (as the event lanes do), at most HOVER_EVENTS, each on one line with its
+# message clipped to HOVER_MESSAGE_CHARS characters; the rest are counted ("and 3 more"): the Step page
+# lists them all.
+HOVER_EVENTS = 4
+HOVER_MESSAGE_CHARS = 40
+
+
+def _events_lines(events: Sequence[Event], count: int) -> str:
+    """A step's "<br>N event(s)" line and a line naming each event (`describe_event`: layer · kind, its
+    message with whitespace collapsed and clipped, tokens before → after; escaped, a message is transcript
+    text), the events after HOVER_EVENTS counted, so the names and "and N more" add up to `count`."""
+    out = f"<br>{count} event(s)"
+    named = list(events[:HOVER_EVENTS]) if count <= HOVER_EVENTS else list(events[:HOVER_EVENTS - 1])
+    for e in named:
+        message = " ".join(e.message.split())
+        if len(message) > HOVER_MESSAGE_CHARS:
+            message = message[:HOVER_MESSAGE_CHARS - 1].rstrip() + "…"
+        out += "<br>· " + esc(describe_event(dataclasses.replace(e, message=message)))
+    if count > len(named):
+        out += f"<br>· and {count - len(named)} more"
+    return out
+
+
 def _step_hover(series: TimelineSeries, window_tokens: int,
-                decided: Sequence[DecisionSeries] = ()) -> tuple[str, np.ndarray, list[str], list[str]]:
+                decided: Sequence[DecisionSeries] = (),
+                step_events: Sequence[Sequence[Event]] = ()) -> tuple[str, np.ndarray, list[str], list[str]]:
     """The click layer's hover: a template, per-step numbers (customdata) and the per-step extras.
 
     The label lists view vs window, raw, recorded input and each category of the run in the legend's
@@ -179,7 +206,10 @@ def _step_hover(series: TimelineSeries, window_tokens: int,
     recorded = (series.recorded_input_tokens.tolist() if series.recorded_input_tokens is not None
                 else [float("nan")] * n)
     rec_text = [f" · recorded input {int(rec):,}" if rec == rec else "" for rec in recorded]  # NaN: not recorded
-    events_text = [f"<br>{events} event(s)" if events else "" for events in series.event_counts.tolist()]
+    # a step with events names them (`step_events[i]`, the run's steps' events, which `event_counts` counts);
+    # built only for those steps: most steps have none and their text stays empty
+    events_text = [(_events_lines(step_events[i] if i < len(step_events) else (), events) if events else "")
+                   for i, events in enumerate(series.event_counts.tolist())]
     # a step where a rule fired, or did something its numbers do not say, names it (the Step page has the rest)
     for d in shown:
         for i, dec in enumerate(d.decisions):
@@ -221,7 +251,8 @@ def _answer(d: DecisionSeries, i: int) -> str:
 
 
 def click_layer(series: TimelineSeries, window_tokens: int, top: int,
-                decided: Sequence[DecisionSeries] = ()) -> dict[str, Any]:
+                decided: Sequence[DecisionSeries] = (),
+                step_events: Sequence[Sequence[Event]] = ()) -> dict[str, Any]:
     """The trace that hovers and opens a step: a transparent heatmap of one cell per step, each cell the
     step's whole column from 0 to the axis top (never decimated).
 
@@ -233,7 +264,7 @@ def click_layer(series: TimelineSeries, window_tokens: int, top: int,
     newPlot in Chromium, docs/benchmarks.md); its customdata is 3-D (one row of cells), sent as a typed
     array (plotly.js 4.1 decodes up to three dimensions, `decodeTypedArraySpec`).
     """
-    template, customdata, rec_text, events_text = _step_hover(series, window_tokens, decided)
+    template, customdata, rec_text, events_text = _step_hover(series, window_tokens, decided, step_events)
     n = len(series.steps)
     return {"type": "heatmap", "x": series.steps, "y": [0, top], "z": np.zeros((1, n), dtype=np.int8),
             "name": "steps (click to open)", "showscale": False, "showlegend": False, "opacity": 0,
@@ -431,7 +462,7 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
     decided_peak = max((int(np.nanmax(d.measured)) for d in decided if d.drawable and not np.isnan(d.measured).all()),
                        default=0)
     top, annotations = _y_top(series, lines, run.window_tokens, whole_window, decided_peak)
-    data.append(click_layer(series, run.window_tokens, top, decided))
+    data.append(click_layer(series, run.window_tokens, top, decided, [s.events for s in run.steps]))
     last = max(0, len(steps) - 1)
     pad = max(0.6, 0.01 * last)  # room for the step-0 and last-step markers: never half clipped
     layout = copy.deepcopy(_subplots_layout((0.8, 0.2) if len(lanes) > 2 else (0.86, 0.14)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from engine.base.wording import plural
 from engine.cost.run_cost import RunCost
 from engine.cost.views import cache_off_note, dollars, percent
 from engine.evals.account import CompactionAccount, compaction_accounts, compare_forensics, survival_report
@@ -80,9 +81,11 @@ def compaction_card(run: Run, account: CompactionAccount, cost: RunCost | None) 
                     + (f" · trigger {escape_md(account.trigger)}" if account.trigger else ""))
         st.markdown(escape_md(account.headline))
         metrics = list(account_metrics(account, priced=priced, cache_modelled=cache_off is None).items())
-        for row in (metrics[:4], metrics[4:]):  # two rows of four: the values stay whole at half a page wide
-            for col, (label, value) in zip(st.columns(4), row, strict=True):
-                col.metric(label, value)
+        # one row that wraps, each tile as wide as its label and value: four fixed columns cut both at 1024 px
+        # ("facts kept 95 of …", "cache written agai…": a projector, walk-through)
+        row = st.container(horizontal=True, gap="medium", key=f"account_metrics_{account.step}")
+        for label, value in metrics:
+            row.metric(label, value, width="content")
         st.caption("Request before: what the step would have sent without the compaction; after: what it sent (whole "
                    "requests, prompt included)."
                    + (f" The source agent counted {account.recorded_tokens_before:,} tokens before it."
@@ -109,7 +112,7 @@ def compaction_card(run: Run, account: CompactionAccount, cost: RunCost | None) 
                  else "What the later steps would need again (an estimate: the removed reads and runs they use)")
         st.markdown(f"**{label}** · {r.calls} call{'s' if r.calls != 1 else ''}, {r.tokens:,} tokens"
                     + (f", {dollars(r.dollars)}" if priced else "")
-                    + (f" · first new edit {r.steps_to_first_edit} steps later" if r.steps_to_first_edit is not None
+                    + (f" · first new edit {plural(r.steps_to_first_edit, 'step')} later" if r.steps_to_first_edit is not None
                        else " · no new edit before the next compaction"))
         _selectable(refetch_rows(r, priced=priced), f"fx_refetch_{account.step}", "step")
         if r.estimate is not None and r.basis == "recorded":

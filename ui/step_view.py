@@ -20,6 +20,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
+from engine.base.wording import plural
 from engine.run.run import Run, StepRecord
 from engine.thread.decisions import Decision
 from engine.views.decisions import reserved
@@ -165,7 +166,7 @@ def message_browser(run: Run, k: int, detail: StepDetail) -> None:
     messages = len(detail.entries)
     where = f"Cards {page.start + 1:,}–{page.stop:,} of {len(shown):,}" if len(shown) else "No messages shown"
     note = where + (f" (of {total:,}" if len(shown) != total else " (") + \
-        f"{'; ' if len(shown) != total else ''}{messages:,} messages in the view: a call and its results share a card)"
+        f"{'; ' if len(shown) != total else ''}{plural(messages, 'message')} in the view: a call and its results share a card)"
     if flt.query:
         note += f" · **{shown.total_matches:,}** match{'es' if shown.total_matches != 1 else ''} for " \
                 f"“{escape_md(flt.query, limit=60)}” in {len(shown):,} card{'s' if len(shown) != 1 else ''}"
@@ -347,7 +348,7 @@ def budget_text(used: int, window: int, lines: list[ThresholdLine], decisions: S
     return text
 
 
-CATEGORY_TABLE_PX = 560  # the category table's columns (290 + 80 + a 160 px bar) and its borders
+CATEGORY_TABLE_PX = 560  # the category table's columns (320 + 80 + a 130 px bar) and its borders
 
 
 def budget_panel(run: Run, k: int, lines: list[ThresholdLine]) -> None:
@@ -376,11 +377,16 @@ def budget_panel(run: Run, k: int, lines: list[ThresholdLine]) -> None:
                     + (f" · recorded by the provider {step.recorded_input_tokens:,}" if step.recorded_input_tokens
                        else ""))
         st.dataframe(category_table(step, window, run), hide_index=True, key="step_categories", placeholder=EMPTY_CELL, column_config={
-            # the longest label, "re-attached at compaction (not recorded)", needs the room
-            "category": st.column_config.TextColumn("category", width=290),
+            # the longest labels, "re-attached at compaction (not recorded)" and "reserved above state
+            # summarization trigger", need the room (the quantity a threshold compares is said below)
+            "category": st.column_config.TextColumn("category", width=320),
             "tokens": st.column_config.NumberColumn("tokens", format="localized", width=80),
             "% of window": st.column_config.ProgressColumn("% of window", format="%.1f%%", min_value=0,
-                                                           max_value=100, width=160)})
+                                                           max_value=100, width=130)})
+        room = reserved(run)
+        if room is not None and room.measured_in:
+            st.caption(escape_md(f"{room.label[0].upper()}{room.label[1:]}: measured in {room.measured_in}; "
+                                 "what the view has not grown into yet."))
 
 
 def category_table(step: StepRecord, window: int, run: Run | None = None) -> list[dict[str, Any]]:

@@ -145,13 +145,20 @@ def counts_note(run: Run) -> str:
                        "prompt and tools, so the tool schemas and system prompt show that much less")
     else:
         prompt_part = "no unrecorded prompt"
+    # a prompt measured again later (after a recorded compaction, or rebuilt by the agent: Gemini CLI) is not the
+    # same on every request: say from which step it is what (the Step page's "agent prompt" row shows it)
+    later = [(s, n) for s, n in run.calibration.prompt_schedule if s > 0 and n != prompt][:3]
+    measured_again = ""
+    if prompt > 0 and later:
+        measured_again = (" That prompt is " + ", then ".join(f"{n:,} tokens from step {s}" for s, n in later)
+                          + " (measured again where a request grew by less than what it added).")
     if first:
         prompt_part += (f"; {plural(first, 'token')} more of the first call's input belong to the first turn "
                         "(first-turn context: gone once a compaction removes that turn)")
     calls = plural(t["recorded_steps"], "recorded call")
     note = run.calibration.note()
     return (f"Token counts are in the provider's tokens, calibrated to its recorded input ({calls}). "
-            f"{t['tokenizer']}. Of every request: {prompt_part}. What a message carried beyond its text is "
+            f"{t['tokenizer']}. Of every request: {prompt_part}.{measured_again} What a message carried beyond its text is "
             f"drawn as its own category; the unexplained rest is at most "
             f"{100 * (t['recorded_max_unexplained'] or 0):.1f}% of a recorded input."
             + (f" {note}" if note else ""))

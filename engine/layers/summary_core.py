@@ -244,7 +244,9 @@ class SummarizationCore(ContextLayer):
         if getattr(counter, "name", "") == "approximate":
             how = "chars/4, usage-scaled" if scales_with_usage(counter) else "chars/4"
         elif counter is self.context.counter:
-            how = "provider tokens"
+            # the run's counter: the provider's tokens where the thread's usage calibrates it, else ours
+            how = ("provider tokens" if self.context.calibration is not None
+                   else f"{getattr(counter, 'name', 'our')} estimate")
         else:
             how = str(getattr(counter, "name", "its own counter"))
         if request:

@@ -135,6 +135,9 @@ class Reserved:
 
     label: str
     tokens: int
+    # the quantity the threshold compares, when not the view's tokens (said under the table: in the label
+    # it cut the Step page's category column to "…in Lar…")
+    measured_in: str = ""
 
 
 def reserved(run: Run) -> Reserved | None:
@@ -149,8 +152,7 @@ def reserved(run: Run) -> Reserved | None:
             room = max(0, run.window_tokens - (s.threshold or 0))
             if s.rule.startswith("claude-code compaction"):
                 return Reserved("autocompact buffer (Claude Code)", room)
-            units = "" if s.series == VIEW else f", in {s.series_label}"
-            return Reserved(f"reserved above {s.rule}{units}", room)
+            return Reserved(f"reserved above {s.rule}", room, "" if s.series == VIEW else s.series_label)
     # a recorded run (nothing of ours decides): what the source agent's own policy keeps free
     name = AGENT_PRESET_OF_FORMAT.get(run.thread.source_format or "")
     if name is None or not run.window_tokens or "recorded" not in run.config.order:

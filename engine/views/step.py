@@ -36,7 +36,10 @@ def category_rows(step: StepRecord, window_tokens: int, reserved: tuple[str, int
     else:
         rows.append({"category": "over the window", "tokens": -free, "percent_of_window": pct(-free)})
     if reserved is not None:
-        rows.append({"category": reserved[0], "tokens": room, "percent_of_window": pct(room)})
+        # what is left of the reserved room once the view grew into it (a view past the policy's threshold
+        # uses part of it): the rows add up to the window, as /context's do
+        left = min(room, max(0, free))
+        rows.append({"category": reserved[0], "tokens": left, "percent_of_window": pct(left)})
     return rows
 
 

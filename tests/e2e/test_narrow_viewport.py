@@ -77,3 +77,16 @@ def test_the_step_pages_category_table_is_whole_on_a_projector(page: Page, app_u
     assert box is not None and box["width"] >= CATEGORY_TABLE_PX - 20, box
     assert box["x"] + box["width"] <= PROJECTOR["width"], box
     shot(page, screenshots, "narrow-step-table-1024")
+
+
+def test_the_compaction_account_card_is_whole_on_a_projector(page: Page, app_url: str, screenshots: Path) -> None:
+    """Four fixed columns cut the card's values and labels at 1024 px ("95 of …", "not …", "cache written agai…")."""
+    page.set_viewport_size(PROJECTOR)
+    open_page(page, f"{app_url}/layers?thread=sample:a_demo&preset=stress&tab=Summaries")
+    card = page.locator("[class*=st-key-account_metrics_]").first
+    card.wait_for()
+    labels = card.get_by_test_id("stMetricLabel").all_inner_texts()
+    assert "cache written again (tokens)" in labels, labels
+    assert page.evaluate(CUT, "[class*=st-key-account_metrics_] [data-testid=stMetricLabel] *, "
+                              "[class*=st-key-account_metrics_] [data-testid=stMetricValue] *") == []
+    shot(page, screenshots, "narrow-account-card-1024")

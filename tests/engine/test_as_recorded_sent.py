@@ -20,7 +20,7 @@ from engine.recorded.history import recorded_history
 from engine.run.replay import replay
 from engine.thread.model import RecordedUsage, Thread
 from engine.tokens.counters import counter_for_thread
-from tests.conftest import TRACES
+from tests.conftest import TRACES, trace_path
 
 
 def _code(k: int) -> str:
@@ -109,3 +109,14 @@ def test_the_gemini_session_peaks_at_its_largest_recorded_input() -> None:
     assert run.peak_view_tokens() == 40_914 == max(s.recorded_input_tokens or 0 for s in run.steps)
     assert run.peak_raw_tokens() == 40_914 and run.tokens_saved() == 0
     assert [s.view_tokens for s in run.steps] == [13_906, 29_082, 38_324, 40_914, 40_122, 40_238]
+
+
+def test_the_counts_note_says_from_which_step_a_rebuilt_prompt_is_smaller() -> None:
+    """The Timeline's note said "13,308 tokens" of every request while the Step page's agent-prompt row read
+    11,994 from step 4 (the walk-through): the note names the prompt measured again."""
+    from ui.widgets import counts_note
+
+    run = replay(load_thread(trace_path("gemini", "vibecodingtracker-session.jsonl")), preset("as-recorded"))
+    assert run.calibration.prompt_schedule == [(0, 13_308), (4, 11_994)]
+    assert " That prompt is 11,994 tokens from step 4 (measured again" in counts_note(run)
+    assert run.steps[4].view_by_category["agent_prompt"] == 11_994

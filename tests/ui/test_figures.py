@@ -87,9 +87,11 @@ def test_only_the_click_layer_hovers_so_overlapping_curves_still_open_a_step(run
                                  *[by.get(c, 0) for c in ("system", "tools", "human", "ai", "tool_calls",
                                                           "tool_results")]]
     assert sum(cells[3][4:]) == s3.view_tokens
-    # what varies in shape stays text: the event count where a step has events, empty elsewhere
+    # what varies in shape stays text: the event count and each event named where a step has events
+    # (escaped: the thread's text is never HTML), empty elsewhere
     events = hit.hovertext[0]
-    assert events[4] == "<br>1 event(s)" and events[6] == "<br>1 event(s)" and events[3] == ""
+    assert events[4].startswith("<br>1 event(s)<br>· summarization · summarize: &lt;script&gt;")
+    assert events[6] == "<br>1 event(s)<br>· dangling · patch: 1 call patched" and events[3] == ""
     assert set(hit.text[0]) == {""}  # no recorded input in this thread
 
 

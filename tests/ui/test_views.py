@@ -130,6 +130,15 @@ def test_category_rows_like_context() -> None:
     ]
     assert category_rows(_step([], []), 800)[-1] == {"category": "over the window", "tokens": 100, "percent_of_window": 12.5}
     assert category_rows(_step([], []), 900)[-1] == {"category": "free space", "tokens": 0, "percent_of_window": 0.0}
+    # the reserved room above a policy's threshold: what is left of it once the view grew into it, so the
+    # rows add up to the window (a view of 900 past a 700 threshold on 1,000 left 100, not 300: 1,200 of 1,000)
+    rows = category_rows(_step([], []), 1000, ("reserved above the trigger", 300))
+    assert rows[-2:] == [{"category": "free space", "tokens": 0, "percent_of_window": 0.0},
+                         {"category": "reserved above the trigger", "tokens": 100, "percent_of_window": 10.0}]
+    assert sum(r["tokens"] for r in rows) == 1000
+    assert category_rows(_step([], []), 2000, ("reserved", 300))[-2:] == [
+        {"category": "free space", "tokens": 800, "percent_of_window": 40.0},
+        {"category": "reserved", "tokens": 300, "percent_of_window": 15.0}]
 
 
 def test_state_view_diff_aligns_by_id() -> None:
