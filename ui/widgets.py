@@ -147,7 +147,7 @@ def counts_note(run: Run) -> str:
         prompt_part = "no unrecorded prompt"
     # a prompt measured again later (after a recorded compaction, or rebuilt by the agent: Gemini CLI) is not the
     # same on every request: say from which step it is what (the Step page's "agent prompt" row shows it)
-    later = [(s, n) for s, n in run.calibration.prompt_schedule if s > 0 and n != prompt][:3]
+    later = [(s, n) for s, n in getattr(run.calibration, "prompt_schedule", ()) if s > 0 and n != prompt][:3]
     measured_again = ""
     if prompt > 0 and later:
         measured_again = (" That prompt is " + ", then ".join(f"{n:,} tokens from step {s}" for s, n in later)

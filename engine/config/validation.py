@@ -65,8 +65,10 @@ def _problem(err: Any, doc: Any, source: str) -> tuple[str, str]:
     if err["type"] == "extra_forbidden":
         msg = "unknown key"
     # a message that already names the value ("got 'potato'") does not get it twice (issue 35)
-    # (nor when it says what it got in the reader's own terms: "… greater than 0, got -3" for 'messages:-3')
-    shown = f" (got {value!r})" if value is not _MISSING and ", got " not in msg and f"got {value!r}" not in msg else ""
+    # and one that says what it got in the reader's terms ("… greater than 0, got -3" for 'messages:-3') gets
+    # the text as written, not a second "got"
+    shown = ("" if value is _MISSING or f"got {value!r}" in msg
+             else f" (as written: {value!r})" if ", got " in msg else f" (got {value!r})")
     return ".".join(key) or source, f"{msg}{shown}"
 
 

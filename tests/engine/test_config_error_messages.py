@@ -23,7 +23,7 @@ def test_every_invalid_setting_is_named_once_with_its_value() -> None:
     assert problems["model.max_input_tokens"] == "Input should be greater than 0 (got -100)"
     # the type is a part of the text "banana:12": the setting named is the one the file wrote
     assert problems["summarization.trigger"] == "the type should be 'messages', 'tokens' or 'fraction' (got 'banana:12')"
-    assert problems["summarization.keep"] == "messages thresholds must be greater than 0, got -3."  # "got" said once
+    assert problems["summarization.keep"] == "messages thresholds must be greater than 0, got -3. (as written: 'messages:-3')"
     assert err.value.key == "model.max_input_tokens"  # the form marks the first one's field
     text = str(err.value)
     assert text.startswith("3 settings are not valid: model.max_input_tokens: ")

@@ -122,6 +122,6 @@ def test_cli_replay_errors_are_one_line(tmp_path, capsys) -> None:
     path.write_text(dumps(small_thread()))
     assert main(["replay", str(path), "--set", "summarization.keep=tokens:0"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == "ctxi replay: error: summarization.keep: tokens thresholds must be greater than 0, got 0. (got 'tokens:0')"
+    assert err == "ctxi replay: error: summarization.keep: tokens thresholds must be greater than 0, got 0. (as written: 'tokens:0')"
     assert main(["replay", str(tmp_path / "nope.json")]) == 2
     assert "file not found" in capsys.readouterr().err

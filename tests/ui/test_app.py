@@ -341,7 +341,7 @@ def test_form_error_is_shown_next_to_the_field(start) -> None:  # noqa: ANN001
     assert not at.exception
     assert at.session_state["config"] == before
     errors = [plain([e]) for e in at.error]
-    message = "summarization.keep: Fractional values must be between 0 and 1, got 2.0. (got 'fraction:2')"
+    message = "summarization.keep: Fractional values must be between 0 and 1, got 2.0. (as written: 'fraction:2')"
     assert errors == [f"Not applied — {message}", message]  # at the top of the form, then under the keep field
 
 

@@ -34,7 +34,7 @@ def upload(at, name: str, data: bytes):  # noqa: ANN001, ANN201
      "invalid.yaml not applied: 3 settings are not valid:\n"
      "- model.max_input_tokens: Input should be greater than 0 (got -100)\n"
      "- summarization.trigger: the type should be 'messages', 'tokens' or 'fraction' (got 'banana:12')\n"
-     "- summarization.keep: messages thresholds must be greater than 0, got -3."),
+     "- summarization.keep: messages thresholds must be greater than 0, got -3. (as written: 'messages:-3')"),
 ])
 def test_an_uploaded_config_says_each_problem_once(start, name: str, data: bytes, message: str) -> None:  # noqa: ANN001
     at = start("pages/config.py", preset="stress", tab="YAML")
