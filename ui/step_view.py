@@ -23,7 +23,7 @@ import streamlit as st
 from engine.base.wording import plural
 from engine.run.run import Run, StepRecord
 from engine.thread.decisions import Decision
-from engine.views.decisions import reserved
+from engine.views.decisions import Reserved, reserved
 from engine.views.step import DiffRow, ViewEntry, category_rows, diff_counts
 from engine.views.step_page import (
     Card,
@@ -376,23 +376,25 @@ def budget_panel(run: Run, k: int, lines: list[ThresholdLine]) -> None:
                     f"{window:,} tokens · raw (no layers) {step.raw_tokens:,} · state {step.state_tokens:,}"
                     + (f" · recorded by the provider {step.recorded_input_tokens:,}" if step.recorded_input_tokens
                        else ""))
-        st.dataframe(category_table(step, window, run), hide_index=True, key="step_categories", placeholder=EMPTY_CELL, column_config={
+        room = reserved(run)  # once a rerun: it groups the run's decisions
+        st.dataframe(category_table(step, window, room=room), hide_index=True, key="step_categories", placeholder=EMPTY_CELL, column_config={
             # the longest labels, "re-attached at compaction (not recorded)" and "reserved above state
             # summarization trigger", need the room (the quantity a threshold compares is said below)
             "category": st.column_config.TextColumn("category", width=320),
             "tokens": st.column_config.NumberColumn("tokens", format="localized", width=80),
             "% of window": st.column_config.ProgressColumn("% of window", format="%.1f%%", min_value=0,
                                                            max_value=100, width=130)})
-        room = reserved(run)
         if room is not None and room.measured_in:
             st.caption(escape_md(f"{room.label[0].upper()}{room.label[1:]}: measured in {room.measured_in}; "
                                  "what the view has not grown into yet."))
 
 
-def category_table(step: StepRecord, window: int, run: Run | None = None) -> list[dict[str, Any]]:
+def category_table(step: StepRecord, window: int, run: Run | None = None, *,
+                   room: Reserved | None = None) -> list[dict[str, Any]]:
     """The category rows as the page shows them, under the words the page uses, with what the run's policy
-    reserves above its threshold (Claude Code's "Autocompact buffer")."""
-    room = reserved(run) if run is not None else None
+    reserves above its threshold (Claude Code's "Autocompact buffer": `room`, else `reserved(run)`)."""
+    if room is None and run is not None:
+        room = reserved(run)
     rows = category_rows(step, window, (room.label, room.tokens) if room is not None else None)
     return [{"category": category_label(r["category"]), "tokens": r["tokens"], "% of window": r["percent_of_window"]}
             for r in rows]
