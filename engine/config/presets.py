@@ -34,7 +34,8 @@ PRESETS: tuple[str, ...] = ("as-recorded", *AGENT_PRESETS, "deepagents", "langch
 RECORDED_PRESET = "as-recorded"
 # The preset of each source agent's own compaction policy (engine/policies), by the importer's
 # `source_format`: what its recorded sessions are measured against (the gauge, the reserved room on the
-# as-recorded chart) and what stress mode lowers on them.
+# as-recorded chart) and what stress mode lowers on them (OpenHands' condenser also takes a token trigger:
+# `max_tokens`, engine/policies/openhands.py `limits`).
 AGENT_PRESET_OF_FORMAT: dict[str, str] = {"claude_code": "claude-code", "codex": "codex", "gemini_cli": "gemini-cli",
                                           "cline": "cline", "openhands": "openhands"}
 DEFAULT_PRESET = "deepagents"

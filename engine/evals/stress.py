@@ -25,9 +25,6 @@ from engine.config.sizes import ContextSize
 STRESS_RANGE: tuple[float, float] = (0.10, 0.25)  # what the dashboard offers
 DEFAULT_STRESS_FRACTION = 0.25
 
-# The preset of the agent that recorded a thread, by its source format: the recorded sessions' own
-# policies (engine.views.decisions), and OpenHands, whose condenser also takes a token trigger
-# (`max_tokens`, engine/policies/openhands.py `limits`).
 # A policy that refuses a trigger below its own floor: Anthropic's compaction trigger is at least
 # 50,000 input tokens (engine/policies/server_compaction.py ANTHROPIC_MIN_TRIGGER, Anthropic's docs).
 MIN_COMPACTION_TRIGGER_TOKENS: dict[str, int] = {"anthropic-compaction": 50_000}
