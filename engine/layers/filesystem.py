@@ -140,7 +140,7 @@ class FilesystemLayer(RequestLayer):
     state_schema = SummaryEventState  # reads the summarization event to count what the model sees
     # how a checkpoint keeps each run-time attribute (engine/layers/checkpoint.py)
     checkpoint_kinds: ClassVar[dict[str, str]] = {
-        "_seen": "grow", "_seen_src": "reset", "_candidates": "grow", "_tagged": "grow", "_copies": "memo",
+        "_seen": "grow", "_seen_src": "reset", "_candidates": "grow", "_tagged": "grow", "_copies": "memo", "_cut_stats": "memo",
         "_tool_counts": "memo", "_state_tokens": "helper", "_drop": "helper", "_project": "helper",
         "_totals": "helper", "_sums": "helper", "_cut_before": "value", "_last_view": "reset"}
 
@@ -166,6 +166,8 @@ class FilesystemLayer(RequestLayer):
         self._candidates: list[int] = []
         self._tagged: list[int] = []
         self._copies: dict[int, tuple[BaseMessage, BaseMessage]] = {}
+        # per original cut: (original, its truncated copy, tokens saved, arguments cut), computed once
+        self._cut_stats: dict[int, tuple[BaseMessage, BaseMessage, int, int]] = {}
         self._tool_counts: dict[tuple[int, ...], tuple[tuple[Any, ...], int]] = {}
         self._state_tokens = RunningScaledCount(self.counter)
         self._drop = CachedDrop()
@@ -303,13 +305,15 @@ class FilesystemLayer(RequestLayer):
             return None
         view = self._view_list(messages, cut, low)
         saved = arguments = 0
+        stats = self._cut_stats
         for i in cut:
-            original = cast(AIMessage, messages[i])  # view[i] may hold its copy already
-            copy = cast(AIMessage, self._copy(original, self._truncated))
-            view[i] = copy
-            saved += self.counter.count_message(original) - self.counter.count_message(copy)
-            arguments += sum(1 for old, new in zip(original.tool_calls, copy.tool_calls, strict=True)
-                             for k, v in (old.get("args") or {}).items() if v is not (new.get("args") or {}).get(k))
+            original = messages[i]  # view[i] may hold its copy already
+            hit = stats.get(id(original))
+            if hit is None or hit[0] is not original:  # a call cut stays cut at every later step: once each
+                hit = stats[id(original)] = self._cut_stat(cast(AIMessage, original))
+            view[i] = hit[1]
+            saved += hit[2]
+            arguments += hit[3]
         ids = [view[i].id for i in cut]
         new_ids = [i for i in ids if i not in self._cut_before]
         self._cut_before = {i for i in ids if i is not None}
@@ -318,6 +322,14 @@ class FilesystemLayer(RequestLayer):
                   arguments=arguments, new_message_ids=new_ids, cutoff=cutoff + offset,
                   message=f"{arguments} argument(s) in {len(cut)} old write/edit call(s) truncated in the view")
         return view
+
+    def _cut_stat(self, original: AIMessage) -> tuple[BaseMessage, BaseMessage, int, int]:
+        """(original, its truncated copy, the tokens that saves, the arguments it cuts)."""
+        copy = cast(AIMessage, self._copy(original, self._truncated))
+        saved = self.counter.count_message(original) - self.counter.count_message(copy)
+        arguments = sum(1 for old, new in zip(original.tool_calls, copy.tool_calls, strict=True)
+                        for k, v in (old.get("args") or {}).items() if v is not (new.get("args") or {}).get(k))
+        return original, copy, saved, arguments
 
     def _view_list(self, messages: Sequence[BaseMessage], cut: Sequence[int], low: int = 0) -> list[BaseMessage]:
         """The list the truncated view is written into: the last one, appended to, while the state is the

@@ -63,6 +63,22 @@ def text_segments(text: str, limit: int = SEGMENT_CHARS) -> list[str]:
     return out
 
 
+# After a line break, before a character that is neither whitespace nor "/": every piece that holds a
+# line break ends there. Whitespace pieces cannot take the non-whitespace character; a word or number
+# piece cannot start with a line break (`[^\r\n\p{L}\p{N}]?` in both patterns); a punctuation run
+# takes trailing line breaks only (`[\r\n]*` in cl100k_base, `[\r\n/]*` in o200k_base: hence no
+# "/"). With no look-behind, the text after the cut is split as it would be alone, so the counts of
+# the lines add up to the count of the whole text.
+_LINE_CUT = re.compile(r"(?<=\n)(?=[^\s/])")
+
+
+def text_lines(text: str) -> list[str]:
+    """`text` cut after the line breaks where a new tiktoken piece starts (exact for `o200k_base` and
+    `cl100k_base`): a text made of lines seen before (a summary repeating its facts) is counted line by
+    line from a cache (engine.tokens.counters `TiktokenCounter`)."""
+    return _LINE_CUT.split(text)
+
+
 def is_exact(text: str, limit: int = SEGMENT_CHARS) -> bool:
     """Whether `text_segments(text)` cuts only where the count stays exact."""
     n, pos = len(text), 0
@@ -74,4 +90,4 @@ def is_exact(text: str, limit: int = SEGMENT_CHARS) -> bool:
     return True
 
 
-__all__ = ["SEGMENT_CHARS", "is_exact", "text_segments"]
+__all__ = ["SEGMENT_CHARS", "is_exact", "text_lines", "text_segments"]

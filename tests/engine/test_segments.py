@@ -16,7 +16,7 @@ from engine.recorded.inspect import inspect_thread
 from engine.tokens.content import content_parts, tool_call_text
 from engine.tokens.counters import TiktokenCounter
 from engine.tokens.encodings import load_encoding
-from engine.tokens.segments import SEGMENT_CHARS, is_exact, text_segments
+from engine.tokens.segments import SEGMENT_CHARS, is_exact, text_lines, text_segments
 from tests.conftest import TRACES
 
 ENCODINGS = ("o200k_base", "cl100k_base")
@@ -100,3 +100,43 @@ def test_a_huge_line_reaches_the_encoder_once_in_bounded_pieces(monkeypatch: pyt
     assert counter.count_text(big) == len(encode("a" * SEGMENT_CHARS)) * (len(big) // SEGMENT_CHARS) + len(
         encode("a" * (len(big) % SEGMENT_CHARS)))
 
+
+
+# -- text_lines: a summary counted line by line (TiktokenCounter.count_lines) --------------------------------
+
+LINE_CASES = [
+    "## SUMMARY\n- Fixed the bug.\n- Error from bash: exit 1\n",
+    "end.\n/usr/bin/python\n",  # o200k_base's punctuation run takes a "/" after its line breaks
+    "path:\n/tmp/x\n\n/again",
+    "a \n-b\n  indented\n\tx\n's\n'll be\n",
+    "x\r\n- y\r\n\r\nz",
+    "tail spaces   \nnext\n\n\n\nafter blanks",
+    "日本語\n中文\n- ✓ done\n123\n4567\n",
+    "emoji 🙂\n🙂 first\n\u00a0nbsp\n\u2028sep\nend",
+    "ends with newline\n",
+    "\nleading newline",
+    "",
+]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_lines_count_exactly_on_hand_made_and_real_texts(encoding: str) -> None:
+    enc = load_encoding(encoding)
+    texts = [*LINE_CASES, *[t for t in real_long_texts(200) if "\n" in t][:400]]
+    for text in texts:
+        lines = text_lines(text)
+        assert "".join(lines) == text
+        assert sum(len(enc.encode_ordinary(p)) for p in lines) == len(enc.encode_ordinary(text)), text[:80]
+    # the cut is where a line starts, not only at the end: the cache has lines to share
+    assert text_lines("a\nb\n/c") == ["a\n", "b\n/c"]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_count_lines_equals_count_text_and_reuses_lines(encoding: str) -> None:
+    counter = TiktokenCounter(encoding)
+    first = "## SUMMARY\n" + "".join(f"- fact number {i} was found.\n" for i in range(50))
+    second = first + "- a new fact.\n/usr/local\n"
+    assert counter.count_lines(first) == counter.count_text(first)
+    seen = len(counter._lines)
+    assert counter.count_lines(second) == counter.count_text(second)
+    assert len(counter._lines) == seen + 1  # only the new line (with the "/" line joined to it) was encoded
