@@ -7,6 +7,7 @@ from typing import Any
 from engine.base.errors import ConfigError
 from engine.base.files import RefusedFile, read_regular
 from engine.config.presets import default_preset_name
+from engine.config.safe_yaml import refuse_binary
 from engine.config.schema import EngineConfig, preset
 
 MAX_CONFIG_BYTES = 8 * 1024 * 1024  # a config YAML is a few kB; this only stops a device or a wrong file
@@ -19,7 +20,9 @@ def load_config(path: str | None = None, *, preset_name: str | None = None, over
         raise ConfigError("give --config or --preset, not both", key="--config")
     if path is not None:
         try:  # a regular file of at most MAX_CONFIG_BYTES (engine.base.files: /dev/zero or a FIFO cannot hang it)
-            text = read_regular(path, MAX_CONFIG_BYTES).decode("utf-8")
+            data = read_regular(path, MAX_CONFIG_BYTES)
+            refuse_binary(data, source=path)  # a .png or .zip given by mistake: said to be binary, as an upload is
+            text = data.decode("utf-8")
         except RefusedFile as exc:
             why = (f"config file is above {MAX_CONFIG_BYTES:,} bytes" if exc.limit_bytes is not None
                    else f"config file {exc.reason}")

@@ -22,6 +22,7 @@ pure-Python loader and for documents built in Python.)
 
 from __future__ import annotations
 
+import codecs
 import re
 from typing import Any
 
@@ -71,13 +72,43 @@ def load_yaml(text: str, *, source: str) -> Any:
 _NOT_TEXT = re.compile("[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
 
 
+# git's test for a binary file (xdiff-interface.c, buffer_is_binary): a NUL in the first 8,000 bytes.
+# A .png, .zip, .jpg or .pdf has one within a few bytes; UTF-8 and Latin-1 text never does. A UTF-16
+# text (Windows' "Unicode", with its byte order mark) has many but is not called binary.
+BINARY_PROBE_BYTES = 8000
+
+
+def is_binary(data: bytes) -> bool:
+    """Whether `data` is a binary file rather than text, by git's rule."""
+    return b"\0" in data[:BINARY_PROBE_BYTES] and not data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+
+
 def yaml_text(data: bytes, *, source: str) -> str:
     """An uploaded file's bytes as YAML text, or an InvalidYaml saying it is not a text file and where.
 
-    The first byte that is not UTF-8, or the first control character YAML refuses (a NUL: a binary
-    file), is named with its byte offset and line; PyYAML's own message for it named its internals
-    ('control characters are not allowed in "<unicode string>", position 0').
+    The first byte that is not UTF-8, or the first control character YAML refuses, is named with its
+    byte offset and line, and a binary file (a .png or .zip uploaded by mistake: `is_binary`) is said
+    to be one; PyYAML's own message for it named its internals ('control characters are not allowed
+    in "<unicode string>", position 0').
     """
+    text, bad = _first_not_text(data)
+    if bad is None:
+        return text
+    raise _not_text(data, *bad, source=source)
+
+
+def refuse_binary(data: bytes, *, source: str) -> None:
+    """An InvalidYaml as `yaml_text` words it when `data` is a binary file; nothing for any text.
+
+    For a reader with its own words for text that is not UTF-8 (`ctxi --config`).
+    """
+    if is_binary(data):
+        _, bad = _first_not_text(data)  # a NUL is a control character, so a binary file always has one
+        raise _not_text(data, *(bad or (data.index(b"\0"), "a NUL byte")), source=source)
+
+
+def _first_not_text(data: bytes) -> tuple[str, tuple[int, str] | None]:
+    """The UTF-8 text of `data` up to its first byte that is not text, and that byte's offset and name."""
     try:
         text = data.decode("utf-8")
         bad_byte = None
@@ -85,14 +116,16 @@ def yaml_text(data: bytes, *, source: str) -> str:
         text, bad_byte = data[:exc.start].decode("utf-8"), exc.start
     found = _NOT_TEXT.search(text)
     if found is not None:
-        offset = len(text[:found.start()].encode("utf-8"))
-        what = f"a control character (0x{ord(found.group()):02x})"
-    elif bad_byte is not None:
-        offset, what = bad_byte, f"a byte that is not UTF-8 (0x{data[bad_byte]:02x})"
-    else:
-        return text
+        return text, (len(text[:found.start()].encode("utf-8")), f"a control character (0x{ord(found.group()):02x})")
+    if bad_byte is not None:
+        return text, (bad_byte, f"a byte that is not UTF-8 (0x{data[bad_byte]:02x})")
+    return text, None
+
+
+def _not_text(data: bytes, offset: int, what: str, *, source: str) -> InvalidYaml:
     line = data.count(b"\n", 0, offset) + 1
-    raise InvalidYaml(f"not a text YAML file: {what} at byte {offset:,} (line {line:,})", key=source)
+    kind = "a binary file, not a text YAML file" if is_binary(data) else "not a text YAML file"
+    return InvalidYaml(f"{kind}: {what} at byte {offset:,} (line {line:,})", key=source)
 
 
 def _control(text: str, position: int) -> str:
@@ -180,4 +213,5 @@ def _text(value: str, key: str) -> None:
                           "which is not text", key=key[:200])
 
 
-__all__ = ["InvalidYaml", "MAX_DEPTH", "MIN_VALUE_BUDGET", "check_document", "load_yaml", "yaml_text"]
+__all__ = ["BINARY_PROBE_BYTES", "InvalidYaml", "MAX_DEPTH", "MIN_VALUE_BUDGET", "check_document", "is_binary",
+           "load_yaml", "refuse_binary", "yaml_text"]

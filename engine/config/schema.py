@@ -128,7 +128,7 @@ class EngineConfig(FrozenModel):
         try:
             return cls.model_validate(d)
         except ValidationError as exc:
-            raise config_error(exc, d, source) from None
+            raise config_error(exc, d, source, cls) from None
 
     @classmethod
     def from_yaml(cls, text: str, *, source: str = "config") -> EngineConfig:

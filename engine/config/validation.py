@@ -1,12 +1,19 @@
 """pydantic's validation errors as readable lines: each refused setting's dotted config key, the rule,
-and the value given — every one of them (up to `MAX_LISTED`), not only the first pydantic found."""
+and the value given — every one of them (up to `MAX_LISTED`), not only the first pydantic found.
+
+A value of the wrong type or out of range reads as what the setting allows, from the schema's own
+type and bounds: "model.max_input_tokens: must be a whole number greater than 0, got 'abc'", not
+pydantic's "Input should be a valid integer, unable to parse string as an integer".
+"""
 
 from __future__ import annotations
 
 import re
-from typing import Any
+import types
+from typing import Any, Union, get_args, get_origin
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 
 from engine.base.errors import ConfigError
 
@@ -34,13 +41,16 @@ class InvalidConfig(ConfigError):
         self.key = first_key
 
 
-def config_error(exc: ValidationError, doc: Any, source: str) -> InvalidConfig:
-    """Every setting `exc` refuses, once each, naming the setting and the value it was given."""
+def config_error(exc: ValidationError, doc: Any, source: str, model: type[BaseModel] | None = None) -> InvalidConfig:
+    """Every setting `exc` refuses, once each, naming the setting and the value it was given.
+
+    `model` is the class that refused `doc`: a number's type and bounds are read from its fields.
+    """
     problems: list[tuple[str, str]] = []
     keys: set[str] = set()
     more = 0
     for err in exc.errors():
-        key, message = _problem(err, doc, source)
+        key, message = _problem(err, doc, source, model)
         if key in keys:  # a union's members each refuse the same value ("a valid integer", "a valid number")
             continue
         keys.add(key)
@@ -51,9 +61,10 @@ def config_error(exc: ValidationError, doc: Any, source: str) -> InvalidConfig:
     return InvalidConfig(problems or [(source, "not valid")], more)
 
 
-def _problem(err: Any, doc: Any, source: str) -> tuple[str, str]:
+def _problem(err: Any, doc: Any, source: str, model: type[BaseModel] | None) -> tuple[str, str]:
     loc = [str(p) for p in err["loc"] if not str(p).startswith(("function-", "tagged-union"))]
     msg = err["msg"].removeprefix("Value error, ")
+    rule = _allowed(err, _field(model, loc))
     # a whole-config check names its own key: "order: unknown layer 'x'"
     own = _OWN_KEY.match(msg) if not loc else None
     if own:
@@ -64,6 +75,8 @@ def _problem(err: Any, doc: Any, source: str) -> tuple[str, str]:
         msg = f"the {name}{msg[len('Input'):]}" if msg.startswith("Input ") else f"{name}: {msg}"
     if err["type"] == "extra_forbidden":
         msg = "unknown key"
+    elif rule is not None and not inner:
+        msg = f"must be {rule}" + ("" if value is _MISSING else f", got {value!r}")
     # a message that already names the value ("got 'potato'") does not get it twice (issue 35)
     # and one that says what it got in the reader's terms ("… greater than 0, got -3" for 'messages:-3') gets
     # the text as written, not a second "got"
@@ -102,6 +115,73 @@ def _walk(doc: Any, loc: list[str]) -> tuple[list[str], list[str], Any]:
         else:  # a part of a text or number the reader parsed
             inner.append(p)
     return key, inner, node
+
+
+# pydantic's errors for a value of the wrong type or out of a number's bounds
+# (https://docs.pydantic.dev/latest/errors/validation_errors/)
+_NUMBER_ERRORS = frozenset({"int_type", "int_parsing", "int_parsing_size", "int_from_float", "float_type",
+                            "float_parsing", "finite_number", "greater_than", "greater_than_equal", "less_than",
+                            "less_than_equal"})
+
+
+def _allowed(err: Any, field: FieldInfo | None) -> str | None:
+    """What the setting allows, in words ("a whole number greater than 0"), when `err` is about a value's
+    type or range; None for any other error (its message says it already)."""
+    kind = err["type"]
+    if kind == "literal_error":  # pydantic lists the choices: "'auto', 'all', 'last_turn' or 'none'"
+        return str(err["ctx"]["expected"])
+    if kind == "string_type":
+        return "text"
+    if kind in ("bool_type", "bool_parsing"):
+        return "true or false"
+    if kind not in _NUMBER_ERRORS or field is None:
+        return None
+    types_ = {t for t in _leaf_types(field.annotation) if t is not type(None)}
+    if not types_ or not types_ <= {int, float}:  # a number inside a text or a list: pydantic's words
+        return None
+    whole = types_ == {int}
+    bounds = {name: getattr(m, name) for m in field.metadata for name in ("gt", "ge", "lt", "le")
+              if getattr(m, name, None) is not None}
+    if whole and "gt" in bounds and "le" in bounds:  # a whole number greater than 0 and at most 4: from 1 to 4
+        bounds["ge"] = bounds.pop("gt") + 1
+    if "ge" in bounds and "le" in bounds:
+        limits = [f"from {_number(bounds['ge'])} to {_number(bounds['le'])}"]
+    else:
+        words = {"gt": "greater than {}", "ge": "of {} or more", "lt": "less than {}", "le": "of at most {}"}
+        limits = [words[name].format(_number(v)) for name, v in bounds.items()]
+        limits[1:] = [limit.removeprefix("of ") for limit in limits[1:]]  # "greater than 0 and at most 1"
+    return " ".join(["a whole number" if whole else "a number", " and ".join(limits)]).strip()
+
+
+def _number(v: Any) -> str:
+    return f"{v:,}" if isinstance(v, int) else f"{v:g}"
+
+
+def _field(model: type[BaseModel] | None, loc: list[str]) -> FieldInfo | None:
+    """The field of `model` that `loc` ends at, through nested sections and list items; None when it ends at
+    an item of a list or a key of a mapping (the field's type is the container's, not the value's)."""
+    if model is None:
+        return None
+    models: list[type[BaseModel]] = [model]
+    field: FieldInfo | None = None
+    for part in loc:
+        found = next((m.model_fields[part] for m in models if part in m.model_fields), None)
+        if found is not None:
+            field, models = found, [t for t in _leaf_types(found.annotation) if _is_model(t)]
+        elif not _is_type_tag(part):  # a list index or a mapping's key: go on into the items' models
+            field = None
+    return field
+
+
+def _leaf_types(annotation: Any) -> list[Any]:
+    """The types inside an annotation: `int | None` -> [int, None], `tuple[Price, ...]` -> [Price, Ellipsis]."""
+    if get_origin(annotation) in (Union, types.UnionType) or get_args(annotation):
+        return [leaf for arg in get_args(annotation) for leaf in _leaf_types(arg)]
+    return [annotation]
+
+
+def _is_model(t: Any) -> bool:
+    return isinstance(t, type) and issubclass(t, BaseModel)
 
 
 def _is_type_tag(part: str) -> bool:

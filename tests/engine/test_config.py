@@ -105,10 +105,10 @@ def test_set_overrides() -> None:
     ("summarization.keep=tokens:0", "summarization.keep: tokens thresholds must be greater than 0, got 0."),
     ("summarization.keep=messages:-5", "summarization.keep: messages thresholds must be greater than 0, got -5."),
     ("summarization.keep=pages:5", "summarization.keep"),
-    ("summarization.mode=stream", "summarization.mode: Input should be 'state' or 'view' (got 'stream')"),
+    ("summarization.mode=stream", "summarization.mode: must be 'state' or 'view', got 'stream'"),
     ("summarization.tirgger=tokens:5", "summarization.tirgger: unknown key"),
-    ("model.max_input_tokens=-1", "model.max_input_tokens: Input should be greater than 0 (got -1)"),
-    ("subagents.max_concurrent=9", "subagents.max_concurrent: Input should be less than or equal to 4 (got 9)"),
+    ("model.max_input_tokens=-1", "model.max_input_tokens: must be a whole number from 1 to 500,000,000, got -1"),
+    ("subagents.max_concurrent=9", "subagents.max_concurrent: must be a whole number from 1 to 4, got 9"),
     ("nonsense", "--set: expected KEY=VALUE"),
 ])
 def test_bad_values_name_key_value_and_rule(assignment: str, message: str) -> None:

@@ -28,11 +28,11 @@ def upload(at, name: str, data: bytes):  # noqa: ANN001, ANN201
     ("broken.yaml", b"version: 1\nsummarization: [trigger: tokens:8000\n  keep: {messages: 6\n\t- bad\n",
      "broken.yaml not applied: invalid YAML at line 3, column 7: did not find expected ',' or ']'"),
     ("binary.yaml", b"\x00\x01\x02binary\xff\xfe",
-     "binary.yaml not applied: not a text YAML file: a control character (0x00) at byte 0 (line 1)"),
+     "binary.yaml not applied: a binary file, not a text YAML file: a control character (0x00) at byte 0 (line 1)"),
     ("invalid.yaml", b"version: 1\nsummarization:\n  trigger: banana:12\n  keep: messages:-3\nmodel:\n"
                      b"  max_input_tokens: -100\n",
      "invalid.yaml not applied: 3 settings are not valid:\n"
-     "- model.max_input_tokens: Input should be greater than 0 (got -100)\n"
+     "- model.max_input_tokens: must be a whole number from 1 to 500,000,000, got -100\n"
      "- summarization.trigger: the type should be 'messages', 'tokens' or 'fraction' (got 'banana:12')\n"
      "- summarization.keep: messages thresholds must be greater than 0, got -3. (as written: 'messages:-3')"),
 ])
@@ -52,8 +52,8 @@ def test_several_invalid_settings_in_the_editor_are_listed(start) -> None:  # no
     at.button(key="yaml_apply").click().run()
     assert not at.exception
     assert plain(at.error) == ["Not applied; the previous run is kept. 2 settings are not valid:\n"
-                               "- model.max_input_tokens: Input should be greater than 0 (got -1)\n"
-                               "- summarization.mode: Input should be 'state' or 'view' (got 'stream')"]
+                               "- model.max_input_tokens: must be a whole number from 1 to 500,000,000, got -1\n"
+                               "- summarization.mode: must be 'state' or 'view', got 'stream'"]
 
 
 def _policies_chart(at) -> dict:  # noqa: ANN001
