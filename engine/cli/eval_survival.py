@@ -91,15 +91,17 @@ def run_cache(args: argparse.Namespace, result: Run, header: dict[str, Any]) -> 
     from engine.cost.views import cache_off_note, dollars, percent
     from engine.evals.account_rows import misses_by_cause
 
-    cost = run_cost(result, accounts=False)
-    if any(s.cause == "compaction" and s.cache.lost for s in cost.steps):
-        cost = run_cost(result)  # a compaction's miss is charged what its account charges (misses_by_cause)
+    cost = run_cost(result, accounts=False)  # a compaction's miss is still its account's (StepCost.miss_dollars)
     totals = cost.totals()
     misses = misses_by_cause(cost)
+    # per step: the unread tokens and their price if sent again (`lost_*`), and what the step is charged (`miss_*`,
+    # under `charged_as`): a compaction's own cache misses, any other miss's unread tokens written again
     steps = [{"step": s.step, "cause": s.cause, "detail": s.cause_detail, "lost_tokens": s.cache.lost,
-              "lost_dollars": round(s.lost_dollars, 6), "recorded": s.recorded_reason,
+              "lost_dollars": round(s.lost_dollars, 6), "charged_as": s.charged_as, "miss_tokens": s.miss_tokens,
+              "miss_dollars": None if s.miss_dollars is None else round(s.miss_dollars, 6), "recorded": s.recorded_reason,
               "recorded_missed_tokens": s.recorded_missed_tokens, "agrees": s.agrees}
-             for s in cost.steps if s.cause is not None or s.recorded_reason not in (None, "none")]
+             for s in cost.steps
+             if s.cause is not None or s.charged_as is not None or s.recorded_reason not in (None, "none")]
     if args.json:
         doc = {"schema": "context-inspector/eval-cache", "version": 1, **header, "provider": cost.rules.kind,
                "steps": steps, "lost_by_cause": totals["lost_by_cause"], "misses_by_cause": misses,

@@ -16,7 +16,17 @@ never pays for it):
   its own (no breakpoints: all of it uncached input): the summarized messages, within
   `trim_tokens_to_summarize`, and the summary prompt. A recorded call is priced from its usage.
 - **why the cache missed**, per step (`cause`): `compaction`, `edit`, `thinking stripped`, the layer
-  whose event rewrote the prefix, `prefix changed`, `ttl` or `lookback`; `first call` for the first.
+  whose event rewrote the prefix, `prefix changed`, `ttl` or `lookback`; `first call` for the first;
+- **what each miss cost** (`miss_tokens`, `miss_dollars`; summed per cause by `lost_by_cause`): a miss that
+  sends its unread tokens again (a TTL expiry, an edit, a change of model…) writes them again instead of
+  reading them, at (write − read) (`lost_dollars`, engine.cost.misses). A compaction's unread tokens are the
+  history it replaced, never sent again: it is charged what it made the cache write again, its account's
+  cache misses (engine.cost.payback's `cache_miss_tokens` / `_dollars`, the figure of its net and of every
+  per-compaction view), also at a compaction step that read the whole cached prefix but wrote its summary;
+  so the sum of those over the compactions is the aggregates' `compaction` row (Compare's "cache misses $",
+  the sweep's `cache_lost_dollars`). A compaction step that missed for another cause first (model, tools,
+  system prompt) is counted under that cause, at (write − read). Without the accounts (`accounts=False`)
+  each compaction's cache misses are still found, from its first step alone (`_FirstStepAccounts`).
 
 Output tokens are the larger of the recorded count and our count of the response: Claude Code
 writes a response's usage before the response ends, so its recorded output can fall short.
@@ -94,6 +104,10 @@ class StepCost:
     recorded_cumulative: float | None = None
     cause_detail: str = ""
     lost_dollars: float = 0.0  # the lost tokens written again instead of read (engine.cost.misses)
+    # what the compaction that took effect at this step made the cache write again, and its price: its account's
+    # cache misses (engine.cost.payback; None at a step without a compaction, or before it is settled)
+    rewrite_tokens: int | None = None
+    rewrite_dollars: float | None = None
     # Claude Code's own diagnosis of this call (message.diagnostics): "none", "pending" or the reason's type
     recorded_reason: str | None = None
     recorded_missed_tokens: int | None = None
@@ -105,9 +119,41 @@ class StepCost:
         """Our cause against the recorded diagnosis (None: nothing recorded, or a state that is not scored)."""
         return agrees(self.recorded_reason, self.cause)
 
+    @property
+    def charged_as(self) -> str | None:
+        """The cause this step's cache cost is counted under (None: it cost nothing; see the module docstring):
+        `compaction` at a step whose compaction rewrote the cached prefix, or read it all but still made the cache
+        write its summary (its account charges that too); else the step's cause of miss, when it left cached
+        tokens unread (never the first call)."""
+        if self.cause == "compaction" or (self.cause is None and self.rewrite_tokens):
+            return "compaction"
+        if self.cause and self.cause != "first call" and self.cache.lost:
+            return self.cause
+        return None
+
+    @property
+    def miss_tokens(self) -> int | None:
+        """The tokens this step's miss made the cache write again: a compaction's rewrite (its account's cache
+        misses; None if not settled), else the unread tokens, sent again (0: nothing charged)."""
+        charged = self.charged_as
+        if charged is None:
+            return 0
+        return self.rewrite_tokens if charged == "compaction" else self.cache.lost
+
+    @property
+    def miss_dollars(self) -> float | None:
+        """What this step's miss cost: a compaction's account's cache misses (None if not settled), else the unread
+        tokens written again instead of read (`lost_dollars`)."""
+        charged = self.charged_as
+        if charged is None:
+            return 0.0
+        return self.rewrite_dollars if charged == "compaction" else self.lost_dollars
+
     def to_dict(self) -> dict[str, Any]:
         return {"step": self.step, "message_id": self.message_id, "cache": self.cache.to_dict(),
                 "cause": self.cause, "cause_detail": self.cause_detail, "lost_dollars": usd(self.lost_dollars),
+                "miss_tokens": self.miss_tokens,
+                "miss_dollars": None if self.miss_dollars is None else usd(self.miss_dollars),
                 "recorded_cause": None if self.recorded_reason is None else {
                     "type": self.recorded_reason, "cache_missed_input_tokens": self.recorded_missed_tokens,
                     "agrees": self.agrees},
@@ -203,14 +249,19 @@ class RunCost:
                 "not_scored": [line(s) for s in recorded if s.agrees is None and s.recorded_reason != "none"]}
 
     def lost_by_cause(self) -> dict[str, dict[str, Any]]:
-        """Per cause of miss: steps, tokens not read again, and what writing them again cost."""
+        """Per cause of miss (`StepCost.charged_as`): steps, the cached tokens not read (`tokens`, a count), the tokens
+        the misses made the cache write again and what that cost (`StepCost.miss_tokens` / `miss_dollars`). The
+        `compaction` row is the sum of the compactions' own cache misses (engine.cost.payback, the figure of every
+        per-compaction view), not the price of the history they replaced, which is never sent again."""
         out: dict[str, dict[str, Any]] = {}
         for s in self.steps:
-            if s.cause and s.cause != "first call" and s.cache.lost:
-                row = out.setdefault(s.cause, {"steps": 0, "tokens": 0, "dollars": 0.0})
+            cause = s.charged_as
+            if cause is not None:
+                row = out.setdefault(cause, {"steps": 0, "tokens": 0, "tokens_written_again": 0, "dollars": 0.0})
                 row["steps"] += 1
                 row["tokens"] += s.cache.lost
-                row["dollars"] += s.lost_dollars
+                row["tokens_written_again"] += s.miss_tokens or 0
+                row["dollars"] += s.miss_dollars or 0.0
         return {cause: {**row, "dollars": usd(row["dollars"])} for cause, row in sorted(out.items())}
 
     def to_dict(self) -> dict[str, Any]:
@@ -366,6 +417,8 @@ def _compute(run: Run, accounts: bool) -> RunCost:
     # each compaction's account is settled once its horizon is priced (the next compaction, or the end),
     # so one cache snapshot is held at a time, not one per compaction (each as large as the cache)
     ledger = CompactionAccounts(run, price=price, rules=rules, builder=builder) if accounts else None
+    # without the accounts, each compaction's cache misses still (what the aggregates charge it; StepCost.miss_dollars)
+    rewrites = None if accounts else _FirstStepAccounts(run, price=price, rules=rules, builder=builder)
     pending: Any = None  # the open account (engine.cost.payback)
     settled: list[Any] = []
     summarizer: dict[int, float] = {}
@@ -384,7 +437,7 @@ def _compute(run: Run, accounts: bool) -> RunCost:
         compactions = [e for e in step.events if is_compaction(e)]
         if compactions and ledger is not None:
             if pending is not None:  # its horizon ends here: every step it compares is priced
-                settled.append(ledger.settle(pending, priced, summarizer))
+                settled.append(_charged(steps, ledger.settle(pending, priced, summarizer)))
             pending = ledger.open(step.index, cache.copy())
         for event in compactions:
             call = _summarizer_call(run, builder, cache, step, event, when, price, rules, recorded_calls,
@@ -420,14 +473,35 @@ def _compute(run: Run, accounts: bool) -> RunCost:
             entry.recorded_reason = usage.cache_miss_reason
             entry.recorded_missed_tokens = usage.cache_missed_input_tokens
         steps.append(entry)
+        if compactions and rewrites is not None:  # no accounts: its first step only, what its cache misses need
+            opened = rewrites.open(k, PromptCache(rules))
+            if opened is not None:
+                _charged(steps, rewrites.settle(opened, priced, summarizer))
         prev_request = request
     result = RunCost(model, price, rules, boundary, timed, recorded_applies, steps, calls)
     if ledger is not None:
         if pending is not None:
-            settled.append(ledger.settle(pending, priced, summarizer))
+            settled.append(_charged(steps, ledger.settle(pending, priced, summarizer)))
         result.compactions = settled
         result.accounted = True
     return result
+
+
+class _FirstStepAccounts(CompactionAccounts):
+    """A compaction's account over its first step only: its cache misses (`cache_miss_tokens` / `_dollars`) are
+    what that step wrote beyond the messages new anyway (engine.cost.payback's `settle`, at k == c), so they are
+    the full account's to the token, without pricing the counterfactual of every later step. The counterfactual
+    cache is not read for them: an empty one serves."""
+
+    def end(self, c: int) -> int:
+        return c + 1
+
+
+def _charged(steps: list[StepCost], account: Any) -> Any:
+    """Set on its step what a settled compaction account made the cache write again; the account, unchanged."""
+    entry = steps[account.step]
+    entry.rewrite_tokens, entry.rewrite_dollars = account.cache_miss_tokens, account.cache_miss_dollars
+    return account
 
 
 class _PricedSteps(Sequence[tuple[CacheUse, Bill, int]]):

@@ -168,7 +168,10 @@ def forensics_summary(run: Run) -> dict[str, Any]:
             "re-fetch dollars": round(sum(r.dollars for r in refetched), 6) if priced else None,
             "cache misses dollars": round(sum(v["dollars"] for v in totals["lost_by_cause"].values()), 6)
             if priced else None,
-            "cache misses by cause": ", ".join(f"{c} {v['tokens']:,}" for c, v in totals["lost_by_cause"].items()) or "-",
+            # the tokens not read are a count; the dollars above are what the misses wrote again (a compaction: what
+            # it made the cache write, its account's figure, not its replaced history: engine.cost.run_cost)
+            "cache misses by cause": ", ".join(f"{c} {v['tokens']:,} not read, {v['tokens_written_again']:,} written again"
+                                               for c, v in totals["lost_by_cause"].items()) or "-",
             "replayed share of input dollars": totals["split"]["replayed_share"]}
 
 

@@ -48,11 +48,12 @@ def refetch_rows(r: Recovery, *, priced: bool = True) -> list[dict[str, Any]]:
 # That is what its net, its headline and the Summaries table charge. The other count, the tokens the previous
 # call had cached that this step did not read (`lost_tokens`, 145,791 at the compaction of Claude Code session
 # fa812bfe…), is the history the compaction rewrote: it is not sent again (what the compaction kept of it is
-# part of what it wrote), so it is a count, not a cost. engine.cost.run_cost prices every miss's unread tokens at
-# (write − read), right for a TTL expiry or an edit, whose tokens are sent again; for that compaction it charged
-# $0.84 for 145,791 tokens nobody re-sent, beside the $0.07 in the net on the same screen. A demanding reader
-# wants one answer to "what did the compaction cost in the cache": the one its net already charges. So a
-# compaction's unread tokens are shown as a count under their own label, and its dollars are its account's.
+# part of what it wrote), so it is a count, not a cost. Pricing unread tokens at (write − read) is right for a TTL
+# expiry or an edit, whose tokens are sent again; for that compaction it charged $0.84 for 145,791 tokens nobody
+# re-sent, beside the $0.07 in the net on the same screen. A demanding reader wants one answer to "what did the
+# compaction cost in the cache": the one its net already charges. So a compaction's unread tokens are shown as a
+# count under their own label, and its dollars are its account's — in the aggregates too (engine.cost.run_cost's
+# `StepCost.miss_dollars` and `lost_by_cause`: Compare's "cache misses $", the sweep's `cache_lost_dollars`).
 WRITTEN_AGAIN = "cache written again (tokens)"
 
 
@@ -142,28 +143,23 @@ def _add(total: Any, x: Any) -> Any:
 
 def misses_by_cause(cost: RunCost) -> dict[str, dict[str, Any]]:
     """Per cause of cache miss: steps, the cached tokens not read, the tokens written again because of it and
-    their dollars (None: unpriced, or a compaction without an account).
+    their dollars (None: unpriced, or a compaction whose account is unknown).
 
-    Unlike engine.cost.run_cost's `lost_by_cause`, a compaction's row writes again and charges what its account
-    does (see WRITTEN_AGAIN): the summary and kept messages it sent, not the history it replaced. Any other cause
-    sends its unread tokens again: they are its tokens written again, at (write − read) (engine.cost.misses)."""
+    engine.cost.run_cost's `lost_by_cause` in the words of this table (`StepCost.charged_as`, `miss_tokens`,
+    `miss_dollars`): a compaction's row writes again and charges what its account does (see WRITTEN_AGAIN), the
+    summary and kept messages it sent, not the history it replaced. Any other cause sends its unread tokens
+    again: they are its tokens written again, at (write − read) (engine.cost.misses)."""
     priced = cost.price is not None
-    accounts = {c.step: c for c in cost.compactions}
     out: dict[str, dict[str, Any]] = {}
     for s in cost.steps:
-        if not s.cause or s.cause == "first call" or not s.cache.lost:
+        cause = s.charged_as
+        if cause is None:
             continue
-        row = out.setdefault(s.cause, {"steps": 0, "tokens_not_read": 0, "tokens_written_again": 0, "dollars": 0.0})
+        row = out.setdefault(cause, {"steps": 0, "tokens_not_read": 0, "tokens_written_again": 0, "dollars": 0.0})
         row["steps"] += 1
         row["tokens_not_read"] += s.cache.lost
-        if s.cause != "compaction":
-            written, paid = s.cache.lost, s.lost_dollars
-        elif s.step in accounts:
-            written, paid = accounts[s.step].cache_miss_tokens, accounts[s.step].cache_miss_dollars
-        else:  # priced without the accounts (run_cost(accounts=False)): unknown, not the unread tokens' price
-            written, paid = None, None
-        row["tokens_written_again"] = _add(row["tokens_written_again"], written)
-        row["dollars"] = _add(row["dollars"], paid)
+        row["tokens_written_again"] = _add(row["tokens_written_again"], s.miss_tokens)
+        row["dollars"] = _add(row["dollars"], s.miss_dollars)
     for row in out.values():
         row["dollars"] = round(row["dollars"], 6) if priced and row["dollars"] is not None else None
     return dict(sorted(out.items()))

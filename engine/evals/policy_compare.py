@@ -53,8 +53,10 @@ def compare_policies(runs: Mapping[str, Run], baseline: Run | None = None,
             "facts kept": m["survival"],
             "re-fetches": m["recovery_calls"],
             "re-fetch tokens": m["recovery_tokens"],
+            # what the misses cost (engine.cost.run_cost's lost_by_cause): a compaction charged what it made the cache
+            # write again, as on its card and in its net; the tokens are the cached tokens not read, a count
             "cache misses $": m["cache_lost_dollars"],
-            "cache misses by cause (tokens)": " · ".join(f"{c} {n:,}" for c, n in m["cache_lost_tokens"].items()) or "-",
+            "cache misses by cause (tokens not read)": " · ".join(f"{c} {n:,}" for c, n in m["cache_lost_tokens"].items()) or "-",
         }
         if baseline is not None and run is not baseline:
             row["first compaction vs recorded"] = first_shift(against_baseline(run, baseline).shifts)

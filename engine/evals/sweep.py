@@ -174,8 +174,11 @@ def run_metrics(run: Any, needles: Sequence[str] | None = None) -> dict[str, Any
         "recovery_calls": sum(r.calls for r in refetched),
         "recovery_tokens": sum(r.tokens for r in refetched),
         "recovery_dollars": round(sum(r.dollars for r in refetched), 6) if priced.price is not None else None,
-        # what the cache misses cost, by cause (engine.cost.misses)
+        # what the cache misses cost, by cause (engine.cost.run_cost's lost_by_cause): the cached tokens not read (a
+        # count), the tokens written again because of them and their dollars — a compaction charged what its account
+        # charges (what it made the cache write again), not its replaced history, which is never sent again
         "cache_lost_tokens": {c: v["tokens"] for c, v in lost.items()},
+        "cache_written_again_tokens": {c: v["tokens_written_again"] for c, v in lost.items()},
         "cache_lost_dollars": round(sum(v["dollars"] for v in lost.values()), 6) if priced.price is not None else None,
         "events": totals["events"],
         "events_by_layer": totals["events_by_layer"],
@@ -230,6 +233,7 @@ def aggregate(per_thread: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "recovery_tokens": sum(m["recovery_tokens"] for m in per_thread),
         "recovery_dollars": _sum_or_none(m["recovery_dollars"] for m in per_thread),
         "cache_lost_tokens": _merge(m["cache_lost_tokens"] for m in per_thread),
+        "cache_written_again_tokens": _merge(m["cache_written_again_tokens"] for m in per_thread),
         "cache_lost_dollars": _sum_or_none(m["cache_lost_dollars"] for m in per_thread),
         "events": sum(m["events"] for m in per_thread),
         "events_by_layer": dict(sorted(events.items())),

@@ -11,7 +11,7 @@ from tests.conftest import trace_path
 
 COLUMNS = ["policy", "peak view tokens", "peak % of window", "compactions", "compaction steps", "tokens saved",
            "input tokens sent", "needle retention", "summarizer calls", "summarizer input tokens", "facts kept",
-           "re-fetches", "re-fetch tokens", "cache misses $", "cache misses by cause (tokens)"]
+           "re-fetches", "re-fetch tokens", "cache misses $", "cache misses by cause (tokens not read)"]
 
 
 def test_a_preset_grid_point_starts_from_that_preset_and_keeps_the_base_settings() -> None:
@@ -60,5 +60,5 @@ def test_on_a_real_claude_code_session_against_what_it_recorded() -> None:
     assert got == [("as-recorded", 164_831, "61", "—"), ("claude-code", 164_831, "61", "same step (61)"),
                    ("codex", 175_444, "66", "+5 steps (step 66 vs 61)")]
     # what each policy's cache misses cost, by cause: the recorded compaction, and the session's two long pauses
-    assert rows[0]["cache misses by cause (tokens)"] == "compaction 149,403 · ttl 164,821"
+    assert rows[0]["cache misses by cause (tokens not read)"] == "compaction 149,403 · ttl 164,821"
     assert compare_policies({}, None) == []
