@@ -11,6 +11,7 @@ from engine.cost.payback import is_compaction
 from engine.cost.views import percent
 from engine.evals.account import forensics_summary
 from engine.run.run import Run
+from engine.views.compare import summarizer_calls_text
 from engine.views.threads import thread_facts
 from ui import session
 from ui.figures import timeline_figure
@@ -78,7 +79,10 @@ if st.session_state.get("cmp_notice"):
 if st.session_state["cmp_b"] not in keys:
     st.session_state["cmp_b"] = next(k for k in keys if k != current)
 
-pick = st.columns([3, 3, 2], vertical_alignment="bottom")
+# the settings radio has a row of its own, and room under it: in a third column beside the two pickers its labels
+# wrapped to four lines at 1024 px (a projector) and the facts table's hover toolbar (search, download, full
+# screen, shown above the table's top right corner) covered them
+pick = st.columns(2, vertical_alignment="bottom")
 chosen_a = pick[0].selectbox("Session A (the open thread)", keys, index=keys.index(current),
                              format_func=lambda k: _label(k, labels), key=f"cmp_a_{current}")
 if chosen_a != current:
@@ -86,9 +90,9 @@ if chosen_a != current:
     st.rerun()
 b_key = pick[1].selectbox("Session B", keys, format_func=lambda k: _label(k, labels), key="cmp_b",
                           persist_state="session")
-how = pick[2].radio("Settings", [OWN, SIDEBAR], key="cmp_how", persist_state="session",
-                    help="Own defaults: each session as recorded where it recorded its usage, else its default "
-                         "preset. Sidebar: the same what-if on both.")
+how = st.radio("Settings", [OWN, SIDEBAR], key="cmp_how", persist_state="session", horizontal=True,
+               help="Own defaults: each session as recorded where it recorded its usage, else its default "
+                    "preset. Sidebar: the same what-if on both.")
 st.query_params[VS_PARAM] = b_key
 
 run_a, run_b = _run(current, how), _run(b_key, how)
@@ -105,7 +109,7 @@ def _facts(run: Run) -> dict[str, object]:
         "recorded compactions": facts.recorded_compactions, "window": run.window_tokens,
         "peak view tokens": totals["peak_view_tokens"], "peak raw tokens (no layers)": totals["peak_raw_tokens"],
         "tokens saved": totals["tokens_saved"], "events": totals["events"], "warnings": totals["warnings"],
-        "summarizer calls": totals["summarizer_calls"], "settings": run.config.preset or "custom",
+        "summarizer calls": summarizer_calls_text(run), "settings": run.config.preset or "custom",
         **_forensics(run),
     }
 
@@ -137,6 +141,7 @@ def _open_b(a: str, b: str) -> None:
 
 
 fa, fb = _facts(run_a), _facts(run_b)
+st.space("small")  # the table's toolbar shows in it, under the radio
 table([{"": name, "A": _cell(fa[name]), "B": _cell(fb[name])} for name in fa], height=38 + 35 * len(fa))
 
 # Side by side where two charts fit (1440 px), one under the other where they do not: two half columns of

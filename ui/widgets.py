@@ -10,6 +10,7 @@ from engine.base.wording import plural
 from engine.run.run import Run
 from engine.run.whatif import WhatIf, against_baseline
 from engine.views.step import ViewEntry
+from engine.views.timeline import summarizer_calls
 from ui import session
 from ui.figures import CATEGORY_LABELS
 from ui.text import escape_md, show_text
@@ -111,8 +112,10 @@ def run_metrics(run: Run) -> None:
                     "kept out of the requests. Cumulative, like the input sent (below), not one request's size.")
     row.metric("Events", f"{t['events']:,}", width="content",
                help=", ".join(f"{k}: {v}" for k, v in t["events_by_layer"].items()) or None)
-    row.metric("Summarizer calls", f"{t['summarizer_calls']:,}", help=f"summarizer: {run.summarizer_name}",
-               width="content")
+    # ours and the source agent's recorded compaction calls, said whose under the value (engine.views.timeline)
+    calls = summarizer_calls(run)
+    row.metric("Summarizer calls", f"{calls.total:,}", help=calls.help, delta=calls.whose, delta_color="off",
+               delta_arrow="off", width="content")
     st.caption(counts_note(run) + " " + cumulative_note(t))
     whatif = against_recorded(run)
     if whatif is not None:

@@ -45,8 +45,7 @@ def summary_lines(run: Run) -> list[str]:
         f"counts       {_counts_line(run)}",
         *([f"note         {note}"] if run.calibration is not None and (note := run.calibration.note()) else []),
         f"tokens saved {t['tokens_saved']:,} input tokens over the run",
-        f"summarizer   {t['summarizer']}: {plural(t['summarizer_calls'], 'call')}, "
-        f"{plural(t['summarizer_input_tokens'], 'input token')}",
+        f"summarizer   {_summarizer_line(run)}",
         f"files        {plural(t['files'], 'file')} written to the virtual filesystem",
         "events       " + (", ".join(f"{k} {v}" for k, v in t["events_by_kind"].items()) or "none"),
         *_decision_lines(run),
@@ -54,6 +53,33 @@ def summary_lines(run: Run) -> list[str]:
     if t["warnings"]:
         lines.append(f"warnings     {plural(t['warnings'], 'warning')} (see events with severity=warning)")
     return lines
+
+
+def _summarizer_line(run: Run) -> str:
+    """Our summarizer's calls, and first the source agent's recorded compaction calls where it made some."""
+    from engine.views.timeline import summarizer_calls
+
+    t, calls = run.totals(), summarizer_calls(run)
+    ours = (f"{t['summarizer']}: {plural(t['summarizer_calls'], 'call')}, "
+            f"{plural(t['summarizer_input_tokens'], 'input token')}")
+    # the model calls the agent made to write its summaries, those the cost lines below price as summarizer calls
+    if not calls.recorded:
+        return ours
+    if not calls.ours:
+        return f"{plural(calls.recorded, 'call')} (recorded, by the agent); no summarizer of ours ran"
+    return f"{plural(calls.total, 'call')}: {calls.recorded:,} recorded, by the agent; ours {ours}"
+
+
+def with_recorded_summarizer_calls(totals: dict[str, Any], run: Run) -> dict[str, Any]:
+    """The report's totals with `recorded_summarizer_calls` after `summarizer_calls` (ours alone, as before)."""
+    from engine.views.timeline import summarizer_calls
+
+    out: dict[str, Any] = {}
+    for key, value in totals.items():
+        out[key] = value
+        if key == "summarizer_calls":
+            out["recorded_summarizer_calls"] = summarizer_calls(run).recorded
+    return out
 
 
 def _decision_lines(run: Run) -> list[str]:
@@ -113,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(lines))
     if args.json or args.out:
         report = result.to_report(include_views=not args.no_views)
+        report["totals"] = with_recorded_summarizer_calls(report["totals"], result)
         report["cost"] = run_cost(result).to_dict()
         against = whatif.to_dict() if whatif is not None else None
         if against is not None and baseline is not None:

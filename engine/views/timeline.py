@@ -1,4 +1,4 @@
-"""The Timeline's data: token series per step, threshold lines, event markers.
+"""The Timeline's data: token series per step, threshold lines, event markers, the summarizer calls.
 
 Plain data from a Run (no Streamlit, no Plotly); the CLI can print every number.
 """
@@ -11,11 +11,13 @@ from typing import Any
 
 import numpy as np
 
+from engine.base.wording import plural
 from engine.config.schema import EngineConfig
 from engine.config.settings import layer_enabled
 from engine.config.sizes import AllOf, ContextSize
 from engine.policies import get_policy
 from engine.run.run import Run, StepRecord
+from engine.run.whatif import COMPACTION_EVENTS
 from engine.thread.events import LAYERS, Event
 from engine.thread.kinds import CATEGORIES
 from engine.thread.model import RecordedCompaction, Thread
@@ -221,3 +223,58 @@ def payload_value(event: Event, *names: str, default: Any = None) -> Any:
         if n in event.payload and event.payload[n] not in (None, "", [], ()):
             return event.payload[n]
     return default
+
+
+# -- summarizer calls ------------------------------------------------------------------------
+def recorded_compaction_calls(run: Run) -> list[int]:
+    """The steps before which the run replays a compaction call the source agent made: each recorded
+    compaction that wrote a summary (a trim drops messages without calling a model), after the first request.
+
+    The same calls engine.cost.run_cost prices as the recorded layer's summarizer calls (the Layers page's
+    Summaries tab and the Timeline's Cost section), found without pricing the run.
+    """
+    return [s.index for s in run.steps if s.index > 0 for e in s.events
+            if e.layer == "recorded" and ((e.layer, e.kind) in COMPACTION_EVENTS or e.payload.get("compacts"))
+            and e.payload.get("compaction_kind") != "trim"]
+
+
+@dataclass(frozen=True)
+class SummarizerCalls:
+    """A run's summarizer calls: our summarizer's, and the source agent's own recorded compaction calls.
+
+    An as-recorded run calls no summarizer of ours, yet the agent called its model to write each summary
+    (priced on the Layers page): a tile that counted ours alone read 0 beside that call.
+    """
+
+    ours: int
+    ours_name: str
+    recorded: int
+
+    @property
+    def total(self) -> int:
+        return self.ours + self.recorded
+
+    @property
+    def whose(self) -> str | None:
+        """Whose calls the total counts, when the agent made some (None: ours alone, as before)."""
+        if not self.recorded:
+            return None
+        if not self.ours:
+            return "by the agent (recorded)"
+        return f"{self.recorded:,} by the agent, {self.ours:,} ours"
+
+    @property
+    def help(self) -> str:
+        ours = f"summarizer: {self.ours_name}"
+        if not self.recorded:
+            return ours
+        each = "its summary" if self.recorded == 1 else "each summary"
+        agent = (f"{plural(self.recorded, 'recorded compaction call')} by the source agent (the model call it made "
+                 f"to write {each}, priced on the Layers page, Summaries tab, and in the Cost section)")
+        theirs = f"{plural(self.ours, 'call')} of our summarizer ({self.ours_name})" if self.ours else \
+            "no summarizer of ours ran"
+        return f"{agent}; {theirs}"
+
+
+def summarizer_calls(run: Run) -> SummarizerCalls:
+    return SummarizerCalls(run.summarizer_calls, run.summarizer_name, len(recorded_compaction_calls(run)))
