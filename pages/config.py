@@ -353,10 +353,12 @@ def _compare_section() -> None:
     st.subheader("Run A vs run B")
     st.caption("Pin the current run as A, change settings (sidebar, form or YAML), and the current run is B.")
     pinned = st.session_state.get("pinned")
-    cols = st.columns([2, 1, 4])
-    cols[0].button("Pin current run as A" if pinned is None else "Re-pin current run as A", key="pin", on_click=_pin)
+    # the buttons as wide as their labels: in [2, 1, 4] columns "Re-pin current run as A" read
+    # "Re-pin current run …" at 1024 px (a projector)
+    pins = st.container(horizontal=True, key="cmp_pins")
+    pins.button("Pin current run as A" if pinned is None else "Re-pin current run as A", key="pin", on_click=_pin)
     if pinned is not None:
-        cols[1].button("Clear A", key="unpin", on_click=lambda: st.session_state.pop("pinned", None))
+        pins.button("Clear A", key="unpin", on_click=lambda: st.session_state.pop("pinned", None))
         run_b = session.current_run()
         try:
             run_a = session.run_for(*pinned)
@@ -375,6 +377,9 @@ def _compare_section() -> None:
             else:
                 st.info("A and B have the same settings; change something to compare.")
             st.plotly_chart(compare_figure(run_a, run_b), key="compare_chart")
+            # the table's hover toolbar (search, download, full screen) shows above its top right corner: without
+            # room it ran over the end of the chart's note ("… window 40,000 (above)") at 1024 px
+            st.space("small")
             rows = compare_runs(run_a, run_b)
             table(rows, height=38 + 35 * len(rows))
             compare_cost(run_a, run_b)

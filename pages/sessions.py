@@ -4,7 +4,7 @@ policies across many (engine/sessions; the roots come from `ctxi ui --sessions D
 from __future__ import annotations
 
 import importlib.util
-from typing import Any
+from typing import Any, Final
 
 import streamlit as st
 
@@ -53,13 +53,12 @@ def _money(value: float | None) -> str:
 
 
 def _rows_table(rows: list[Summary]) -> list[dict[str, Any]]:
-    # the figures first, the long text after them: with the title before them, "peak" to "cost" were
-    # off-screen at 1024 px and "compactions" clipped at 1440 (the walk-through)
-    return [{"live": "●" if r.live else "", "modified": (r.modified or "")[:16].replace("T", " "), "agent": r.agent,
-             "peak": r.peak_tokens,
+    # what a session is and its figures first, the rest after them (COLUMNS: they fit at 1024 px)
+    return [{"live": "●" if r.live else "", "title": r.title or "", "steps": r.steps, "peak": r.peak_tokens,
+             "compactions": r.compactions, "cost": _money(r.dollars),
              "% of window": (round(100 * r.peak_tokens / r.window_tokens, 1)
                              if r.peak_tokens and r.window_tokens else None),
-             "compactions": r.compactions, "cost": _money(r.dollars), "steps": r.steps, "title": r.title or "",
+             "agent": r.agent, "modified": (r.modified or "")[:16].replace("T", " "),
              "model": r.model or "", "project": r.project or "", "note": r.error or ""} for r in rows]
 
 
@@ -71,43 +70,66 @@ def _share(value: float | None) -> str | None:
 def _figures_table(rows: list[Summary]) -> list[dict[str, Any]]:
     """engine.sessions.across.session_figures with the list's column names and units: "peak" and
     "% of window 13.8", not "peak_tokens" and "peak_fraction 0.1383"."""
-    return [{"agent": f["agent"], "peak": f["peak_tokens"], "window": f["window_tokens"],
+    return [{"title": f["title"] or "", "steps": f["steps"], "peak": f["peak_tokens"], "compactions": f["compactions"],
+             "cost": _money(f["dollars"]),
              "% of window": None if f["peak_fraction"] is None else round(100 * f["peak_fraction"], 1),
-             "overflows": f["overflows"], "compactions": f["compactions"], "cost": _money(f["dollars"]),
-             "cache hit rate": _share(f["hit_rate"]), "steps": f["steps"], "title": f["title"] or "",
-             "model": f["model"] or "", "project": f["project"] or "", "id": f["id"]} for f in session_figures(rows)]
+             "overflows": f["overflows"], "window": f["window_tokens"], "cache hit rate": _share(f["hit_rate"]),
+             "agent": f["agent"], "model": f["model"] or "", "project": f["project"] or "", "id": f["id"]}
+            for f in session_figures(rows)]
 
 
 def _policies_table(rows: list[Any]) -> list[dict[str, Any]]:
-    """The policies compared, in the words of the Config page's policies table (pages/config.py)."""
-    return [{"policy": r.policy, "peak": r.peak_tokens, "compactions": r.compactions, "tokens saved": r.tokens_saved,
-             "saved per compaction": r.saved_per_compaction, "cost": _money(r.dollars),
-             "needle retention": _share(r.retention), "facts kept": _share(r.survival), "best": "★" if r.best else ""}
+    """The policies compared, in the words of the Config page's policies table (pages/config.py): the verdict's
+    star, the figures and what the compactions kept first (POLICY_COLUMNS)."""
+    return [{"policy": r.policy, "best": "★" if r.best else "", "peak": r.peak_tokens, "compactions": r.compactions,
+             "cost": _money(r.dollars), "facts kept": _share(r.survival), "needle retention": _share(r.retention),
+             "tokens saved": r.tokens_saved, "saved per compaction": r.saved_per_compaction}
             for r in rows]
 
 
 HEADER_PX = 104
-# "live" had an empty header (an unlabeled column beside the row checkboxes); the title was "large" (400 px) and
-# pushed the figures out of sight: "medium" is 200 px (a selected row shows its whole title as the subheader)
+# At 1024 px (a projector) the main column is 564 px wide (1024 - the 300 px sidebar - 2 × 80 px padding) and the
+# row checkboxes take ~33: the session, its steps, peak, compactions and cost come first, in widths that fit
+# there with ~15 px for a scrollbar (516 px, tests/ui/test_sessions_1024.py); the other columns follow and show at
+# 1440 px. The title was "medium" (200 px) after seven columns: "cost" was off-screen at 1024. A selected row shows
+# its whole title.
+TITLE_HELP = "the session's title (select the row to read all of it)"
 COLUMNS = {"live": st.column_config.TextColumn("live", width=44, help="written to in the last two minutes"),
-           "title": st.column_config.TextColumn(width="medium"),
-           "steps": st.column_config.NumberColumn(format="localized", width="small"),
-           "peak": st.column_config.NumberColumn(format="localized", width="small",
+           "title": st.column_config.TextColumn("session", width=144, help=TITLE_HELP),
+           "steps": st.column_config.NumberColumn(format="localized", width=56, help="the model calls recorded"),
+           "peak": st.column_config.NumberColumn(format="localized", width=76,
                                                  help="the largest request the provider recorded"),
            # wide enough for their headers ("small" is 75 px: "% of windo…", "compactio…" at every width)
-           "% of window": st.column_config.NumberColumn(format="%.1f", width=HEADER_PX),
            "compactions": st.column_config.NumberColumn(width=HEADER_PX, help="the agent's own compactions"),
            "cost": st.column_config.TextColumn(width=88),  # "$0.000018", "$1,234.56" whole
+           "% of window": st.column_config.NumberColumn(format="%.1f", width=HEADER_PX,
+                                                        help="the peak as a share of the model's context window"),
+           "agent": st.column_config.TextColumn(width=96),
+           "modified": st.column_config.TextColumn(width=120),  # "2026-12-05 08:10" whole
            "project": st.column_config.TextColumn(width="medium")}
 FIGURE_COLUMNS = {**{k: v for k, v in COLUMNS.items() if k != "live"},
-                  "window": st.column_config.NumberColumn(format="localized", width="small",
+                  # no row checkboxes nor "live" in this one: the title has their room
+                  "title": st.column_config.TextColumn("session", width=200, help=TITLE_HELP),
+                  "window": st.column_config.NumberColumn(format="localized", width=84,
                                                           help="the model's context window"),
                   "overflows": st.column_config.NumberColumn(width=HEADER_PX,
                                                              help="recorded requests over the window"),
                   "cache hit rate": st.column_config.TextColumn(width=HEADER_PX + 16)}
+# the policy names run to "anthropic-compaction"; "facts kept" is what each compaction's removed history kept
+# (the caption of the Config page's policies table), right after the cost
+POLICY_COLUMNS = {"policy": st.column_config.TextColumn(width=120),
+                  "best": st.column_config.TextColumn(width=44, help="the most tokens saved per compaction"),
+                  "peak": COLUMNS["peak"], "compactions": COLUMNS["compactions"], "cost": COLUMNS["cost"],
+                  "facts kept": st.column_config.TextColumn(
+                      width=80, help="what each compaction kept of the history it removed (paths, commands, "
+                                     "numbers, errors, identifiers, decisions)"),
+                  "needle retention": st.column_config.TextColumn(
+                      width=120, help="facts picked from the sessions, tracked in each view"),
+                  "tokens saved": st.column_config.NumberColumn(format="localized", width=100),
+                  "saved per compaction": st.column_config.NumberColumn(format="localized", width=150)}
 # the dataframe's toolbar (search, download, full screen) shows above its top right corner on hover:
 # a caption just above the table ran under it ("… 2 file(s) read no…", the walk-through)
-TOOLBAR_GAP = "small"
+TOOLBAR_GAP: Final = "small"  # Final: the literal st.space takes
 
 
 def _listing() -> Any:
@@ -145,7 +167,8 @@ def _open(row: Summary, follow: bool) -> None:
 
 
 def list_tab(result: Any) -> None:
-    c1, c2, c3 = st.columns([3, 2, 1])
+    # the button's column held "Ref…" at 1024 px ([3, 2, 1]: 80 px); at the inputs' baseline, not their label's
+    c1, c2, c3 = st.columns([5, 3, 2], vertical_alignment="bottom")
     text = c1.text_input("Search", key="ss_search", placeholder="title, project, model, path…")
     agents = c2.multiselect("Agent", AGENTS, key="ss_agents")
     if c3.button("Refresh", icon=":material/refresh:", help="walk the roots again now"):
@@ -200,6 +223,7 @@ def across_tab(result: Any) -> None:
     m[2].metric("compacted", f"{total['compacted']:,}", help=f"{total['compactions']:,} compactions in all")
     m[3].metric("cost", _money(total["dollars"]), help=f"{total['unpriced']} unpriced (model not in the price table)")
     m[4].metric("cache hit rate", "n/a" if total["hit_rate"] is None else f"{100 * total['hit_rate']:.1f}%")
+    st.space(TOOLBAR_GAP)  # the table's toolbar covered the last metric ("97.2%") at 1024 px
     st.dataframe(_figures_table(chosen), hide_index=True, placeholder=EMPTY_CELL, key="ss_figures",
                  height=table_height(len(chosen), 10), column_config=FIGURE_COLUMNS)
     st.subheader("Compare policies on these sessions")
@@ -217,7 +241,9 @@ def across_tab(result: Any) -> None:
     if outcome is not None and outcome[0] == key:
         rows_out, text = outcome[1], outcome[2]
         st.success(text)
-        table(_policies_table(rows_out))
+        st.space(TOOLBAR_GAP)
+        st.dataframe(_policies_table(rows_out), hide_index=True, placeholder=EMPTY_CELL, key="ss_policies_table",
+                     height=table_height(len(rows_out)), column_config=POLICY_COLUMNS)
 
 
 def _compare(chosen: list[Summary], policies: list[str], executor: str, key: tuple[Any, ...]) -> None:
