@@ -336,8 +336,9 @@ def _replay_cached(thread_version: str, config: EngineConfig, offline_summaries:
 # How long after a script run the new Run is sized (engine/run/cache.py): by then the browser has
 # drawn what the run sent. Sized at the end of the run itself, the walk (21-23 ms CPU for a
 # 1,000-step Run, against ~12 ms for the rest of the page after the chart) ran while the browser
-# drew a new config's chart, and slowed the draw (probe, 2026-12-03; docs/benchmarks.md). An edit
-# sooner than this sizes the waiting Run before its own is stored, as before.
+# drew a new config's chart, and slowed the draw (probe, 2026-12-03; docs/benchmarks.md). Edits
+# sooner than this leave their Runs waiting too (up to the cache's `max_pending`, 4 by default) and
+# the timer sizes them all; only an edit past that bound sizes the oldest before its own is stored.
 SETTLE_DELAY_S = 0.25
 
 

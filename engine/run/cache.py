@@ -11,9 +11,12 @@ Sizing walks the whole Run (~0.02 s CPU for a 1,000-step thread), so the dashboa
 (`put(..., defer_size=True)`) until its page has been sent and drawn: app.py asks for it after the
 page ran (`settle_later`), and a timer thread sizes it a moment later, once the browser is idle. A
 new config's chart does not wait for the walk, and the browser does not draw the chart while the
-server walks (they competed for the machine's cores: docs/benchmarks.md). At most one Run waits to
-be sized, bar one being sized on the timer's thread: the next `put` sizes any earlier pending one
-first, so the bound holds even if the timer never fires.
+server walks (they competed for the machine's cores: docs/benchmarks.md). A `put` does not size the
+Runs that already wait: two sidebar edits within the timer's delay each got their chart without the
+other's walk (the second edit sized the first's Run before storing its own: ~0.07 s for a 2,000-step
+Run), and the timer sizes them all. Only when more than `max_pending` Runs would wait does a `put`
+size the oldest ones itself, so the Runs held beyond the budget stay bounded even if the timer
+never fires.
 """
 
 from __future__ import annotations
@@ -27,18 +30,27 @@ from engine.run.size import held_bytes
 
 MB = 1024 * 1024
 DEFAULT_BUDGET_MB = 512
+# How many Runs stored unsized (put with defer_size) may wait for the timer; a put past it sizes the
+# oldest on the request path. Each counts as 0 bytes until sized, so this bounds how far past the
+# budget the cache can go (a sidebar edit every 0.25 s or faster, four times running, is rare).
+DEFAULT_MAX_PENDING = 4
 
 
 class RunCache:
     """Least-recently-used Runs whose `held_bytes` sum stays within `budget_bytes`."""
 
-    def __init__(self, budget_bytes: int, *, size: Callable[[Any], int] = held_bytes) -> None:
+    def __init__(self, budget_bytes: int, *, size: Callable[[Any], int] = held_bytes,
+                 max_pending: int = DEFAULT_MAX_PENDING) -> None:
         if budget_bytes < 0:
             raise ValueError(f"budget_bytes must be >= 0, got {budget_bytes}")
+        if max_pending < 0:
+            raise ValueError(f"max_pending must be >= 0, got {max_pending}")
         self.budget_bytes = budget_bytes
+        self.max_pending = max_pending
         self._size = size
         self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
-        self._pending: dict[Hashable, Any] = {}  # stored, not sized yet (put with defer_size)
+        # stored, not sized yet (put with defer_size), oldest first
+        self._pending: dict[Hashable, Any] = {}
         self._lock = threading.Lock()
         # held across a whole settle: a second settle (held_bytes, put) waits for a sizing under way on
         # the timer's thread instead of reading the Run at 0 bytes while it is being walked
@@ -54,28 +66,39 @@ class RunCache:
             return hit[0]
 
     def put(self, key: Hashable, run: Any, *, defer_size: bool = False) -> Any:
-        """Store `run` as the most recently used; sized now, or with `defer_size` at the next `settle`/`put`."""
-        self.settle()  # an earlier deferred Run is sized (and the budget enforced) before another is stored
-        if defer_size:
-            with self._lock:
-                self._entries.pop(key, None)
-                self._entries[key] = (run, 0)
-                self._pending[key] = run
+        """Store `run` as the most recently used; sized now, or with `defer_size` at the next `settle`.
+
+        A deferred `put` leaves the Runs that already wait unsized (the timer's `settle` sizes them),
+        unless more than `max_pending` would wait: then it sizes the oldest ones itself."""
+        if not defer_size:
+            self._store(key, run, self._size(run))  # sized outside the lock: a walk of the Run
             return run
-        self._store(key, run, self._size(run))  # sized outside the lock: a walk of the Run
+        with self._lock:
+            self._entries.pop(key, None)
+            self._entries[key] = (run, 0)
+            self._pending.pop(key, None)  # a re-stored key waits as the newest
+            self._pending[key] = run
+            over = len(self._pending) > self.max_pending
+        if over:
+            self._settle(keep=self.max_pending)
         return run
 
     def settle(self) -> None:
         """Size the Runs stored with `defer_size` and drop the least recently used past the budget."""
+        self._settle(keep=0)
+
+    def _settle(self, *, keep: int) -> None:
+        """Size the pending Runs, oldest first, all but the `keep` newest."""
         with self._settling:
             with self._lock:
-                pending, self._pending = self._pending, {}
-            for key, run in pending.items():
+                taken = list(self._pending)[: max(len(self._pending) - keep, 0)]
+                pending = [(key, self._pending.pop(key)) for key in taken]
+            for key, run in pending:
                 self._store(key, run, self._size(run), only_if_held=True)
 
     def settle_later(self, delay_s: float) -> None:
         """`settle` on a daemon timer thread `delay_s` seconds from now (a later call replaces a timer
-        still waiting; a `put` meanwhile sizes the pending Run itself). Nothing waits: no timer."""
+        still waiting; a `put` meanwhile adds its Run to those it sizes). Nothing waits: no timer."""
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
@@ -136,4 +159,4 @@ class RunCache:
         return len(self._entries)
 
 
-__all__ = ["DEFAULT_BUDGET_MB", "MB", "RunCache"]
+__all__ = ["DEFAULT_BUDGET_MB", "DEFAULT_MAX_PENDING", "MB", "RunCache"]

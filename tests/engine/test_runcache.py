@@ -68,9 +68,9 @@ def test_a_bigger_run_weighs_more() -> None:
     assert held_bytes(small) * 4 < held_bytes(big)
 
 
-def test_a_deferred_run_is_sized_at_settle_and_never_more_than_one_waits() -> None:
+def test_a_deferred_run_is_sized_at_settle_and_at_most_max_pending_wait() -> None:
     """The dashboard stores a new Run unsized so its chart does not wait for the walk (ui/session.py);
-    `settle` sizes it and enforces the budget, and the next `put` sizes an earlier deferred one first."""
+    `settle` sizes it and enforces the budget, and a `put` past `max_pending` waiting sizes the oldest."""
     sized: list[str] = []
     sizes = {"a": 40, "b": 30, "c": 50}
 
@@ -78,13 +78,13 @@ def test_a_deferred_run_is_sized_at_settle_and_never_more_than_one_waits() -> No
         sized.append(run)
         return sizes[run]
 
-    cache = RunCache(100, size=size)
+    cache = RunCache(100, size=size, max_pending=1)
     cache.put(1, "a", defer_size=True)
     assert (sized, len(cache), cache.get(1)) == ([], 1, "a")  # stored and served, not walked yet
     cache.settle()
     assert sized == ["a"]
     cache.put(2, "b", defer_size=True)
-    cache.put(3, "c", defer_size=True)  # "b" is sized before "c" is stored: only one Run ever waits
+    cache.put(3, "c", defer_size=True)  # "b" is sized before "c" waits: only one Run ever waits
     assert sized == ["a", "b"]
     cache.settle()  # 40 + 30 + 50 > 100: the least recently used ("a") goes
     assert (sized, cache.get(1), cache.get(2), cache.get(3), cache.held_bytes) == (["a", "b", "c"], None, "b", "c", 80)
@@ -96,6 +96,55 @@ def test_a_deferred_run_is_sized_at_settle_and_never_more_than_one_waits() -> No
     assert (len(cache), cache.held_bytes, sized) == (0, 0, ["a", "b", "c"])
     cache.put(5, "a", defer_size=True)
     assert cache.held_bytes == 40  # asking for the total sizes what waits
+    with pytest.raises(ValueError):
+        RunCache(100, max_pending=-1)
+
+
+def test_a_deferred_put_leaves_the_runs_already_waiting_to_the_settle() -> None:
+    """Two sidebar edits within the timer's delay: the second edit's `put` sized the first's Run on its
+    request path (~0.07 s for a 2,000-step Run). It now only stores its own; `settle` sizes both, oldest
+    first, and enforces the budget."""
+    sized: list[str] = []
+    sizes = {"a": 40, "b": 30, "c": 50}
+
+    def size(run: str) -> int:
+        sized.append(run)
+        return sizes[run]
+
+    cache = RunCache(100, size=size)  # DEFAULT_MAX_PENDING (4) may wait
+    cache.put(1, "a", defer_size=True)
+    cache.put(2, "b", defer_size=True)
+    cache.put(3, "c", defer_size=True)
+    assert sized == [] and list(cache._pending) == [1, 2, 3]  # none walked on a put
+    assert [cache.get(k) for k in (1, 2, 3)] == ["a", "b", "c"]  # all served meanwhile
+    cache.settle()  # 40 + 30 + 50 > 100: the least recently used ("a") goes
+    assert sized == ["a", "b", "c"] and cache._pending == {}
+    assert (cache.get(1), cache.get(2), cache.get(3), cache.held_bytes) == (None, "b", "c", 80)
+
+
+def test_past_max_pending_a_put_sizes_the_oldest_waiting_run_itself() -> None:
+    """The timer may never fire (or keep being replaced by edits): the unsized Runs, 0 bytes to the
+    budget until sized, stay at most `max_pending`."""
+    sized: list[str] = []
+    sizes = {"a": 40, "b": 30, "c": 50, "d": 20, "e": 10}
+
+    def size(run: str) -> int:
+        sized.append(run)
+        return sizes[run]
+
+    cache = RunCache(100, size=size, max_pending=3)
+    cache.put(1, "c", defer_size=True)
+    cache.put(2, "d", defer_size=True)
+    cache.put(3, "e", defer_size=True)
+    cache.put(2, "b", defer_size=True)  # re-stored: waits as the newest
+    assert sized == [] and list(cache._pending) == [1, 3, 2]
+    cache.put(4, "a", defer_size=True)  # a 4th would wait: the oldest ("c") is sized, in this thread
+    assert sized == ["c"] and list(cache._pending) == [3, 2, 4]
+    cache.settle()  # c 50 + e 10 + b 30 + a 40 > 100: the least recently used ("c") goes
+    assert sized == ["c", "e", "b", "a"]
+    assert [k for k in (1, 2, 3, 4) if k in cache] == [2, 3, 4] and cache.held_bytes == 80
+    assert RunCache(0, size=size, max_pending=0).put(1, "e", defer_size=True) == "e"
+    assert sized[-1] == "e"  # none may wait: sized at once
 
 
 def _wait_for(condition: Callable[[], bool], timeout_s: float = 5.0) -> bool:
@@ -128,14 +177,18 @@ def test_settle_later_sizes_on_a_timer_thread_after_the_delay_and_one_timer_wait
     assert _wait_for(lambda: bool(sized))
     assert sized[0][0] == "a" and sized[0][1] != threading.current_thread().name
     assert _wait_for(lambda: cache.held_bytes == 40) and len(sized) == 1
-    # a put before the timer fires sizes the waiting Run itself; the timer then sizes the newer one
+    # a second edit before the timer fires does not size the waiting Run: its timer sizes both
     cache.put(2, "b", defer_size=True)
     cache.settle_later(0.2)
     cache.put(3, "c", defer_size=True)
-    assert [r for r, _ in sized] == ["a", "b"]
+    cache.settle_later(0.05)
+    assert [r for r, _ in sized] == ["a"]
     assert _wait_for(lambda: [r for r, _ in sized] == ["a", "b", "c"])
+    assert threading.current_thread().name not in {t for _, t in sized}  # all on the timer's thread
     time.sleep(0.3)
     assert [r for r, _ in sized] == ["a", "b", "c"]
+    assert cache.held_bytes == 80  # 3 x 40 > 100: the least recently used ("a") went on the timer's thread
+    assert 1 not in cache and 2 in cache and 3 in cache
 
 
 def test_held_bytes_waits_for_a_sizing_under_way_on_the_timer_thread() -> None:
@@ -160,6 +213,34 @@ def test_held_bytes_waits_for_a_sizing_under_way_on_the_timer_thread() -> None:
     release.set()
     reader.join(5)
     assert seen == [40]  # ... and reads the size it found
+
+
+def test_a_put_does_not_wait_for_a_sizing_under_way_on_the_timer_thread() -> None:
+    """An edit while the timer walks the previous edit's Run: its `put` waited for that walk (it settled
+    first); it now stores its Run at once, and a later settle sizes it."""
+    walking, release = threading.Event(), threading.Event()
+    sized: list[str] = []
+
+    def size(run: str) -> int:
+        if run == "a":
+            walking.set()
+            assert release.wait(5)
+        sized.append(run)
+        return 60
+
+    cache = RunCache(100, size=size)
+    cache.put(1, "a", defer_size=True)
+    cache.settle_later(0.0)
+    assert walking.wait(5)  # the timer walks "a"
+    writer = threading.Thread(target=lambda: cache.put(2, "b", defer_size=True))
+    writer.start()
+    writer.join(1)
+    stored_at_once, sized_then = not writer.is_alive(), list(sized)
+    release.set()
+    writer.join(5)
+    assert stored_at_once and sized_then == []  # stored while "a" was still being walked, not sized
+    assert cache.held_bytes == 60 and sized == ["a", "b"]  # 60 + 60 > 100: "a" went
+    assert 1 not in cache and cache.get(2) == "b"
 
 
 def test_latest_is_the_most_recently_used_run_whose_key_matches() -> None:
