@@ -73,11 +73,34 @@ class Decision:
 
 
 class DecisionLog:
-    """Collects decisions; `step` is set by the driver (as engine.events' recorder's is)."""
+    """Collects decisions; `step` is set by the driver (as engine.events' recorder's is).
+
+    A rule may `defer` a decision it will never amend (a trigger that did not fire: the bulk of a run):
+    its place in `decisions` holds None until `resolve` has the rule make all of them at once, which
+    `deciding` does when its context ends (the replay reads the log after that)."""
 
     def __init__(self) -> None:
         self.step = 0
         self.decisions: list[Decision] = []
+        # (index in `decisions`, the rule's maker, what it makes the decision from), in index order
+        self.pending: list[tuple[int, Any, Any]] = []
+
+    def resolve(self) -> list[Decision]:
+        """`decisions` with every deferred one made (each maker called once, on all of its own)."""
+        pending, decisions = self.pending, self.decisions
+        if pending:
+            by_maker: dict[int, tuple[Any, list[int], list[Any]]] = {}
+            for index, maker, item in pending:
+                entry = by_maker.get(id(maker))
+                if entry is None:
+                    entry = by_maker[id(maker)] = (maker, [], [])
+                entry[1].append(index)
+                entry[2].append(item)
+            for maker, indices, items in by_maker.values():
+                for index, decision in zip(indices, maker.decisions_for(items), strict=True):
+                    decisions[index] = decision
+            pending.clear()
+        return decisions
 
 
 _current: ContextVar[DecisionLog | None] = ContextVar("ctxi_decision_log", default=None)
@@ -92,6 +115,7 @@ def deciding(log: DecisionLog | None = None) -> Iterator[DecisionLog]:
         yield log
     finally:
         _current.reset(token)
+        log.resolve()
 
 
 def record(layer: str, rule: str, *, measured: int | None, threshold: int | None, fired: bool, quantity: str,
@@ -105,6 +129,18 @@ def record(layer: str, rule: str, *, measured: int | None, threshold: int | None
                         series, op, expression, reason, detail)
     log.decisions.append(decision)
     return decision
+
+
+def defer(maker: Any, item: Any, step: int) -> bool:
+    """Keep a place in the log for the decision `maker.decisions_for([item])[0]` at `step`, made at `resolve`
+    (with the maker's other deferred items, in one call): for a decision nobody amends. False (record it
+    now) when nobody listens or the log is at another step than the one the item carries."""
+    log = _current.get()
+    if log is None or log.step != step:
+        return False
+    log.pending.append((len(log.decisions), maker, item))
+    log.decisions.append(None)  # type: ignore[arg-type]  # made at resolve
+    return True
 
 
 def amend(decision: Decision, **changes: Any) -> Decision:
