@@ -337,20 +337,24 @@ def line_points(series: TimelineSeries, budget: int = MAX_LINE_POINTS) -> np.nda
         return np.arange(n)
     buckets = max(1, (budget - 2) // 4)
     edges = np.linspace(0, n, buckets + 1).astype(np.int64)
-    keep = [0, n - 1]
-    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
-        if hi <= lo:
-            continue
-        for values in (series.view_tokens, series.raw_tokens):
-            chunk = values[lo:hi]
-            keep.extend((lo + int(np.argmin(chunk)), lo + int(np.argmax(chunk))))
-    return np.unique(np.array(keep, dtype=np.int64))
+    starts = np.unique(edges[:-1][edges[1:] > edges[:-1]])  # the non-empty buckets (they cover 0..n-1)
+    bucket = np.repeat(np.arange(starts.size), np.diff(np.append(starts, n)))
+    keep = [np.array([0, n - 1], dtype=np.int64)]
+    for values in (series.view_tokens, series.raw_tokens):
+        for extreme in (np.minimum, np.maximum):
+            # each bucket's first step at its lowest (highest) value, as np.argmin (argmax) finds it
+            at = np.flatnonzero(values == extreme.reduceat(values, starts)[bucket])
+            keep.append(at[np.unique(bucket[at], return_index=True)[1]])
+    return np.unique(np.concatenate(keep))
 
 
 def event_lanes(run: Run) -> list[str]:
     """The lanes under the timeline, top to bottom: one per layer that acted, then recorded compactions."""
-    lanes = layer_order(sorted({m.layer for m in event_markers(run)}))
-    return lanes + (["recorded (source)"] if recorded_compactions(run) else [])
+    return _lanes(event_markers(run), bool(recorded_compactions(run)))
+
+
+def _lanes(markers: Sequence[Any], recorded: bool) -> list[str]:
+    return layer_order(sorted({m.layer for m in markers})) + (["recorded (source)"] if recorded else [])
 
 
 @lru_cache(maxsize=4)
@@ -384,7 +388,7 @@ def timeline_spec(run: Run, *, height: int = 620, whole_window: bool = False) ->
     steps = series.steps
     markers = event_markers(run)
     recorded = recorded_compactions(run)
-    lanes = event_lanes(run)
+    lanes = _lanes(markers, bool(recorded))  # `event_lanes`, from the markers already made
     top_row = {"xaxis": "x", "yaxis": "y"}
     lane_row = {"xaxis": "x2", "yaxis": "y2"}
     idx = line_points(series, MAX_LINE_POINTS)

@@ -12,6 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.ui.builders import build_thread, demo_thread, write_samples
+from ui.timeline_chart import unpack_figure
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -94,7 +95,7 @@ def figure(at: AppTest, index: int = 0) -> dict[str, Any]:
             at.run()
             timeline = timeline_payload(at)
             assert timeline is not None and timeline["figure"] is not None
-        return timeline["figure"]
+        return unpack_figure(timeline["figure"])  # packed on the wire (ui/timeline_chart.py `wire_figure`)
     return json.loads(at.get("plotly_chart")[index - (timeline is not None)].proto.spec)
 
 
