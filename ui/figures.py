@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import dataclasses
 import html
 import textwrap
 from collections import Counter
@@ -175,7 +174,7 @@ def _events_lines(events: Sequence[Event], count: int) -> str:
         message = " ".join(e.message.split())
         if len(message) > HOVER_MESSAGE_CHARS:
             message = message[:HOVER_MESSAGE_CHARS - 1].rstrip() + "…"
-        out += "<br>· " + esc(describe_event(dataclasses.replace(e, message=message)))
+        out += "<br>· " + esc(describe_event(e, message))
     if count > len(named):
         out += f"<br>· and {count - len(named)} more"
     return out

@@ -88,8 +88,19 @@ class DecisionSeries:
         return self.fired[0] if self.fired else None
 
 
+DECISION_SERIES = "decision_series"  # Run.derived key
+
+
 def decision_series(run: Run) -> list[DecisionSeries]:
-    """Each rule of the run with decisions, in the order they were first recorded."""
+    """Each rule of the run with decisions, in the order they were first recorded (made once per run: the
+    Timeline's figure reads them for its lines and its hover)."""
+    made = run.derived.get(DECISION_SERIES)
+    if made is None:
+        made = run.derived[DECISION_SERIES] = _decision_series(run)
+    return list(made)
+
+
+def _decision_series(run: Run) -> list[DecisionSeries]:
     n = len(run.steps)
     groups: dict[tuple[str, str], list[Decision]] = {}
     for d in run.decisions:

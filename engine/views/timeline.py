@@ -155,11 +155,12 @@ def threshold_lines(config: EngineConfig, window_tokens: int, model: str | None 
 
 
 # -- events ----------------------------------------------------------------------------------
-def describe_event(event: Event) -> str:
-    """One line: what happened and the tokens before -> after."""
+def describe_event(event: Event, message: str | None = None) -> str:
+    """One line: what happened (`message` in place of the event's own, e.g. clipped) and the tokens before -> after."""
     text = f"{event.layer} · {event.kind}"
-    if event.message:
-        text += f": {event.message}"
+    said = event.message if message is None else message
+    if said:
+        text += f": {said}"
     if event.tokens_before is not None or event.tokens_after is not None:
         before = "?" if event.tokens_before is None else f"{event.tokens_before:,}"
         after = "?" if event.tokens_after is None else f"{event.tokens_after:,}"
