@@ -64,9 +64,10 @@ PRIME_CHUNK = 50_000
 # Distinct tool schemas whose counts a counter keeps (count_tools); cleared when full.
 SCHEMA_CACHE = 1024
 # Summary lines whose counts a tiktoken counter keeps (`TiktokenCounter.count_lines`), and the longest
-# line kept: a summary carries its earlier facts into the next one, and a re-run writes them again.
-LINE_CACHE = 16_384
-LINE_CACHE_CHARS = 2_000
+# line kept (the offline summary clips its lines to 240 characters; at most ~4 MB of text kept): a summary
+# carries its earlier facts into the next one, and a re-run writes them again.
+LINE_CACHE = 8_192
+LINE_CACHE_CHARS = 500
 # The encodings `engine.tokens.segments.text_lines` cuts exactly for (its comment says why).
 _LINES_EXACT = frozenset({"o200k_base", "cl100k_base"})
 
