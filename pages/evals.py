@@ -22,6 +22,7 @@ from engine.evals.account import forensics_summary
 from engine.evals.stress import stress_plan
 from engine.evals.sweep import PARETO_AXES, SweepResult, cost_axis, default_workers, grid_from_args, sweep
 from engine.run.run import Run
+from engine.views.compare import summarizer_calls_text
 from ui import session
 from ui.advice import no_compaction_advice, stress_applies
 from ui.cost_panel import cost_of
@@ -75,7 +76,7 @@ def _eval_table(run: Run, label: str) -> dict[str, object]:
     return {"run": label, "compactions": len(needle.compactions), "peak view": t["peak_view_tokens"],
             "facts kept": _score(kept["facts kept"]), "re-fetches": kept["re-fetches"],
             "retention": _score(needle.score), "with recovery": _score(needle.recovery_score),
-            "intent kept": _score(drift.score), "summarizer calls": t["summarizer_calls"],
+            "intent kept": _score(drift.score), "summarizer calls": summarizer_calls_text(run),
             "summarizer tokens": t["summarizer_input_tokens"],
             # unpriced: unknown ("-"), not "$0.00" (engine.evals.sweep.run_metrics does the same)
             "dollars": dollars(money.get("dollars") if cost is not None and cost.price is not None else None),
@@ -243,6 +244,8 @@ def _sweep_section() -> None:
                 "peak view": p.metrics["peak_view_tokens"], "retention": _score(p.metrics["retention"]),
                 "intent kept": _score(p.metrics["drift"]), "compactions": p.metrics["compactions"],
                 "summarizer calls": p.metrics["summarizer_calls"],
+                # the source agent's own compaction calls, replayed by the as-recorded preset (ours are 0 there)
+                "agent calls (recorded)": p.metrics.get("recorded_summarizer_calls", 0),
                 "summarizer tokens": p.metrics["summarizer_input_tokens"],
                 "dollars": dollars(p.metrics.get("dollars")), "cache hit rate": percent(p.metrics.get("hit_rate")),
                 "facts kept": _score(p.metrics.get("survival")), "re-fetches": p.metrics.get("recovery_calls"),

@@ -53,7 +53,8 @@ def table(result: SweepResult) -> list[str]:
              f"{plural(result.replays, 'replay')} "
              f"({result.executor}, {plural(result.workers, 'worker')}, {result.elapsed_s:.1f} s); * = Pareto front",
              f"  {'point':40} {'peak view':>10} {'compactions':>11} {'saved':>11} {'retention':>9} {'drift':>6} "
-             f"{'calls':>6} {'summ. tokens':>13} {'dollars':>10} {'hit rate':>8} {'survival':>8} {'refetches':>9}"]
+             f"{'calls':>6} {'agent calls':>11} {'summ. tokens':>13} {'dollars':>10} {'hit rate':>8} {'survival':>8} "
+             f"{'refetches':>9}"]
     for p in result.points:
         m = p.metrics
         ret = "n/a" if m["retention"] is None else f"{m['retention']:.3f}"
@@ -62,8 +63,11 @@ def table(result: SweepResult) -> list[str]:
         money = "n/a" if m["dollars"] is None else "$" + format(m["dollars"], ",.4f")  # an unpriced model
         kept = "n/a" if m["survival"] is None else f"{100 * m['survival']:.1f}%"
         lines.append(f"{'*' if p.pareto else ' '} {p.point.label[:40]:40} {m['peak_view_tokens']:>10,} "
-                     f"{m['compactions']:>11,} {m['tokens_saved']:>11,} {ret:>9} {drift:>6} {m['summarizer_calls']:>6} "
-                     f"{m['summarizer_input_tokens']:>13,} {money:>10} {hit:>8} {kept:>8} {m['recovery_calls']:>9,}")
+                     f"{m['compactions']:>11,} {m['tokens_saved']:>11,} {ret:>9} {drift:>6} {m['summarizer_calls']:>6,} "
+                     f"{m['recorded_summarizer_calls']:>11,} {m['summarizer_input_tokens']:>13,} {money:>10} {hit:>8} "
+                     f"{kept:>8} {m['recovery_calls']:>9,}")
+    if any(p.metrics["recorded_summarizer_calls"] for p in result.points):
+        lines.append("calls: our summarizer's; agent calls: the source agent's own compaction calls (recorded)")
     return lines
 
 

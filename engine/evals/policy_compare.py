@@ -48,6 +48,7 @@ def compare_policies(runs: Mapping[str, Run], baseline: Run | None = None,
             "input tokens sent": sum(s.view_tokens for s in run.steps),
             "needle retention": m["retention"],
             "summarizer calls": m["summarizer_calls"],
+            "agent calls (recorded)": m["recorded_summarizer_calls"],  # the source agent's own compaction calls
             "summarizer input tokens": m["summarizer_input_tokens"],
             # what the compactions kept and cost afterwards (engine.evals.survival, engine.evals.recovery)
             "facts kept": m["survival"],

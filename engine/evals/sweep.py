@@ -2,7 +2,8 @@
 
 `sweep(threads, base, {"summarization.trigger": ["tokens:20000", "tokens:40000"], ...})` replays
 every thread with every point of the grid and reports per point the peak view tokens, the needle
-retention and goal-drift scores, the summarizer's calls and input tokens, the dollars and prompt-cache
+retention and goal-drift scores, the summarizer's calls and input tokens (and, apart, the compaction calls the
+source agent made: `recorded_summarizer_calls`), the dollars and prompt-cache
 hit rate (engine.cost.run_cost), and events per layer; points on the Pareto front (min peak view tokens, max
 retention, min cost: dollars when the model is priced, else summarizer input tokens) are marked. Executors: a local process pool (default, all cores), "serial", or Ray (optional extra).
 Tasks go out one thread at a time (every grid point of it), each with only its own thread.
@@ -135,6 +136,7 @@ def run_metrics(run: Any, needles: Sequence[str] | None = None) -> dict[str, Any
     from engine.evals import goal_drift, needle_retention
     from engine.evals.recovery import recovery
     from engine.evals.survival import run_survival_totals, survival
+    from engine.views.timeline import recorded_compaction_calls
 
     totals = run.totals()
     priced = run_cost(run, accounts=False)
@@ -157,7 +159,10 @@ def run_metrics(run: Any, needles: Sequence[str] | None = None) -> dict[str, Any
         "drift_flagged_steps": len(drift.flagged_steps),
         "placeholder_steps": len(drift.placeholder_steps),
         "compactions": len(needle.compactions),
-        "summarizer_calls": totals["summarizer_calls"],
+        "summarizer_calls": totals["summarizer_calls"],  # our summarizer's (0 on an as-recorded run)
+        # the model calls the source agent made to write its recorded compactions' summaries (what the Timeline's
+        # "Summarizer calls" tile counts "by the agent (recorded)"; engine.views.timeline.recorded_compaction_calls)
+        "recorded_summarizer_calls": len(recorded_compaction_calls(run)),
         "summarizer_input_tokens": totals["summarizer_input_tokens"],
         # an unpriced model has no dollars (None, shown "n/a"), not $0: a zero would win every cost column
         "dollars": cost["dollars"] if priced.price is not None else None,
@@ -216,6 +221,7 @@ def aggregate(per_thread: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "drift_flagged_steps": sum(m["drift_flagged_steps"] for m in per_thread),
         "compactions": sum(m["compactions"] for m in per_thread),
         "summarizer_calls": sum(m["summarizer_calls"] for m in per_thread),
+        "recorded_summarizer_calls": sum(m["recorded_summarizer_calls"] for m in per_thread),
         "summarizer_input_tokens": sum(m["summarizer_input_tokens"] for m in per_thread),
         "dollars": (None if any(m["dollars"] is None for m in per_thread)
                     else round(sum(m["dollars"] for m in per_thread), 6)),

@@ -10,7 +10,7 @@ from engine.run.whatif import compaction_steps
 from tests.conftest import trace_path
 
 COLUMNS = ["policy", "peak view tokens", "peak % of window", "compactions", "compaction steps", "tokens saved",
-           "input tokens sent", "needle retention", "summarizer calls", "summarizer input tokens", "facts kept",
+           "input tokens sent", "needle retention", "summarizer calls", "agent calls (recorded)", "summarizer input tokens", "facts kept",
            "re-fetches", "re-fetch tokens", "cache misses $", "cache misses by cause (tokens not read)"]
 
 
