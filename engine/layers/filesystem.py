@@ -45,6 +45,7 @@ from engine.layers.request_copy import overridden
 from engine.layers.scan import grown_prefix, result_text, unchanged_prefix
 from engine.layers.summary_rules import SUMMARY_EVENT_KEY, CachedDrop, Projection, SummaryEventState
 from engine.thread.kinds import KIND_KEY
+from engine.thread.message_memo import MessageMemo
 
 TRUNCATED_ARG_KEEP_CHARS = 20
 # Deep Agents falls back to keeping the last 20 messages when a fraction has no window to refer to.
@@ -130,6 +131,12 @@ def trigger_met(n_messages: int, total_tokens: int, trigger: ContextSize, window
     if window_tokens is None:
         return False
     return total_tokens >= max(1, int(window_tokens * trigger.value))
+
+
+# A call's truncated copy for the view, per original message object and truncation settings (weak on the
+# original, as the token counter's cache is): the copy depends only on those, and a re-run after an edit
+# that cut the same call found it made and counted (a new copy per run was encoded again).
+TRUNCATED = MessageMemo()
 
 
 class FilesystemLayer(RequestLayer):
@@ -324,12 +331,19 @@ class FilesystemLayer(RequestLayer):
         return view
 
     def _cut_stat(self, original: AIMessage) -> tuple[BaseMessage, BaseMessage, int, int]:
-        """(original, its truncated copy, the tokens that saves, the arguments it cuts)."""
-        copy = cast(AIMessage, self._copy(original, self._truncated))
+        """(original, its truncated copy, the tokens that saves, the arguments it cuts). The copy is made
+        once per message and settings (`TRUNCATED`), so a re-run finds it counted already."""
+        cfg = self.truncate_args
+        copy, arguments = TRUNCATED.get(original, f"{cfg.max_length}\0{cfg.truncation_text}\0{sorted(self._truncate_tools)}",
+                                        self._truncation)
         saved = self.counter.count_message(original) - self.counter.count_message(copy)
-        arguments = sum(1 for old, new in zip(original.tool_calls, copy.tool_calls, strict=True)
-                        for k, v in (old.get("args") or {}).items() if v is not (new.get("args") or {}).get(k))
         return original, copy, saved, arguments
+
+    def _truncation(self, original: BaseMessage) -> tuple[BaseMessage, int]:
+        copy = cast(AIMessage, self._truncated(cast(AIMessage, original)))
+        arguments = sum(1 for old, new in zip(cast(AIMessage, original).tool_calls, copy.tool_calls, strict=True)
+                        for k, v in (old.get("args") or {}).items() if v is not (new.get("args") or {}).get(k))
+        return copy, arguments
 
     def _view_list(self, messages: Sequence[BaseMessage], cut: Sequence[int], low: int = 0) -> list[BaseMessage]:
         """The list the truncated view is written into: the last one, appended to, while the state is the

@@ -388,3 +388,33 @@ def test_build_layers_uses_the_config() -> None:
     assert layer.tool_result_token_limit == 7
     assert layer.excluded_tools == frozenset({"grep"})
     assert layer.truncate_args.max_length == 50
+
+
+def test_a_truncated_call_is_one_copy_across_re_runs_and_settings_tell_copies_apart() -> None:
+    """A re-run after an edit finds each cut call's copy made (and counted) already; other truncation
+    settings make their own copy."""
+    from engine.layers.filesystem import TRUNCATED
+    from engine.thread.synthetic import synthetic_thread
+    from ui import controls
+
+    thread = synthetic_thread(300, seed=0)
+    base = preset("stress")
+
+    def cut_copies(config: EngineConfig) -> dict[str, AIMessage]:
+        run = replay(thread, config)
+        originals = {m.id: m for m in thread.messages if isinstance(m, AIMessage)}
+        return {m.id: m for s in run.steps for m in s.view
+                if isinstance(m, AIMessage) and m.id in originals and m is not originals[m.id]
+                and message_kind(m) == "truncated"}
+
+    first = cut_copies(base)
+    assert first, "the stress preset cuts old write/edit arguments on this thread"
+    again = cut_copies(controls.set_trigger_clause(base, 0, ContextSize(type="fraction", value=0.4)))
+    shared = first.keys() & again.keys()
+    assert shared and all(first[k] is again[k] for k in shared)
+    fs = base.filesystem
+    other = base.model_copy(update={"filesystem": fs.model_copy(update={
+        "truncate_args": fs.truncate_args.model_copy(update={"max_length": fs.truncate_args.max_length + 7})})})
+    longer = cut_copies(other)
+    assert longer and all(longer[k] is not first[k] for k in longer.keys() & first.keys())
+    assert len(TRUNCATED) > 0
