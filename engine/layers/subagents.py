@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from langchain.agents.middleware import AgentState
 from langchain_core.messages import AIMessage, ToolMessage
@@ -25,6 +25,7 @@ from langgraph.runtime import Runtime
 from engine.config.schema import EngineConfig
 from engine.config.sections import TASK_TOOL_NAMES
 from engine.layers.base import ContextLayer, LayerContext
+from engine.thread.message_memo import MessageMemo
 from engine.tokens.counters import TokenCounter
 from engine.tokens.subagent_cost import SubagentCost, subagent_cost
 
@@ -54,6 +55,12 @@ def _append_text(content: Any, text: str) -> Any:
     if isinstance(content, list):
         return [*content, {"type": "text", "text": f"\n\n{text}"}]
     return f"{content}\n\n{text}"
+
+
+# A message's clamped copy, per message object (and its tool_calls) and limit (weak on the message): it
+# depends only on those, so a re-run after an edit clamps to the very copy it counted before (a new copy
+# per run was encoded again: ~2 % of a stress-preset replay). Nothing changes a message in place.
+CLAMPED = MessageMemo()
 
 
 def clamp_message(message: AIMessage, task_names: Sequence[str], allowed: int) -> tuple[AIMessage, list[dict[str, Any]]] | None:
@@ -146,7 +153,9 @@ class SubagentLayer(ContextLayer):
         if allowed is None or n_tasks <= allowed:
             self._launched += n_tasks
             return None
-        result = clamp_message(last, self.task_tool_names, allowed)
+        names = self.task_tool_names
+        result = CLAMPED.keyed(last, f"{allowed}\0{sorted(names)}", last.tool_calls,
+                               lambda m: clamp_message(cast(AIMessage, m), names, allowed))
         assert result is not None  # n_tasks > allowed
         clamped, dropped = result
         self._launched += allowed

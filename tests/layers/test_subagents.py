@@ -196,3 +196,26 @@ def test_wrap_tool_call_passes_other_calls_through_silently() -> None:
     with recording() as rec:
         assert layer.wrap_tool_call(request, lambda _r: msg) is msg
     assert rec.events == []
+
+
+def test_a_clamped_call_is_one_copy_across_re_runs() -> None:
+    """A re-run after an edit clamps a message to the copy it made (and counted) before."""
+    from engine.config.schema import preset
+    from engine.config.sizes import ContextSize
+    from engine.run.replay import replay
+    from engine.thread.synthetic import synthetic_thread
+    from ui import controls
+
+    thread = synthetic_thread(300, seed=0)
+    base = preset("stress")
+
+    def clamped(config: Any) -> dict[str, Any]:
+        run = replay(thread, config)
+        originals = {m.id: m for m in thread.messages}
+        return {m.id: m for m in run.final_state if m.id in originals and m is not originals[m.id]
+                and m.type == "ai" and len(m.tool_calls) < len(originals[m.id].tool_calls)}
+
+    first = clamped(base)
+    assert first, "the stress preset clamps concurrent task calls on this thread"
+    again = clamped(controls.set_trigger_clause(base, 0, ContextSize(type="fraction", value=0.4)))
+    assert first.keys() == again.keys() and all(first[k] is again[k] for k in first)
