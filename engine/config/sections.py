@@ -9,7 +9,7 @@ import json
 import re
 from typing import Any, Literal, get_args
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, ValidatorFunctionWrapHandler, field_validator
 
 from engine.config.sizes import ContextSize, FrozenModel, TriggerClause, parse_trigger
 
@@ -96,7 +96,7 @@ class CompactionConfig(FrozenModel):
     @classmethod
     def _summarizer(cls, v: str) -> str:
         if v != "offline" and ":" not in v:
-            raise ValueError("summarizer must be 'offline' or 'provider:model' (e.g. 'openai:gpt-4o-mini')")
+            raise ValueError(f"must be 'offline' or 'provider:model' (e.g. 'openai:gpt-4o-mini'), got {v!r}")
         return v
 
 
@@ -136,12 +136,18 @@ class ContextEditingConfig(FrozenModel):
             raise ValueError("context editing triggers on tokens: use tokens:N or fraction:F")
         return v
 
-    @field_validator("keep_thinking_turns")
+    @field_validator("keep_thinking_turns", mode="wrap")
     @classmethod
-    def _turns(cls, v: Any) -> Any:
-        if isinstance(v, int) and not isinstance(v, bool) and v < 0:
-            raise ValueError("keep_thinking_turns must be 0 or more, or 'all'")
-        return v
+    def _turns(cls, v: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        # one rule for a wrong type and a negative count: pydantic's union says "a valid integer" and
+        # "'all'" apart, and knows nothing of the bound
+        try:
+            turns = handler(v)
+        except ValidationError:
+            turns = -1
+        if isinstance(turns, int) and turns < 0:
+            raise ValueError(f"must be a whole number of 0 or more, or 'all', got {v!r}")
+        return turns
 
 
 class TruncateArgsConfig(FrozenModel):
@@ -198,7 +204,7 @@ class SummarizationConfig(FrozenModel):
     @classmethod
     def _summarizer(cls, v: str) -> str:
         if v != "offline" and ":" not in v:
-            raise ValueError("summarizer must be 'offline' or 'provider:model' (e.g. 'openai:gpt-4o-mini')")
+            raise ValueError(f"must be 'offline' or 'provider:model' (e.g. 'openai:gpt-4o-mini'), got {v!r}")
         return v
 
 

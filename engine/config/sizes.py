@@ -31,7 +31,7 @@ class ContextSize(FrozenModel):
             try:
                 number: int | float = float(raw) if kind.strip() == "fraction" else int(raw)
             except ValueError:
-                raise ValueError(f"{raw!r} is not a number in {v!r}") from None
+                raise ValueError(f"{kind.strip()} thresholds must be numbers, got {raw!r}.") from None
             return {"type": kind.strip(), "value": number}
         if isinstance(v, (tuple, list)) and len(v) == 2:
             return {"type": v[0], "value": v[1]}

@@ -212,3 +212,26 @@ def test_a_window_too_big_for_the_sidebar_or_a_bool_is_refused(value: object, sa
     with pytest.raises(InvalidConfig) as raised:
         EngineConfig.from_dict({"model": {"max_input_tokens": value}})
     assert said in str(raised.value)
+
+
+# -- a size, a section or a list given a value of another kind says what it takes (not pydantic's "Input should
+# be a valid dictionary or instance of ContextSize"); tests/engine/test_config_every_field_worded.py walks them all
+
+@pytest.mark.parametrize(("written", "message"), [
+    ("summarization:\n  keep: -5\n",
+     "summarization.keep: must be a size like 'messages:20', 'tokens:4000' or 'fraction:0.1', got -5"),
+    ("summarization:\n  keep: tokens:abc\n",
+     "summarization.keep: tokens thresholds must be numbers, got 'abc'. (as written: 'tokens:abc')"),
+    ("summarization:\n  trigger: {all: []}\n",
+     "summarization.trigger.all: must be a list of sizes like 'tokens:4000', with at least 1 item, got []"),
+    ("context_editing:\n  keep_thinking_turns: lots\n",
+     "context_editing.keep_thinking_turns: must be a whole number of 0 or more, or 'all', got 'lots'"),
+    ("compaction:\n  summarizer: gpt-4o\n",
+     "compaction.summarizer: must be 'offline' or 'provider:model' (e.g. 'openai:gpt-4o-mini'), got 'gpt-4o'"),
+    ("memory: [AGENTS.md]\n", "memory: must be a mapping of settings (known here: enabled, sources, facts, "
+                              "max_injection_tokens, workspace), got ['AGENTS.md']"),
+])
+def test_a_value_of_another_kind_says_what_the_setting_takes(written: str, message: str) -> None:
+    with pytest.raises(InvalidConfig) as err:
+        EngineConfig.from_yaml(written)
+    assert str(err.value) == message
