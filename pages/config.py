@@ -35,7 +35,7 @@ from ui.figures import compare_figure, policies_figure
 from ui.forensics import compare_section
 from ui.frame import require_frame
 from ui.text import error_text, escape_md
-from ui.widgets import keep_widget_state, no_run_message, table
+from ui.widgets import EMPTY_CELL, keep_widget_state, no_run_message, table
 
 require_frame()
 
@@ -302,12 +302,49 @@ def _policies_section() -> None:
     _fit_policies_chart(fig, next(iter(runs.values())).window_tokens, whole_window)
     st.plotly_chart(fig, key="cmp_policies_chart")
     rows = [_shown(r) for r in compare_policies(runs, baseline)]
-    table(rows, height=38 + 35 * len(rows))
-    st.caption("Needle retention: facts picked from the thread, tracked in each view. Summarizer input tokens: what "
-               "the summaries would cost a model (the offline summarizer writes them here). Facts kept: of the "
-               "history each compaction removed (paths, commands, numbers, errors, identifiers, decisions); "
+    st.dataframe(rows, hide_index=True, column_config=POLICY_TABLE_COLUMNS, placeholder=EMPTY_CELL,
+                 height=38 + 35 * len(rows), key="cmp_policies_table")
+    st.caption("Hover a column's name for what it counts; the table scrolls sideways to the rest. Needles (needle "
+               "retention): facts picked from the thread, tracked in each view. Facts kept: of the history each "
+               "compaction removed (paths, commands, numbers, errors, identifiers, decisions). Summarizer input "
+               "tokens: what the summaries would cost a model (the offline summarizer writes them here); "
                "re-fetches: what the agent fetched again (as-recorded) or the later steps would need (a policy's). "
                "`ctxi sweep FILE --grid preset=claude-code,codex,gemini-cli,deepagents` prints the same.")
+
+
+# At 1024 px (a projector) the main column is 564 px wide (1024 - the 300 px sidebar - 2 × 80 px padding): with
+# the engine's order (peak view tokens, peak % of window, compactions, compaction steps, …) and headers as wide as
+# their names, only those four figures showed there; facts kept, needle retention and the rest were off-screen.
+# Which policy, how high its view went, how often it compacted and what its compactions kept come first, in
+# widths that fit 549 px (15 px left for a scrollbar, tests/ui/test_config_policies_1024.py), under short names
+# whose help says the rest; the others follow and show at 1440 px (or by scrolling sideways). A column is its
+# text's width + ~17 px (8 px padding each side), measured in Chromium ("compactions": 75 px of text).
+POLICY_TABLE_FIRST = ("policy", "peak view tokens", "peak % of window", "compactions", "facts kept",
+                      "needle retention", "tokens saved", "cache misses $", "first compaction vs recorded",
+                      "re-fetches", "re-fetch tokens", "summarizer calls", "summarizer input tokens")
+POLICY_TABLE_COLUMNS = {
+    # "claude-code", "as-recorded" whole; "openai-compaction" and "anthropic-compaction" (picked by hand) lose
+    # their last letters, and read whole in the chart's legend just above. Not pinned: Streamlit greys a pinned
+    # column's text as an index's, pale on a projector
+    "policy": st.column_config.TextColumn(width=120),
+    "peak view tokens": st.column_config.NumberColumn(
+        "peak", format="localized", width=76, help="peak view tokens: the largest view any step sent"),
+    "peak % of window": st.column_config.NumberColumn(
+        "% window", format="%.1f", width=80, help="the peak as a share of the model's context window"),
+    "compactions": st.column_config.NumberColumn(
+        format="localized", width=96, help="how often the policy compacted (its steps: \"compaction steps\")"),
+    "facts kept": st.column_config.TextColumn(  # "no compaction" whole
+        width=108, help="the facts (paths, commands, numbers, errors, identifiers, decisions) of the history each "
+                        "compaction removed that the model still sees after it"),
+    "needle retention": st.column_config.TextColumn(
+        "needles", width=68, help="needle retention: facts picked from the thread, tracked in each view"),
+    "tokens saved": st.column_config.NumberColumn(format="localized", width=96),
+    "cache misses $": st.column_config.TextColumn(
+        width=108, help="what the prompt cache's misses cost, compactions' included"),
+    **{name: st.column_config.NumberColumn(format="localized")
+       for name in ("re-fetches", "re-fetch tokens", "summarizer calls", "summarizer input tokens",
+                    "input tokens sent")},
+}
 
 
 def _fit_policies_chart(fig: go.Figure, window: int, whole_window: bool) -> None:
@@ -334,7 +371,8 @@ def _fit_policies_chart(fig: go.Figure, window: int, whole_window: bool) -> None
 def _shown(row: dict[str, object]) -> dict[str, object]:
     """A policies row as the page writes it: shares as percents (retention read "0" and "1"), dollars in the
     pages' one format, "none" for a policy that never compacts (an empty cell)."""
-    out = dict(row)
+    out = {key: row[key] for key in POLICY_TABLE_FIRST if key in row}  # the figures seen at 1024 px first
+    out.update(row)
     for key in ("needle retention", "facts kept"):
         value = out.get(key)
         out[key] = (percent(value) if isinstance(value, int | float)

@@ -92,8 +92,12 @@ HEADER_PX = 104
 # row checkboxes take ~33: the session, its steps, peak, compactions and cost come first, in widths that fit
 # there with ~15 px for a scrollbar (516 px, tests/ui/test_sessions_1024.py); the other columns follow and show at
 # 1440 px. The title was "medium" (200 px) after seven columns: "cost" was off-screen at 1024. A selected row shows
-# its whole title.
-TITLE_HELP = "the session's title (select the row to read all of it)"
+# its whole title. Titles run to 80 characters (engine.thread.model.TITLE_CHARS, ~480 px): the ~30 px the other
+# columns could spare would show five more letters, so the title stays 144 px and its help says how to read it
+# whole. A double-clicked cell of a read-only st.dataframe opens over the table with its whole text (Streamlit 1.67,
+# seen in Chromium at 1024 px; it selects no row); a cell has no hover tooltip (only errors have one), and "select
+# the row" read nothing in the "Across sessions" tables (their selection picks sessions, no title is shown).
+TITLE_HELP = "the session's title: double-click it to read all of it"
 COLUMNS = {"live": st.column_config.TextColumn("live", width=44, help="written to in the last two minutes"),
            "title": st.column_config.TextColumn("session", width=144, help=TITLE_HELP),
            "steps": st.column_config.NumberColumn(format="localized", width=56, help="the model calls recorded"),
