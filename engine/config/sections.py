@@ -36,13 +36,6 @@ class ModelConfig(FrozenModel):
     max_input_tokens: int | None = Field(default=None, gt=0, le=MAX_CONFIG_TOKENS)
     max_output_tokens: int = Field(default=0, ge=0, le=MAX_CONFIG_TOKENS)
 
-    @field_validator("max_input_tokens", "max_output_tokens", mode="before")
-    @classmethod
-    def _not_a_bool(cls, value: Any) -> Any:
-        # pydantic reads true as 1: a window of 1 token, taken silently from `max_input_tokens: true`
-        if isinstance(value, bool):
-            raise ValueError("must be a whole number, not true or false")
-        return value
     # Which earlier thinking the provider sends the model: "auto" (by model, engine/data/models.yaml),
     # "all" turns, only the current assistant turn's ("last_turn": Claude before Opus 4.5 / Sonnet 4.6,
     # OpenAI's reasoning models), or "none" (Gemini: thoughts are never sent back).

@@ -6,13 +6,48 @@ and strict (an unknown key is an error).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import types
+from collections.abc import Hashable
+from functools import cache
+from typing import Any, Literal, Union, cast, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+
+@cache
+def _number_kind(annotation: Any) -> str | None:
+    """"whole number" / "number" when a setting typed `annotation` takes numbers but not true/false, else None."""
+    leaves: list[Any] = []
+
+    def walk(a: Any) -> None:
+        if get_origin(a) in (Union, types.UnionType):
+            for arg in get_args(a):
+                walk(arg)
+        else:
+            leaves.append(a)
+
+    walk(annotation)
+    if bool in leaves or Any in leaves or not any(leaf in (int, float) for leaf in leaves):
+        return None
+    return "number" if float in leaves else "whole number"
 
 
 class FrozenModel(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
+        # pydantic reads true as 1 for a number: `max_total: true` was taken silently as one sub-agent
+        if isinstance(value, bool) and info.field_name is not None:
+            field = cls.model_fields.get(info.field_name)
+            try:
+                kind = _number_kind(cast(Hashable, field.annotation)) if field is not None else None
+            except TypeError:  # an unhashable annotation: not one of ours
+                kind = None
+            if kind is not None:
+                raise ValueError(f"must be a {kind}, not true or false")
+        return value
 
 
 class ContextSize(FrozenModel):

@@ -235,3 +235,21 @@ def test_a_value_of_another_kind_says_what_the_setting_takes(written: str, messa
     with pytest.raises(InvalidConfig) as err:
         EngineConfig.from_yaml(written)
     assert str(err.value) == message
+
+
+@pytest.mark.parametrize(("section", "key", "said"), [
+    ("subagents", "max_total", "subagents.max_total: must be a whole number, not true or false"),
+    ("summarization", "trim_tokens_to_summarize",
+     "summarization.trim_tokens_to_summarize: must be a whole number, not true or false"),
+    ("model", "max_output_tokens", "model.max_output_tokens: must be a whole number, not true or false"),
+])
+def test_true_is_not_a_number(section: str, key: str, said: str) -> None:
+    # pydantic reads true as 1: `max_total: true` was one sub-agent, taken silently
+    with pytest.raises(InvalidConfig) as raised:
+        EngineConfig.from_dict({section: {key: True}})
+    assert said in str(raised.value)
+
+
+def test_a_switch_still_takes_true_and_false() -> None:
+    config = EngineConfig.from_dict({"todo": {"enabled": False}, "recorded": {"enabled": True}})
+    assert (config.todo.enabled, config.recorded.enabled) == (False, True)
