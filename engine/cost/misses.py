@@ -48,8 +48,7 @@ from engine.cost.bill import write_price
 from engine.cost.cache import CacheRules, CacheUse, Request
 from engine.cost.prices import PER_MILLION, Price
 from engine.run.run import StepRecord
-from engine.run.whatif import COMPACTION_EVENTS
-from engine.thread.events import Event
+from engine.run.whatif import is_compaction
 
 CAUSES: tuple[str, ...] = ("first call", "model", "tools", "system", "compaction", "edit", "insertion", "removal",
                            "prefix", "ttl", "lookback")
@@ -74,10 +73,6 @@ class Miss:
     detail: str = ""
 
 
-def _is_compaction(event: Event) -> bool:
-    return (event.layer, event.kind) in COMPACTION_EVENTS or bool(event.payload.get("compacts"))
-
-
 def miss_cause(step: StepRecord, use: CacheUse, previous: tuple[StepRecord, Request] | None, request: Request,
                models: tuple[str | None, str | None] = (None, None)) -> Miss:
     """The cause of the step's miss (see the module docstring); `previous` is the previous step and its request,
@@ -96,10 +91,10 @@ def miss_cause(step: StepRecord, use: CacheUse, previous: tuple[StepRecord, Requ
                 return Miss("tools", _tools_detail(prev_step.tool_names, step.tool_names))
             if _system_text(prev_step) != _system_text(step):
                 return Miss("system")
-            if not any(_is_compaction(e) for e in step.events):
+            if not any(is_compaction(e) for e in step.events):
                 return Miss("prefix", "the prompt before the messages changed size")
-        if any(_is_compaction(e) for e in step.events):
-            event = next(e for e in step.events if _is_compaction(e))
+        if any(is_compaction(e) for e in step.events):
+            event = next(e for e in step.events if is_compaction(e))
             return Miss("compaction", f"{event.layer}.{event.kind}")
         old = _message_at(prev_step.view, n, prev_offset)
         new = _message_at(step.view, n, offset)

@@ -38,7 +38,7 @@ from engine.cost.cache import Block, CacheRules, CacheUse, Joined, PromptCache, 
 from engine.cost.cache_run import RequestBuilder, step_time
 from engine.cost.prices import PER_MILLION, Price
 from engine.run.run import Run, StepRecord
-from engine.run.whatif import COMPACTION_EVENTS
+from engine.run.whatif import is_compaction
 from engine.thread.events import Event
 
 
@@ -82,10 +82,6 @@ class CompactionCost:
                 "summarizer_dollars": round(self.summarizer_dollars, r), "net_dollars": round(self.net_dollars, r),
                 "paid_back_after": self.paid_back_after, "window_exceeded_step": self.window_exceeded_step,
                 "priced": self.priced, "headline": self.headline, "per_step": self.per_step}
-
-
-def is_compaction(event: Event) -> bool:
-    return (event.layer, event.kind) in COMPACTION_EVENTS or bool(event.payload.get("compacts"))
 
 
 def history_before(run: Run, step: StepRecord, event: Event) -> list[BaseMessage]:

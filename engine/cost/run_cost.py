@@ -53,6 +53,7 @@ from engine.cost.prices import PER_MILLION, Price, price_for, table_checked
 from engine.cost.split import Replayed, Split, split_bill, split_totals
 from engine.policies.claude_code import SUMMARY_PROMPT as FORK_PROMPT
 from engine.run.run import Run, StepRecord
+from engine.run.whatif import is_agent_summary_call
 from engine.thread.events import Event
 from engine.thread.model import RecordedUsage
 
@@ -525,8 +526,8 @@ def _summarizer_call(run: Run, builder: RequestBuilder, cache: PromptCache, step
     """Price a compaction's own model call (see the module docstring)."""
     summary = _summary_text(event)
     out = run.counter.count_text(summary) if summary else 0
-    if event.layer == "recorded" and event.payload.get("compaction_kind") == "trim":
-        return None  # dropped, no summary written
+    if event.layer == "recorded" and not is_agent_summary_call(step.index, event):
+        return None  # a trim (no summary written), or a compaction before the first request
     if event.layer == "summarization":
         tokens = _separate_input(run, step, event, state_index, prompt_tokens)
         bill = Bill(input=tokens * price.input / PER_MILLION, output=out * price.output / PER_MILLION) if price else Bill()

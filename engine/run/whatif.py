@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.run.run import Run
+from engine.thread.events import Event
 from engine.thread.model import Thread
 
 # (layer, event kind) of the events that replace the history: a run's compactions.
@@ -28,9 +29,22 @@ def has_recorded_baseline(thread: Thread) -> bool:
     return bool(thread.usage or thread.compactions or thread.edits)
 
 
+def is_compaction(event: Event) -> bool:
+    """Whether `event` replaced the history: a compaction (a kind above, or a policy's event that says so)."""
+    return (event.layer, event.kind) in COMPACTION_EVENTS or bool(event.payload.get("compacts"))
+
+
+def is_agent_summary_call(step_index: int, event: Event) -> bool:
+    """Whether `event` replays a model call the source agent made to write a summary: a recorded compaction
+    that is not a trim (a trim drops messages, calling no model), after the first request. engine.cost.run_cost
+    prices these as the recorded layer's summarizer calls; engine.views.timeline counts them."""
+    return (event.layer == "recorded" and step_index > 0 and is_compaction(event)
+            and event.payload.get("compaction_kind") != "trim")
+
+
 def compaction_steps(run: Run) -> list[int]:
     """The steps whose view is the first after a compaction, in order (one per compaction)."""
-    return [e.step for e in run.events if (e.layer, e.kind) in COMPACTION_EVENTS or e.payload.get("compacts")]
+    return [e.step for e in run.events if is_compaction(e)]
 
 
 @dataclass

@@ -17,7 +17,7 @@ from engine.config.settings import layer_enabled
 from engine.config.sizes import AllOf, ContextSize
 from engine.policies import get_policy
 from engine.run.run import Run, StepRecord
-from engine.run.whatif import COMPACTION_EVENTS
+from engine.run.whatif import is_agent_summary_call
 from engine.thread.events import LAYERS, Event
 from engine.thread.kinds import CATEGORIES
 from engine.thread.model import RecordedCompaction, Thread
@@ -234,9 +234,7 @@ def recorded_compaction_calls(run: Run) -> list[int]:
     The same calls engine.cost.run_cost prices as the recorded layer's summarizer calls (the Layers page's
     Summaries tab and the Timeline's Cost section), found without pricing the run.
     """
-    return [s.index for s in run.steps if s.index > 0 for e in s.events
-            if e.layer == "recorded" and ((e.layer, e.kind) in COMPACTION_EVENTS or e.payload.get("compacts"))
-            and e.payload.get("compaction_kind") != "trim"]
+    return [s.index for s in run.steps for e in s.events if is_agent_summary_call(s.index, e)]
 
 
 @dataclass(frozen=True)
