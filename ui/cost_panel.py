@@ -70,8 +70,11 @@ def timeline_cost(run: Run) -> None:
     cols[3].metric("Summarizer dollars", dollars(t["summarizer_billed_dollars"] if priced else None),
                    help="the compactions' own model calls: as recorded where the source recorded the call, "
                         "else modelled")
+    # the misses under the causes they are charged to, as the Step page states each step's (StepCost.charged_as)
     cols[4].metric("Cache writes", dollars(t["cache_write_dollars"] if priced else None),
-                   help="; ".join(f"{cause}: {n:,} tokens not read again" for cause, n in t["lost_tokens"].items())
+                   help="; ".join(f"{cause}: {row['tokens']:,} tokens not read, {row['tokens_written_again']:,} "
+                                  f"written again" + (f" ({dollars(row['dollars'])})" if priced else "")
+                                  for cause, row in t["lost_by_cause"].items())
                    or "no cached prefix was lost")
     if not priced and not any(step.cache.hit_rate for step in cost.steps):
         # no dollars and no cache hit: the chart was a flat $0.00 line over a flat 0 % (the landing sample)
@@ -127,7 +130,9 @@ def step_bill(run: Run, k: int) -> None:
     output = output_note(s)
     if output:
         notes.append(output)
-    why = miss_text(s)
+    # what the aggregates charge this step (engine.cost.run_cost's lost_by_cause sums the same StepCost figures):
+    # a compaction step is charged its account's cache misses, even one that read the whole cached prefix
+    why = miss_text(s, account_at(cost, k), priced=cost.price is not None)
     if why:
         notes.append(why)
     recorded = recorded_cause_text(s)

@@ -94,10 +94,12 @@ def run_cache(args: argparse.Namespace, result: Run, header: dict[str, Any]) -> 
     cost = run_cost(result, accounts=False)  # a compaction's miss is still its account's (StepCost.miss_dollars)
     totals = cost.totals()
     misses = misses_by_cause(cost)
-    # per step: the unread tokens and their price if sent again (`lost_*`), and what the step is charged (`miss_*`,
-    # under `charged_as`): a compaction's own cache misses, any other miss's unread tokens written again
+    # per step: the unread tokens and their price if sent again (`lost_*`, StepCost.unread_dollars: for reference at
+    # a step charged to a compaction, whose history is never sent again), and what the step is charged (`miss_*`,
+    # under `charged_as`, what lost_by_cause sums): a compaction's own cache misses (also where a change of model,
+    # tools or system prompt came first), any other miss's unread tokens written again
     steps = [{"step": s.step, "cause": s.cause, "detail": s.cause_detail, "lost_tokens": s.cache.lost,
-              "lost_dollars": round(s.lost_dollars, 6), "charged_as": s.charged_as, "miss_tokens": s.miss_tokens,
+              "lost_dollars": round(s.unread_dollars, 6), "charged_as": s.charged_as, "miss_tokens": s.miss_tokens,
               "miss_dollars": None if s.miss_dollars is None else round(s.miss_dollars, 6), "recorded": s.recorded_reason,
               "recorded_missed_tokens": s.recorded_missed_tokens, "agrees": s.agrees}
              for s in cost.steps

@@ -17,16 +17,17 @@ never pays for it):
   `trim_tokens_to_summarize`, and the summary prompt. A recorded call is priced from its usage.
 - **why the cache missed**, per step (`cause`): `compaction`, `edit`, `thinking stripped`, the layer
   whose event rewrote the prefix, `prefix changed`, `ttl` or `lookback`; `first call` for the first;
-- **what each miss cost** (`miss_tokens`, `miss_dollars`; summed per cause by `lost_by_cause`): a miss that
-  sends its unread tokens again (a TTL expiry, an edit, a change of model…) writes them again instead of
-  reading them, at (write − read) (`lost_dollars`, engine.cost.misses). A compaction's unread tokens are the
-  history it replaced, never sent again: it is charged what it made the cache write again, its account's
-  cache misses (engine.cost.payback's `cache_miss_tokens` / `_dollars`, the figure of its net and of every
-  per-compaction view), also at a compaction step that read the whole cached prefix but wrote its summary;
-  so the sum of those over the compactions is the aggregates' `compaction` row (Compare's "cache misses $",
-  the sweep's `cache_lost_dollars`). A compaction step that missed for another cause first (model, tools,
-  system prompt) is counted under that cause, at (write − read). Without the accounts (`accounts=False`)
-  each compaction's cache misses are still found, from its first step alone (`_FirstStepAccounts`).
+- **what each miss cost** (`StepCost.charged_as`, `miss_tokens`, `miss_dollars`; summed per cause by
+  `lost_by_cause`): a miss that sends its unread tokens again (a TTL expiry, an edit, a change of model…)
+  writes them again instead of reading them, at (write − read) (`unread_dollars`, engine.cost.misses). A compaction's unread
+  tokens are the history it replaced, never sent again: it is charged what it made the cache write again, its
+  account's cache misses (engine.cost.payback's `cache_miss_tokens` / `_dollars`, the figure of its net and of
+  every per-compaction view), also at a compaction step that read the whole cached prefix but wrote its
+  summary, and at one whose requests first differ by a change of model, tools or system prompt (see
+  `StepCost.charged_as`); so the sum of those over the compactions is the aggregates' `compaction` row
+  (Compare's "cache misses $", the sweep's `cache_lost_dollars`), and each step's charge is what the Step page
+  says of it (engine.cost.views.miss_text). Without the accounts (`accounts=False`) each compaction's cache
+  misses are still found, from its first step alone (`_FirstStepAccounts`).
 
 Output tokens are the larger of the recorded count and our count of the response: Claude Code
 writes a response's usage before the response ends, so its recorded output can fall short.
@@ -104,7 +105,14 @@ class StepCost:
     recorded_bill: Bill | None = None
     recorded_cumulative: float | None = None
     cause_detail: str = ""
-    lost_dollars: float = 0.0  # the lost tokens written again instead of read (engine.cost.misses)
+    # The unread tokens (`cache.lost`) priced as if they were written again instead of read: (write − read) per
+    # token (engine.cost.misses; 0 at the first call). That is what a miss that sends them again costs, so it is
+    # the charge (`miss_dollars`) of a step charged to any cause but a compaction. At a step charged to a
+    # compaction it is charged nowhere, a figure for reference only: the history it replaced is never sent again
+    # (its charge is `rewrite_dollars`). Written "lost_dollars" in the JSON (docs/replay-json.md).
+    unread_dollars: float = 0.0
+    # a compaction took effect at this step (not the first: a compaction there has no account, nothing cached yet)
+    compacted: bool = False
     # what the compaction that took effect at this step made the cache write again, and its price: its account's
     # cache misses (engine.cost.payback; None at a step without a compaction, or before it is settled)
     rewrite_tokens: int | None = None
@@ -123,11 +131,20 @@ class StepCost:
     @property
     def charged_as(self) -> str | None:
         """The cause this step's cache cost is counted under (None: it cost nothing; see the module docstring):
-        `compaction` at a step whose compaction rewrote the cached prefix, or read it all but still made the cache
-        write its summary (its account charges that too); else the step's cause of miss, when it left cached
-        tokens unread (never the first call)."""
-        if self.cause == "compaction" or (self.cause is None and self.rewrite_tokens):
-            return "compaction"
+        `compaction` at a step where a compaction took effect and either rewrote the cached prefix or read it all
+        but still made the cache write its summary (its account charges that too); else the step's cause of miss,
+        when it left cached tokens unread (never the first call)."""
+        # Who owns the miss at a compaction step whose requests first differ by a change of model, tools or system
+        # prompt (engine.cost.misses names that change, the first difference, as its cause)? The compaction: it
+        # rewrote the history regardless, so the unread history is never sent again, and charging it at
+        # (write − read) under the other cause priced a rewrite that did not happen (20,783 tokens, $0.07 beside
+        # the compaction's own 22,496 tokens, $0.08, on sample long-refactor with the model changed there), while
+        # the compaction's account — its net, its card — charged the write the step did make. What the step wrote
+        # beyond its new messages is that account's cache misses, the prompt written again under the new model or
+        # tools included, so the compaction row says it once. A TTL expiry or a lookback gap at a compaction step
+        # that did not rewrite the cached prefix keeps its cause: there the unread tokens are sent again.
+        if self.compacted and self.cause not in ("ttl", "lookback"):
+            return "compaction" if self.cause is not None or self.rewrite_tokens else None
         if self.cause and self.cause != "first call" and self.cache.lost:
             return self.cause
         return None
@@ -143,16 +160,17 @@ class StepCost:
 
     @property
     def miss_dollars(self) -> float | None:
-        """What this step's miss cost: a compaction's account's cache misses (None if not settled), else the unread
-        tokens written again instead of read (`lost_dollars`)."""
+        """What the aggregates charge this step's miss (`lost_by_cause`): a compaction's account's cache misses
+        (`rewrite_dollars`; None if not settled), else the unread tokens written again instead of read
+        (`unread_dollars`; 0.0: nothing charged)."""
         charged = self.charged_as
         if charged is None:
             return 0.0
-        return self.rewrite_dollars if charged == "compaction" else self.lost_dollars
+        return self.rewrite_dollars if charged == "compaction" else self.unread_dollars
 
     def to_dict(self) -> dict[str, Any]:
         return {"step": self.step, "message_id": self.message_id, "cache": self.cache.to_dict(),
-                "cause": self.cause, "cause_detail": self.cause_detail, "lost_dollars": usd(self.lost_dollars),
+                "cause": self.cause, "cause_detail": self.cause_detail, "lost_dollars": usd(self.unread_dollars),
                 "miss_tokens": self.miss_tokens,
                 "miss_dollars": None if self.miss_dollars is None else usd(self.miss_dollars),
                 "recorded_cause": None if self.recorded_reason is None else {
@@ -458,7 +476,8 @@ def _compute(run: Run, accounts: bool) -> RunCost:
         previous = (run.steps[k - 1], prev_request) if prev_request is not None and k else None
         miss = miss_cause(step, use, previous, request, (models[k - 1] if k else None, models[k]))
         entry = StepCost(k, step.message_id, use, out, bill, total, miss.cause, cause_detail=miss.detail,
-                         lost_dollars=use.lost * per_lost if miss.cause != "first call" else 0.0)
+                         unread_dollars=use.lost * per_lost if miss.cause != "first call" else 0.0,
+                         compacted=bool(compactions) and k > 0)
         sent_before = replayed.send(request)
         entry.split = split_bill(use, bill, out, sent_before)
         usage = thread.usage.get(step.message_id)

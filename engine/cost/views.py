@@ -129,16 +129,24 @@ def cache_off_note(cost: RunCost) -> str | None:
             "link), or price the run as a model that has one (cost.model, e.g. ?cost.model=claude-sonnet-4-5).")
 
 
-def miss_text(s: StepCost, account: CompactionCost | None = None) -> str | None:
-    """Why the step did not read what the previous call left cached, in words (None: it read all of it).
+def miss_text(s: StepCost, account: CompactionCost | None = None, *, priced: bool = True) -> str | None:
+    """Why the step did not read what the previous call left cached, and what the aggregates charge it, in words
+    (None: it read all of it and is charged nothing).
 
-    A compaction's unread tokens are the history it replaced: they are not written again, so they are not
-    priced at (write − read) like a TTL expiry's (engine.cost.run_cost's `lost_dollars`). What it did make
-    the cache write is its account's cache misses (`account`, engine.cost.payback), the figure in its net."""
+    The charge is the step's own (`StepCost.charged_as`, `miss_tokens`, `miss_dollars`), the figures
+    engine.cost.run_cost's `lost_by_cause` sums: so the Step page's numbers, summed over the steps, are the
+    Timeline's, Compare's and the sweep's. A compaction's unread tokens are the history it replaced: they are not
+    written again, so they are not priced at (write − read) like a TTL expiry's; what it did make the cache write
+    is its account's cache misses (engine.cost.payback), the figure in its net — also at a step that read the
+    whole cached prefix, and at one whose first difference was a change of model, tools or system prompt.
+    `account`: that compaction's account (its `priced` is used); `priced`: the run has a price (else no dollars)."""
     use = s.cache
+    if account is not None:
+        priced = account.priced
     if s.cause == "first call":
         return "first call: nothing cached yet in this conversation"
-    if not use.lost or s.cause is None:
+    charged = s.charged_as
+    if charged is None and (not use.lost or s.cause is None):
         return None
     detail = f" ({s.cause_detail})" if s.cause_detail else ""
     why = {"compaction": f"a compaction rewrote the history{detail}",
@@ -152,15 +160,27 @@ def miss_text(s: StepCost, account: CompactionCost | None = None) -> str | None:
            "ttl": f"the cache entry expired ({use.gap_s:,.0f} s since the previous call, TTL {use.ttl})"
            if use.gap_s is not None else f"the cache entry expired (TTL {use.ttl})",
            "lookback": "more than 20 content blocks were appended since the cached prefix"}.get(
-        s.cause, f"{s.cause}{detail}")
-    if s.cause == "compaction":
-        instead = (f"; it wrote {account.cache_miss_tokens:,} tokens to the cache in their place"
-                   + (f" ({dollars(account.cache_miss_dollars)}, the cache misses in its net)" if account.priced else "")
-                   if account is not None else "; only what it sent in their place was written to the cache")
-        return (f"{use.lost:,} of the {use.previous_cached:,} tokens the previous call cached were not read: {why}"
-                + instead)
-    cost = f", {dollars(s.lost_dollars)} to write again" if s.lost_dollars else ""
-    return f"{use.lost:,} of the {use.previous_cached:,} tokens the previous call cached were not read{cost}: {why}"
+        s.cause or "", f"{s.cause}{detail}")
+    unread = f"{use.lost:,} of the {use.previous_cached:,} tokens the previous call cached were not read"
+    if charged == "compaction":
+        written, cost = s.miss_tokens, s.miss_dollars
+        price = f" ({dollars(cost)}, the cache misses in its net)" if priced and cost is not None else ""
+        if s.cause == "compaction":
+            return f"{unread}: {why}; " + (f"it wrote {written:,} tokens to the cache in their place{price}"
+                                            if written is not None else
+                                            "only what it sent in their place was written to the cache")
+        by = f" ({account.layer}.{account.kind})" if account is not None else ""
+        wrote = (f"it wrote {written:,} tokens to the cache beyond the step's new messages{price}"
+                 if written is not None else "what it wrote beyond the step's new messages is not settled")
+        if s.cause is None:  # it read everything cached, then wrote its summary: its account charges that write
+            return (f"a compaction took effect at this step{by}: nothing the previous call cached went unread, but "
+                    f"{wrote}: its summary and what it sent with it, counted under compaction in the run's cache misses")
+        # a change of model, tools or system prompt came first, but the history was rewritten all the same
+        return (f"{unread}: {why}; a compaction rewrote the history at this step too{by}, so that history is not "
+                f"sent again and the miss is counted under compaction: {wrote}")
+    cost = s.miss_dollars if priced else None
+    again = f", {dollars(cost)} to write again" if cost else ""
+    return f"{unread}{again}: {why}"
 
 
 def recorded_cause_text(s: StepCost) -> str | None:

@@ -6,8 +6,9 @@ excepted), what the other modules computed once per run:
 - tokens before (the request before the compaction: the event's count, else the previous step's view)
   and after (the step's view), the trigger, the summary and its tokens;
 - survival (engine.evals.survival) and recovery (engine.evals.recovery: recorded, or an estimate);
-- the cache it broke (engine.cost.misses: the step's lost tokens, their price, our cause and Claude
-  Code's recorded diagnosis), its summarizer call and its payback (engine.cost.payback);
+- the cache it broke (engine.cost.misses: the step's lost tokens, our cause and Claude Code's recorded
+  diagnosis; engine.cost.payback: what it made the cache write again, its charge), its summarizer call and
+  its payback (engine.cost.payback);
 - a headline: "The compaction at step 61 saved $5.74, lost 5 of 20 file paths and cost 5 re-fetches ($0.73)."
 
 `ctxi eval survival FILE --json` prints these accounts and the run's totals (`survival_report`).
@@ -94,8 +95,12 @@ def _account(run: Run, cost: RunCost, s: Survival, r: Recovery) -> CompactionAcc
                       "dollars": round(sum(c.bill.total for c in calls), 6) if cost.price is not None else None,
                       "recorded_dollars": round(sum(c.recorded_bill.total for c in calls if c.recorded_bill), 6)
                       if any(c.recorded_bill for c in calls) else None}
+    # `lost_dollars` (StepCost.unread_dollars): the unread history priced as if it were written again, at
+    # (write − read) — for reference, charged nowhere: the history is never sent again, so the compaction's step is
+    # charged its account's cache misses (`write_dollars`; StepCost.miss_dollars and the aggregates,
+    # engine.cost.run_cost), whatever the step's first difference (a change of model, tools or system prompt too).
     cache = {"lost_tokens": entry.cache.lost if entry else 0,
-             "lost_dollars": round(entry.lost_dollars, 6) if entry else 0.0,
+             "lost_dollars": round(entry.unread_dollars, 6) if entry else 0.0,
              "cause": entry.cause if entry else None, "cause_detail": entry.cause_detail if entry else "",
              "write_tokens": payback.cache_miss_tokens if payback else None,
              "write_dollars": round(payback.cache_miss_dollars, 6) if payback else None,

@@ -95,10 +95,12 @@ def cache_line(a: CompactionAccount, *, priced: bool, cache_off: str | None = No
         parts.append(f"{lost:,} tokens the previous call had cached were not read"
                      + (f" ({detail})" if detail else "")
                      + ": the history it rewrote, of which only what it sent in its place (above) was written again")
-    else:  # the step missed for another reason first (engine.cost.misses: a model, tools or system change)
+    else:  # the step differed by another change first (engine.cost.misses: a model, tools or system change), but
+        # the compaction rewrote the history all the same: not sent again, it is not priced (engine.cost.run_cost's
+        # StepCost.charged_as: such a step is charged the compaction's write, above)
         parts.append(f"{lost:,} tokens the previous call had cached were not read ({cause}"
-                     + (f": {detail}" if detail else "") + ")"
-                     + (f", {dollars(c['lost_dollars'])} to write them again" if priced else ""))
+                     + (f": {detail}" if detail else "") + "): the history it rewrote, not sent again; the miss is "
+                     "counted under compaction, at what it wrote (above)")
     text = "; ".join(parts)
     if c["recorded_reason"]:
         text += f"; Claude Code recorded `{c['recorded_reason']}`" + (

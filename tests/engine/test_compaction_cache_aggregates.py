@@ -54,7 +54,7 @@ def test_every_aggregate_charges_the_compaction_what_its_card_does() -> None:
                                                         "dollars": write_dollars}}
         step = cost.steps[a.step]
         assert (step.charged_as, step.miss_tokens, step.miss_dollars) == ("compaction", 36, pytest.approx(write_dollars))
-        assert step.lost_dollars == pytest.approx(unread_price, abs=1e-6)  # the unread tokens' price, kept as such, not charged
+        assert step.unread_dollars == pytest.approx(unread_price, abs=1e-6)  # the unread tokens' price, kept as such, not charged
         assert cost.to_dict()["steps"][a.step]["miss_dollars"] == write_dollars
     m = run_metrics(run)
     assert (m["cache_lost_dollars"], m["cache_lost_tokens"], m["cache_written_again_tokens"]) == (

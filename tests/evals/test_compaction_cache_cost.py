@@ -107,7 +107,7 @@ def test_a_ttl_miss_still_writes_its_unread_tokens_again() -> None:
     row = misses_by_cause(cost)["ttl"]
     lost = sum(s.cache.lost for s in ttl)
     assert row["tokens_not_read"] == row["tokens_written_again"] == lost
-    assert row["dollars"] == round(sum(s.lost_dollars for s in ttl), 6)
+    assert row["dollars"] == round(sum(s.unread_dollars for s in ttl), 6)
 
 
 def test_a_run_without_a_prompt_cache_says_so_instead_of_no_miss() -> None:
