@@ -330,7 +330,9 @@ POLICY_TABLE_COLUMNS = {
     "peak view tokens": st.column_config.NumberColumn(
         "peak", format="localized", width=76, help="peak view tokens: the largest view any step sent"),
     "peak % of window": st.column_config.NumberColumn(
-        "% window", format="%.1f", width=80, help="the peak as a share of the model's context window"),
+        "% window", format="%.1f", width=80,
+        help="the peak as a share of the model's context window; above 100: this replay sent more than the window "
+             "holds (the real agent would have hit a context overflow there; the replay goes on with the recorded steps)"),
     "compactions": st.column_config.NumberColumn(
         format="localized", width=96, help="how often the policy compacted (its steps: \"compaction steps\")"),
     "facts kept": st.column_config.TextColumn(  # "no compaction" whole

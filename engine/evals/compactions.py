@@ -2,7 +2,7 @@
 
 A run's compactions are its own: the summarization layer's summaries, a coding-agent policy's
 compactions (the `compaction` layer) and, in the as-recorded run, the source agent's recorded
-compactions re-enacted by the `recorded` layer (`engine.run.whatif.COMPACTION_EVENTS`). A compaction
+compactions re-enacted by the `recorded` layer (`engine.run.whatif.is_compaction`). A compaction
 the source recorded but this run does not re-enact is not one of this run's: every eval reads the
 run's own views, so the score, the bands and the table after each compaction agree.
 
@@ -20,7 +20,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 
 from engine.run.run import Run
-from engine.run.whatif import COMPACTION_EVENTS
+from engine.run.whatif import is_compaction
 from engine.thread.kinds import message_kind
 from engine.tokens.content import message_text
 
@@ -45,15 +45,6 @@ class Compaction:
         return {"step": self.step, "source": self.source, "kind": self.kind, "placeholder": self.placeholder}
 
 
-def is_compaction_event(layer: str, kind: str, payload: Mapping[str, Any]) -> bool:
-    """An event that replaced the history: `engine.run.whatif.COMPACTION_EVENTS`, or another summarization
-    kind carrying a summary. `summarize_empty` is not one: it accompanies the `summarize` event of the
-    same step as a warning."""
-    if (layer, kind) in COMPACTION_EVENTS:
-        return True
-    return layer == SUMMARIZATION_LAYER and kind != EMPTY_KIND and "summary_text" in payload
-
-
 def compactions(run: Run) -> list[Compaction]:
     """Every compaction of the run (its own events), in step order."""
     found: list[Compaction] = []
@@ -61,7 +52,7 @@ def compactions(run: Run) -> list[Compaction]:
     events = run.events
     empty_steps = {e.step for e in events if e.layer == SUMMARIZATION_LAYER and e.kind == EMPTY_KIND}
     for event in events:
-        if not is_compaction_event(event.layer, event.kind, event.payload):
+        if not is_compaction(event):  # the one rule, engine.run.whatif: the steps compaction_steps names
             continue
         text = str(event.payload.get("summary_text") or event.payload.get("summary") or "")
         placeholder = event.step in empty_steps or TOO_LONG_PLACEHOLDER in text

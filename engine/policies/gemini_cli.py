@@ -17,14 +17,23 @@ From google-gemini/gemini-cli `packages/core/src/services/chatCompressionService
   history's characters (`JSON.stringify` of each Gemini content) lie before it and which is a plain
   user turn (not function responses); all of it when the history ends with a model answer and no such
   point comes after. The newest ~30 % is kept (`COMPRESSION_PRESERVE_THRESHOLD`), from the truncated
-  history; the summarizer reads the untruncated part unless it exceeds the model's limit − 20,000.
+  history; the summarizer reads the untruncated part unless Gemini CLI's estimate of it reaches the model's
+  limit (`originalToCompressTokenCount < tokenLimit(model)`).
 - **Summary**: a `<state_snapshot>` (the compression prompt's XML: overall_goal, key_knowledge,
   file_system_state, recent_actions, current_plan), checked by a second "probe" call; the history
   becomes `[user: snapshot, model: "Got it. Thanks for the additional context!", ...kept]`.
 - **Rejection**: when the new history counts more tokens than the previous prompt
   (`COMPRESSION_FAILED_INFLATED_TOKEN_COUNT`) nothing changes, and afterwards (`hasFailedCompressionAttempt`)
   Gemini CLI only truncates: the truncated history replaces the old one if it is smaller
-  (`CONTENT_TRUNCATED`).
+  (`CONTENT_TRUNCATED`). Both counts of the new history are Gemini CLI's own estimate
+  (`calculateRequestTokenCount` → `estimateTokenCountSync` for text-only contents, `estimate_history`), not a
+  tokenizer's: the previous prompt is the provider's count, so dense text (~2.5 characters a token) passes
+  where a real count of the same history would not.
+- **Shell output as recorded** (`scheduler/tool-executor.ts` `truncateOutputIfNeeded`, `config/config.ts`
+  `getTruncateToolOutputThreshold`): a shell tool's output longer than
+  `min(4 × (tokenLimit(model) − lastPromptTokenCount), truncateToolOutputThreshold = 40,000)` characters is saved
+  to a file and recorded as `formatTruncatedToolOutput` of it (`tool_result`, `truncate_result` events). Without
+  it a replayed 108,000-character command output entered the history whole.
 """
 
 from __future__ import annotations
@@ -48,7 +57,11 @@ DEFAULT_COMPRESSION_TOKEN_THRESHOLD = 0.5
 COMPRESSION_PRESERVE_THRESHOLD = 0.3
 COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET = 50_000
 DEFAULT_TRUNCATE_TOOL_OUTPUT_THRESHOLD = 40_000
-SAFE_BUFFER_TOKENS = 20_000
+MAX_CHARS_FOR_FULL_HEURISTIC = 100_000  # utils/tokenCalculation.ts
+# Gemini CLI truncates `run_shell_command` output as it records it (scheduler/tool-executor.ts); a replayed thread's
+# shell tool is its own agent's (the names of engine/evals/actions.py `TOOL_KINDS` that run a command)
+SHELL_TOOLS = frozenset({"run_shell_command", "Bash", "bash", "execute", "shell", "local_shell", "exec_command",
+                         "exec", "execute_bash", "execute_command"})
 ACKNOWLEDGEMENT = "Got it. Thanks for the additional context!"
 SUMMARY_PROMPT = (
     "You are the component that summarizes internal chat history into a given structure. When the conversation "
@@ -66,10 +79,46 @@ FAILED = "gemini_failed_compression"
 
 
 # -- pure rules ---------------------------------------------------------------------------------------
-def estimate_tokens(text: str) -> int:
-    """`estimateTokenCountSync` for text: 0.25 per ASCII character, 1.3 per other character, floored."""
+def _text_estimate(text: str) -> float:
+    """`estimateTextTokens` (utils/tokenCalculation.ts): 0.25 per ASCII character, 1.3 per other character;
+    a text over `MAX_CHARS_FOR_FULL_HEURISTIC` = 100,000 characters is its length / 4."""
+    if len(text) > MAX_CHARS_FOR_FULL_HEURISTIC:
+        return len(text) / 4
     ascii_chars = len(text.encode("ascii", "ignore"))  # the code points <= 127 (a per-character loop is 40x slower)
-    return math.floor(ascii_chars * 0.25 + (len(text) - ascii_chars) * 1.3)
+    return ascii_chars * 0.25 + (len(text) - ascii_chars) * 1.3
+
+
+def estimate_tokens(text: str) -> int:
+    """`estimateTokenCountSync` for text, floored."""
+    return math.floor(_text_estimate(text))
+
+
+def _json(value: Any) -> str:
+    """`JSON.stringify(value)`."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def estimate_parts(parts: Sequence[dict[str, Any]]) -> int:
+    """`estimateTokenCountSync(parts)` (utils/tokenCalculation.ts): a text part by `estimateTextTokens`, a function
+    response by (its name + `JSON.stringify` of its response) / 4, any other part (a function call) by
+    `JSON.stringify` of it / 4; the total floored."""
+    total = 0.0
+    for part in parts:
+        if isinstance(part.get("text"), str):
+            total += _text_estimate(part["text"])
+        elif "functionResponse" in part:
+            response = part["functionResponse"]
+            total += (len(response.get("name") or "") + len(_json(response.get("response")))) / 4
+        else:
+            total += len(_json(part)) / 4
+    return math.floor(total)
+
+
+def estimate_history(messages: Sequence[BaseMessage]) -> int:
+    """What Gemini CLI counts a history as when it checks a compression (`calculateRequestTokenCount` of its
+    parts: text-only, so `estimateTokenCountSync`; chatCompressionService.ts `newTokenCount`,
+    `truncatedTokenCount`)."""
+    return estimate_parts([p for content, _ in contents(messages) for p in content["parts"]])
 
 
 def compression_threshold(window_tokens: int, trigger: Any = None) -> int:
@@ -135,6 +184,14 @@ def truncated_output(text: str, output_file: str, max_chars: int = DEFAULT_TRUNC
     return (f"Output too large. Showing first {head_chars:,} and last {tail_chars:,} characters. "
             f"For full output see: {output_file}\n{text[:head_chars]}\n\n... [{omitted:,} characters omitted] ..."
             f"\n\n{text[-tail_chars:]}")
+
+
+def shell_output_threshold(window_tokens: int, previous_request_tokens: int | None) -> int:
+    """`getTruncateToolOutputThreshold` (config/config.ts): the window left after the previous prompt, at 4
+    characters a token, at most `truncateToolOutputThreshold` (40,000); an unknown window leaves 40,000."""
+    if not window_tokens:
+        return DEFAULT_TRUNCATE_TOOL_OUTPUT_THRESHOLD
+    return min(4 * (window_tokens - (previous_request_tokens or 0)), DEFAULT_TRUNCATE_TOOL_OUTPUT_THRESHOLD)
 
 
 def truncate_to_budget(messages: Sequence[BaseMessage], budget: int = COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET,
@@ -226,7 +283,7 @@ class GeminiCliPolicy:
         original_tokens = ctx.previous_request_tokens or 0
         truncated = truncate_to_budget(history)
         if ctx.memory.get(FAILED):
-            smaller = ctx.counter(truncated) < original_tokens
+            smaller = estimate_history(truncated) < original_tokens  # `truncatedTokenCount`
             if smaller and truncated != list(history):
                 return Compaction(truncated, kind="trim", detail={"status": "CONTENT_TRUNCATED"})
             return Compaction(None, detail={"status": "NOOP"})
@@ -241,7 +298,9 @@ class GeminiCliPolicy:
             return Compaction(None, detail={"status": "NOOP"})  # nothing before the split point
         cut = items[split][1][0] if split < len(items) else len(history)
         originals = list(history[:cut])
-        for_summary = originals if ctx.counter(originals) < ctx.window_tokens - SAFE_BUFFER_TOKENS else truncated[:cut]
+        # "High Fidelity Decision" (chatCompressionService.ts): the untruncated part when its estimate is under the
+        # model's limit (no version of the file keeps a 20,000-token buffer here)
+        for_summary = originals if estimate_history(originals) < ctx.window_tokens else truncated[:cut]
         if ctx.offline:
             for_summary = for_offline_summary(for_summary)
         draft = ctx.summarize(for_summary, self.summary_prompt)
@@ -254,14 +313,28 @@ class GeminiCliPolicy:
             AIMessage(content=ACKNOWLEDGEMENT, id=stable_id("gemini-ack", ctx.step, ACKNOWLEDGEMENT)),
             *[m for m in truncated[cut:] if not isinstance(m, SystemMessage)],
         ]
-        new_tokens = ctx.counter(rebuilt)
+        # `newTokenCount`: Gemini CLI's estimate of the new history against the previous prompt's recorded count
+        # (chatCompressionService.ts); a tokenizer's count of it would reject compressions Gemini CLI keeps
+        new_tokens = estimate_history(rebuilt)
         if new_tokens > original_tokens:
             ctx.memory[FAILED] = True
-            return Compaction(None, rejected=f"the compressed history ({new_tokens:,} tokens) would be larger than the "
-                                             f"previous prompt ({original_tokens:,})",
+            return Compaction(None, rejected=f"the compressed history (Gemini CLI's estimate: {new_tokens:,} tokens) "
+                                             f"would be larger than the previous prompt ({original_tokens:,})",
                               detail={"status": "COMPRESSION_FAILED_INFLATED_TOKEN_COUNT", "new_tokens": new_tokens})
         return Compaction(rebuilt, summary=snapshot, detail={"status": "COMPRESSED", "split_message_index": cut,
                                                               "kept_from": cut})
+
+    def tool_result(self, message: ToolMessage, ctx: PolicyContext) -> ToolMessage:
+        """A shell tool's output as Gemini CLI records it (`truncateOutputIfNeeded`, scheduler/tool-executor.ts):
+        over `shell_output_threshold` characters (and that threshold above 0), saved to a file and cut to its
+        first 20 % and last 80 % of the threshold (`formatTruncatedToolOutput`)."""
+        if message.name not in SHELL_TOOLS or not isinstance(message.content, str):
+            return message
+        threshold = shell_output_threshold(ctx.window_tokens, ctx.previous_request_tokens)
+        if threshold <= 0 or len(message.content) <= threshold:
+            return message
+        path = f"tool-outputs/{message.name}_{message.tool_call_id}.txt"
+        return message.model_copy(update={"content": truncated_output(message.content, path, threshold)})
 
 
 POLICY = GeminiCliPolicy()

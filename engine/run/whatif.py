@@ -30,8 +30,13 @@ def has_recorded_baseline(thread: Thread) -> bool:
 
 
 def is_compaction(event: Event) -> bool:
-    """Whether `event` replaced the history: a compaction (a kind above, or a policy's event that says so)."""
-    return (event.layer, event.kind) in COMPACTION_EVENTS or bool(event.payload.get("compacts"))
+    """Whether `event` replaced the history: one of the kinds above, and nothing else. The one rule for every
+    count of a run's compactions (engine.evals.compactions, compaction_steps, the cost model, the Timeline).
+
+    Not a payload flag (a "compacts" key: no layer ever set it), nor a summarization event for carrying a
+    summary's text: `summarize_empty` carries one but is the warning beside its step's `summarize`, and
+    `compact_rejected` or `thrashing` replaced nothing (tests/engine/test_one_compaction_rule.py)."""
+    return (event.layer, event.kind) in COMPACTION_EVENTS
 
 
 def is_agent_summary_call(step_index: int, event: Event) -> bool:
