@@ -10,6 +10,7 @@ from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from engine.base.errors import ConfigError
+from engine.base.wording import plural
 from engine.config.schema import EngineConfig
 from engine.layers.approximate import RunningScaledCount, ScaledCounter, scales_with_usage
 from engine.layers.base import ContextLayer, LayerContext
@@ -416,7 +417,7 @@ class SummarizationCore(ContextLayer):
                       cutoff: int, summary: HumanMessage, history_path: str | None) -> None:
         removed = [m.id for m in to_summarize]
         self.emit("summarize", tokens_before=before_tokens, tokens_after=self.event_counter(new_list),
-                  message=f"{self.mode}: summarized {len(removed)} messages, kept {len(kept)} ({trigger})",
+                  message=f"{self.mode}: summarized {plural(len(removed), 'message')}, kept {len(kept)} ({trigger})",
                   summary_text=written.text, summary_id=summary.id, removed_ids=removed,
                   kept_ids=[m.id for m in kept], cutoff_index=cutoff, trigger=trigger, prompt=written.prompt,
                   history_path=history_path, mode=self.mode)
