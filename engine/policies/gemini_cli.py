@@ -40,6 +40,8 @@ from __future__ import annotations
 
 import json
 import math
+import operator
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -50,6 +52,7 @@ from engine.config.sections import CompactionConfig
 from engine.policies.base import Compaction, Measure, PolicyContext
 from engine.summarizers.reading import prior_sections
 from engine.thread.kinds import mark, message_kind
+from engine.thread.message_memo import MessageMemo
 from engine.thread.model import stable_id
 from engine.tokens.content import message_text
 
@@ -117,8 +120,74 @@ def estimate_parts(parts: Sequence[dict[str, Any]]) -> int:
 def estimate_history(messages: Sequence[BaseMessage]) -> int:
     """What Gemini CLI counts a history as when it checks a compression (`calculateRequestTokenCount` of its
     parts: text-only, so `estimateTokenCountSync`; chatCompressionService.ts `newTokenCount`,
-    `truncatedTokenCount`)."""
-    return estimate_parts([p for content, _ in contents(messages) for p in content["parts"]])
+    `truncatedTokenCount`): `estimate_parts` of `contents(messages)`' parts.
+
+    Every term is a whole number of twentieths (0.25 and 1.3 a character, a JSON length / 4), so each
+    message's terms are kept per message as one whole number of twentieths (`_twentieths`) and the history's
+    sum is exact (Gemini CLI adds floats, character by character: the same sum but for rounding). Summed
+    again from the JSON of every part at every call, a 1,000-step thread past a rejected compression (every
+    later call checks a truncation) took 22 s to replay."""
+    return _sum_twentieths(messages) // 20
+
+
+# The last history summed on this thread and its running sums: the next call (the same history grown, or
+# truncated further only near its end) adds only what follows the part they share (compared by identity,
+# at C speed). Per thread: each replay runs on one.
+_LAST = threading.local()
+
+
+def _sum_twentieths(messages: Sequence[BaseMessage]) -> int:
+    last: tuple[tuple[BaseMessage, ...], list[int]] | None = getattr(_LAST, "sums", None)
+    current = tuple(messages)
+    if last is None:
+        shared = 0
+        running = [0]
+    else:
+        previous, running = last
+        same = list(map(operator.is_, previous, current))
+        shared = same.index(False) if False in same else len(same)
+        running = running[:shared + 1]
+    total = running[-1]
+    for m in current[shared:]:
+        total += _twentieths(m)
+        running.append(total)
+    _LAST.sums = (current, running)
+    return total
+
+
+# Per message object (and its content, name and tool calls): `_twentieths`, and a tool result's estimate and
+# its `truncate_to_budget` cut. Weak on the message (engine.thread.message_memo).
+_MEMO = MessageMemo()
+
+
+def _twentieths(m: BaseMessage) -> int:
+    slot = _MEMO._slot(m)
+    name, calls = m.name, (m.tool_calls if isinstance(m, AIMessage) else None)
+    hit = slot.get("twentieths")
+    if hit is not None and hit[0] is name and hit[1] is calls:
+        return hit[2]  # type: ignore[no-any-return]
+    value = _message_twentieths(m)
+    slot["twentieths"] = (name, calls, value)
+    return value
+
+
+def _text_twentieths(text: str) -> int:
+    """`_text_estimate(text)` × 20, exactly."""
+    if len(text) > MAX_CHARS_FOR_FULL_HEURISTIC:
+        return 5 * len(text)
+    ascii_chars = len(text.encode("ascii", "ignore"))
+    return 5 * ascii_chars + 26 * (len(text) - ascii_chars)
+
+
+def _message_twentieths(m: BaseMessage) -> int:
+    """The terms `estimate_parts` adds for the parts `contents` makes of `m`, × 20."""
+    if isinstance(m, ToolMessage):  # a functionResponse: (its name + JSON of its response) / 4
+        return 5 * (len(m.name or "") + len(_json({"output": message_text(m)})))
+    if isinstance(m, AIMessage):  # its text, then a functionCall per tool call: JSON of the part / 4
+        text = message_text(m)
+        return (_text_twentieths(text) if text else 0) + sum(
+            5 * len(_json({"functionCall": {"name": tc.get("name"), "args": tc.get("args") or {}}})) for tc in m.tool_calls)
+    return _text_twentieths(message_text(m))
 
 
 def compression_threshold(window_tokens: int, trigger: Any = None) -> int:
@@ -196,23 +265,39 @@ def shell_output_threshold(window_tokens: int, previous_request_tokens: int | No
 
 def truncate_to_budget(messages: Sequence[BaseMessage], budget: int = COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET,
                        max_chars: int = DEFAULT_TRUNCATE_TOOL_OUTPUT_THRESHOLD) -> list[BaseMessage]:
-    """`truncateHistoryToBudget`: older tool responses beyond the reverse budget are truncated."""
+    """`truncateHistoryToBudget`: older tool responses beyond the reverse budget are truncated.
+
+    A result's estimate and its cut copy are made once per message and `max_chars` (`_cut`): the check runs
+    before every call past the threshold, and the same copy keeps the counters' caches hitting."""
     out = list(messages)
     used = 0
     for i in range(len(out) - 1, -1, -1):
         m = out[i]
         if not isinstance(m, ToolMessage):
             continue
-        text = message_text(m)
-        tokens = estimate_tokens(text)
+        tokens, short, short_tokens = _cut(m, max_chars)
         if used + tokens > budget:
-            short = truncated_output(text, f"tool-outputs/{m.name or 'unknown_tool'}_{m.tool_call_id}.txt", max_chars)
-            if short != text:
-                out[i] = m.model_copy(update={"content": short})
-            used += estimate_tokens(short)
+            if short is not m:
+                out[i] = short
+            used += short_tokens
         else:
             used += tokens
     return out
+
+
+def _cut(m: ToolMessage, max_chars: int) -> tuple[int, BaseMessage, int]:
+    """(the result's estimate, the result cut to `max_chars` — itself when that changes nothing —, its estimate)."""
+    slot = _MEMO._slot(m)
+    key = (m.name, m.tool_call_id, max_chars)
+    hit = slot.get("cut")
+    if hit is not None and hit[0] == key:
+        return hit[1]  # type: ignore[no-any-return]
+    text = message_text(m)
+    short = truncated_output(text, f"tool-outputs/{m.name or 'unknown_tool'}_{m.tool_call_id}.txt", max_chars)
+    copy = m if short == text else m.model_copy(update={"content": short})
+    value = (estimate_tokens(text), copy, estimate_tokens(short))
+    slot["cut"] = (key, value)
+    return value
 
 
 def state_snapshot(summary: str) -> str:
