@@ -12,8 +12,11 @@ on its own — and joined by every sweep; `--ray-per-sweep` lets each sweep star
 Every timed run of every side gets threads freshly rebuilt from their native JSON (untimed), as
 `ctxi sweep FILES` loads them: no side reuses the token counts an earlier run cached on the messages.
 
-Compares the sweep on `--executor` with `--workers` workers against the same sweep run serially in
-this process (the floor: one replay after another, nothing in parallel), the sides interleaved,
+Compares the sweep on `--executor` with `--workers` workers against the same sweep run serially (the
+floor: one replay after another, nothing in parallel), each serial run in a fresh process as a serial
+`ctxi sweep` is (bench/sweep_serial_child.py: the engine imported and the encoding built before its
+clock starts, as in the pool's forkserver; `--serial-here` runs it in this process, where each run after
+the first finds the caches of the runs before it warm), the sides interleaved,
 `--runs` runs each (bench/harness.py conventions: median and range). Figures are wall time (the
 pool's CPU is spent in its workers, so this process's CPU time would not measure it); the workers'
 own CPU seconds, as they report them, are printed next to it. The default grid is 10
@@ -26,9 +29,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from harness import Samples, interleaved, machine_line
 
@@ -54,6 +60,9 @@ def main() -> int:
     ap.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2")
     ap.add_argument("--json", dest="json_path", help="write the sweep result JSON here")
     ap.add_argument("--ray-per-sweep", action="store_true", help="each Ray sweep starts and stops its own cluster")
+    ap.add_argument("--serial-here", action="store_true",
+                    help="run the serial side in this process (each run after the first finds the earlier runs' "
+                         "caches warm), not in a fresh process per run as a serial `ctxi sweep` is")
     args = ap.parse_args()
     print(machine_line())
     grid = grid_from_args(args.grid) if args.grid else {"summarization.trigger": TRIGGERS, "summarization.keep": KEEPS}
@@ -78,15 +87,35 @@ def main() -> int:
         print(f"a local Ray cluster of {args.workers} CPUs started in {time.perf_counter() - t0:.1f} s "
               "(not in the figures: every sweep joins it)")
     pools = {f"{e}, {args.workers} workers": e for e in executors}
-    sides = {"serial": lambda target: sweep(target, base, grid, executor="serial")}
+    serial_runs: list[dict] = []  # what each serial run's own process measured (`--serial-here`: none)
+    if args.serial_here:
+        sides = {"serial": lambda target: sweep(target, base, grid, executor="serial")}
+    else:
+        docs_file = Path(tempfile.mkdtemp()) / "threads.json"
+        docs_file.write_text(json.dumps(docs), encoding="utf-8")
+
+        def serial_child(_: object = None) -> None:
+            out = subprocess.run([sys.executable, str(Path(__file__).with_name("sweep_serial_child.py")), str(docs_file),
+                                  args.preset, json.dumps(grid)], capture_output=True, text=True, check=True)
+            serial_runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+
+        sides = {"serial": serial_child}
     for name, e in pools.items():
         sides[name] = lambda target, e=e: sweep(target, base, grid, executor=e, workers=args.workers)
-    res = interleaved(sides, args.runs, setup=dict.fromkeys(sides, fresh))
-    serial: SweepResult = res["serial"].result
+    setup: dict[str, Any] = dict.fromkeys(sides, fresh)
+    if not args.serial_here:
+        setup.pop("serial")  # the child rebuilds its threads itself, untimed
+    res = interleaved(sides, args.runs, setup=setup)
+    if serial_runs:  # the serial side's figures are its own process's clock, not the child's start and exit
+        res["serial"].wall_s = [r["wall"] for r in serial_runs]
+        res["serial"].cpu_s = [r["cpu"] for r in serial_runs]
+        serial_metrics = serial_runs[-1]["metrics"]
+    else:
+        serial_metrics = [p.metrics for p in res["serial"].result.points]
     for pool in pools:
         result: SweepResult = res[pool].result
         n = len(result.points)
-        same = [p.metrics for p in serial.points] == [p.metrics for p in result.points]
+        same = serial_metrics == json.loads(json.dumps([p.metrics for p in result.points]))
         print(f"{pool}: {args.sessions} thread(s) of {args.steps} steps ({n_messages} messages each); "
               "grid: " + " x ".join(f"{len(v)} {k}" for k, v in result.grid.items())
               + f" = {n} points, {n * args.sessions} replays; both sides give every point the same metrics: {same}")
@@ -98,7 +127,8 @@ def main() -> int:
     def line(s: Samples) -> str:
         return f"{s.median('wall'):7.1f} s wall [{s.spread('wall')[0]:.1f}–{s.spread('wall')[1]:.1f}], {len(s.wall_s)} runs"
 
-    print(f"  serial in this process: {line(res['serial'])}; CPU {res['serial'].describe('cpu')}")
+    where = "in this process" if args.serial_here else "each run in a fresh process"
+    print(f"  serial, {where}: {line(res['serial'])}; CPU {res['serial'].describe('cpu')}")
     for name in pools:
         r: SweepResult = res[name].result
         wall = res[name].median("wall")
