@@ -161,7 +161,7 @@ _MEMO = MessageMemo()
 
 
 def _twentieths(m: BaseMessage) -> int:
-    slot = _MEMO._slot(m)
+    slot = _MEMO.slot(m)
     name, calls = m.name, (m.tool_calls if isinstance(m, AIMessage) else None)
     hit = slot.get("twentieths")
     if hit is not None and hit[0] is name and hit[1] is calls:
@@ -287,7 +287,7 @@ def truncate_to_budget(messages: Sequence[BaseMessage], budget: int = COMPRESSIO
 
 def _cut(m: ToolMessage, max_chars: int) -> tuple[int, BaseMessage, int]:
     """(the result's estimate, the result cut to `max_chars` — itself when that changes nothing —, its estimate)."""
-    slot = _MEMO._slot(m)
+    slot = _MEMO.slot(m)
     key = (m.name, m.tool_call_id, max_chars)
     hit = slot.get("cut")
     if hit is not None and hit[0] == key:

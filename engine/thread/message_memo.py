@@ -28,7 +28,10 @@ class MessageMemo:
         self._cache: dict[int, tuple[weakref.ref[BaseMessage], Any, dict[str, Any]]] = {}
         self._lock = threading.Lock()
 
-    def _slot(self, message: BaseMessage) -> dict[str, Any]:
+    def slot(self, message: BaseMessage) -> dict[str, Any]:
+        """The message's dict of readings (new and empty for a message not seen, or whose content was
+        reassigned), for a reader whose reading depends on more than the content (`keyed`'s case with
+        several fields, e.g. engine/policies/gemini_cli.py)."""
         key = id(message)
         hit = self._cache.get(key)
         if hit is not None and hit[0]() is message and hit[1] is message.content:
@@ -46,7 +49,7 @@ class MessageMemo:
         return slot
 
     def get(self, message: BaseMessage, name: str, build: Callable[[BaseMessage], T]) -> T:
-        slot = self._slot(message)
+        slot = self.slot(message)
         try:
             return slot[name]  # type: ignore[no-any-return]
         except KeyError:
@@ -56,7 +59,7 @@ class MessageMemo:
     def keyed(self, message: BaseMessage, name: str, key: Any, build: Callable[[BaseMessage], T]) -> T:
         """`get` for a reading that also depends on another field of the message (`key`, e.g. its
         `tool_calls`): rebuilt when that field is another object than the one it was built from."""
-        slot = self._slot(message)
+        slot = self.slot(message)
         hit = slot.get(name)
         if hit is not None and hit[0] is key:
             return hit[1]  # type: ignore[no-any-return]
