@@ -5,8 +5,8 @@ sweep. Run in the bench's own process, each serial run after the first found the
 the runs before it warm (a counter's line cache, the evals' per-thread facts), and measured 12.9-13.5 s
 of CPU for what took 14.2-14.4 s as the first sweep of a fresh process (2026-12-05, 100 threads x 2
 points); the pool's workers start without them every sweep. Here, as in the forkserver the pool's
-workers fork from (engine/evals/sweep_preload.py), the engine is imported and the default encoding
-built before the clock starts, and the threads are rebuilt from their JSON (untimed); then one serial
+workers fork from (engine/evals/sweep_preload.py), the engine's modules are imported, its tables read
+and the default encoding built before the clock starts, and the threads are rebuilt from their JSON (untimed); then one serial
 sweep is timed. Prints one JSON line: wall and CPU seconds, and every point's metrics.
 
     python bench/sweep_serial_child.py DOCS.json PRESET GRID_JSON
