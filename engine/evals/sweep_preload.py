@@ -43,17 +43,16 @@ def preload() -> list[str]:
             if info.name not in SKIP:
                 importlib.import_module(info.name)
                 names.append(info.name)
-    # imported by the redaction hook on a replay's first model call (engine/base/redaction.py)
+    # imported by the redaction hook on a replay's first model call (engine/base/redaction.py). Deep Agents'
+    # tool table (engine/layers/agent_tools.py) is left to the first task that needs it: 21 KB of JSON, 0.2 ms
     importlib.import_module("langchain_core.tracers.context")
     from engine.cost.prices import _table as price_table
-    from engine.layers.agent_tools import _deepagents_data
     from engine.tokens.windows import _table as window_table
     from engine.tokens.windows import _thinking_rules
 
     price_table()
     window_table()
     _thinking_rules()
-    _deepagents_data()
     load_encoding(DEFAULT_COUNTER)
     return names
 
