@@ -8,6 +8,7 @@ import json
 import streamlit as st
 
 from engine.base.errors import ConfigError, ContextInspectorError
+from engine.base.wording import plural
 from engine.config.schema import EngineConfig
 from engine.cost.views import account_at, dollars, paid_back, percent
 from engine.evals import (
@@ -223,8 +224,9 @@ def _sweep_section() -> None:
         if len(set(axes)) >= 2 and tuple(axes) != result.pareto_axes:
             result = result.with_pareto(axes)  # nothing is replayed
         axis = cost_axis([p.metrics for p in result.points])
-        st.caption(f"{len(result.points)} points × {len(result.thread_ids)} threads = {result.replays} replays in "
-                   f"{result.elapsed_s:.1f} s ({result.executor}, {result.workers} workers). Pareto front: min peak "
+        st.caption(f"{plural(len(result.points), 'point')} × {plural(len(result.thread_ids), 'thread')} = "
+                   f"{plural(result.replays, 'replay')} in {result.elapsed_s:.1f} s ({result.executor}, "
+                   f"{plural(result.workers, 'worker')}). Pareto front: min peak "
                    f"view tokens, max retention, min {COST_AXIS_LABELS[axis]} (marker size). Click a point to open "
                    "its settings in the Timeline.")
         x_options = [k for k in SWEEP_X_AXES if k != "dollars" or axis == "dollars"]

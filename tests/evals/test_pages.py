@@ -101,6 +101,9 @@ def test_sweep_runs_and_a_click_opens_the_point_in_the_timeline(start) -> None: 
     assert [p.point.label for p in result.points] == ["trigger=fraction:0.25 · keep=messages:6",
                                                       "trigger=fraction:0.85 · keep=messages:6"]
     assert result.points[0].metrics["compactions"] > result.points[1].metrics["compactions"]
+    # counts in words: one thread on one worker read "1 threads", "1 workers"
+    said = [c.value for c in at.caption if "replays in" in c.value]
+    assert said and said[0].startswith("2 points × 1 thread = 2 replays in ") and "(serial, 1 worker)" in said[0], said
     # a click on the scatter (AppTest's stand-in for plotly's selection) opens that point's settings
     at.session_state["ev_sweep_chart_0"] = {"selection": {"points": [{"customdata": 0}], "point_indices": [0],
                                                           "box": [], "lasso": []}}
