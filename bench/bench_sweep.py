@@ -7,7 +7,8 @@ With `--sessions N` the sweep runs over N threads (`synthetic_thread(steps, seed
 sessions, each replayed at every grid point: issue 37's "policy sweep over 100 sessions"), and
 `--executor` may name several executors, each interleaved with the serial floor (Ray: a local cluster of
 `--workers` CPUs, started once before the timed runs as a long-lived cluster is — its start is printed
-on its own — and joined by every sweep; `--ray-per-sweep` lets each sweep start and stop its own).
+on its own — by `engine.evals.sweep.ray_init`, as a process joining a cluster for several sweeps should,
+and joined by every sweep; `--ray-per-sweep` lets each sweep start and stop its own).
 
 Every timed run of every side gets threads freshly rebuilt from their native JSON (untimed), as
 `ctxi sweep FILES` loads them: no side reuses the token counts an earlier run cached on the messages.
@@ -39,7 +40,7 @@ from typing import Any
 from harness import Samples, interleaved, machine_line
 
 from engine.config.schema import preset
-from engine.evals.sweep import SweepResult, grid_from_args, sweep
+from engine.evals.sweep import SweepResult, grid_from_args, ray_init, sweep
 from engine.formats.native import thread_from_dict, thread_to_dict
 from engine.thread.synthetic import synthetic_thread
 
@@ -80,10 +81,8 @@ def main() -> int:
     base = preset(args.preset)
     executors = [e.strip() for e in args.executor.split(",") if e.strip()]
     if "ray" in executors and not args.ray_per_sweep:
-        import ray
-
         t0 = time.perf_counter()
-        ray.init(num_cpus=args.workers, include_dashboard=False, log_to_driver=False)
+        ray_init(num_cpus=args.workers)  # as a process joining a cluster for several sweeps should (docs/evals.md)
         print(f"a local Ray cluster of {args.workers} CPUs started in {time.perf_counter() - t0:.1f} s "
               "(not in the figures: every sweep joins it)")
     pools = {f"{e}, {args.workers} workers": e for e in executors}

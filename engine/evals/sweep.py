@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ SWEEP_SCHEMA = "context-inspector/sweep"
 SWEEP_VERSION = 1
 EXECUTORS: tuple[str, ...] = ("process", "serial", "ray")
 PLACEMENT_TIMEOUT_S = 120.0  # how long a Ray sweep waits for the cluster's CPUs
+RELEASE_WAIT_S = 5.0  # how long a joined cluster's placement group waits for its workers before it is removed
 Task = tuple[int, int, tuple[str, ...]]  # (point index, thread index, overrides)
 # (point, thread, metrics, CPU seconds in the worker, the thread's needles)
 Outcome = tuple[int, int, dict[str, Any], float, list[str]]
@@ -509,6 +511,27 @@ def _guided_chunks(units: list[tuple[Thread, Sequence[str] | None, list[Task]]],
     return chunks
 
 
+# Ray runs this in every worker process of the job as the process starts, before any task reaches it
+# (runtime_env `worker_process_setup_hook`, Ray >= 2.7): the preload, as the process pool's forkserver holds it
+RAY_RUNTIME_ENV: dict[str, Any] = {"worker_process_setup_hook": "engine.evals.sweep_preload.preload"}
+
+
+def ray_init(address: str | None = None, *, num_cpus: int | None = None) -> None:
+    """Join the Ray cluster at `address`, or start a local one of `num_cpus` CPUs, with `RAY_RUNTIME_ENV`: every
+    worker Ray starts for this process imports the engine as it starts, not in a sweep's first task.
+
+    A process that joins a cluster for several sweeps (`ray.init` before them) should join it this way, or pass
+    `runtime_env=RAY_RUNTIME_ENV` to its own `ray.init`. Ray replaces worker processes now and then (an idle
+    worker beyond its soft limit is stopped and a new one started: one sweep in six here, 2026-12-05); without the
+    hook the new one imported the engine in its first task, 1.4 s of CPU inside that sweep."""
+    import ray
+
+    if address:
+        ray.init(address=address, log_to_driver=False, runtime_env=RAY_RUNTIME_ENV)
+    else:
+        ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False, runtime_env=RAY_RUNTIME_ENV)
+
+
 def _run_ray(threads: Sequence[Thread], needles: Sequence[Sequence[str] | None], base: EngineConfig,
              tasks: list[Task], workers: int, address: str | None,
              progress: Progress | None) -> tuple[list[Outcome], int]:
@@ -528,16 +551,15 @@ def _run_ray(threads: Sequence[Thread], needles: Sequence[Sequence[str] | None],
     except ImportError:
         raise ConfigError("the ray executor needs Ray: pip install 'context-inspector[ray]'", key="executor") from None
     started = not ray.is_initialized()
+    placed = False
     if started:
-        if address:
-            ray.init(address=address, log_to_driver=False)
-        else:
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        ray_init(address, num_cpus=workers)
     # a placement group asking for more CPUs than the cluster has would wait for ever: use what it has
     workers = max(1, min(workers, int(ray.cluster_resources().get("CPU", workers))))
     group = placement_group([{"CPU": 1}] * workers)
     try:
         ready, _ = ray.wait([group.ready()], timeout=PLACEMENT_TIMEOUT_S)
+        placed = bool(ready)
         if not ready:
             raise ConfigError(f"the Ray cluster did not give {workers} CPU(s) for the sweep within "
                               f"{PLACEMENT_TIMEOUT_S:.0f} s (busy with other work?)", key="executor")
@@ -559,9 +581,36 @@ def _run_ray(threads: Sequence[Thread], needles: Sequence[Sequence[str] | None],
                 progress(len(out), len(tasks))
         return out, workers
     finally:
-        remove_placement_group(group)
+        if started or not placed:
+            remove_placement_group(group)
         if started:
             ray.shutdown()
+        elif placed:
+            threading.Thread(target=_release_when_free, args=(ray, group, workers, remove_placement_group),
+                             name="ctxi-ray-release", daemon=True).start()
+
+
+def _release_when_free(ray: Any, group: Any, workers: int, remove: Callable[[Any], None]) -> None:
+    """Remove a joined cluster's placement group once its workers are back in Ray's pool (at most
+    `RELEASE_WAIT_S`), from a thread: the sweep has its outcomes already.
+
+    Ray kills the worker processes still leased to a group's bundles when the group is removed (raylet:
+    "Got request to remove 2 bundle(s) for placement group" then "Disconnecting worker ... sending SIGTERM",
+    Ray 2.60). The last task's lease comes back ~80 ms after its result, so a group removed at once killed
+    a worker in one sweep of three here (2026-12-05), and the next sweep waited 1.4-1.7 s for a new
+    worker to start and import the engine. The group's CPUs (`CPU_group_<id>`) count as available again
+    once both leases are back."""
+    key = f"CPU_group_{group.id.hex()}"
+    deadline = time.monotonic() + RELEASE_WAIT_S
+    try:
+        while time.monotonic() < deadline and ray.available_resources().get(key, 0) < workers:
+            time.sleep(0.02)
+    except Exception:  # noqa: BLE001, S110 - the cluster went away: nothing is left to keep alive
+        pass
+    try:
+        remove(group)
+    except Exception:  # noqa: BLE001, S110 - already gone with the cluster or the job
+        pass
 
 
 # -- the sweep -------------------------------------------------------------------------------

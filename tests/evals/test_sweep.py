@@ -6,6 +6,7 @@ import importlib.util
 import secrets
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,12 +16,14 @@ from engine.base.errors import ConfigError
 from engine.config.schema import preset
 from engine.evals.sweep import (
     _by_thread,
+    _release_when_free,
     cost_axis,
     grid_from_args,
     grid_points,
     override_value,
     pareto_indices,
     parse_grid_arg,
+    ray_init,
     run_metrics,
     sweep,
 )
@@ -221,6 +224,59 @@ def test_a_ray_sweep_asking_more_workers_than_the_joined_cluster_has_uses_what_i
     expected = [[run_metrics(replay(threads[0], p.config(BASE)), result.needles[0])] for p in grid_points(grid)]
     assert [p.threads for p in result.points] == expected
     assert ray.is_initialized()  # a cluster the caller joined is left running
+    # and the sweep's placement group is removed after it, once its workers are back (not at once: Ray kills
+    # the workers still leased to a group it removes)
+    from ray.util import placement_group_table
+
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(g["state"] != "REMOVED" for g in placement_group_table().values()):
+        time.sleep(0.1)
+    assert [g["state"] for g in placement_group_table().values()] == ["REMOVED"]
+
+
+def _probe_preloaded() -> bool:
+    import sys
+
+    return "engine.evals.sweep_preload" in sys.modules  # nothing this test module imports loads it
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (optional extra)")
+def test_workers_of_a_cluster_joined_with_ray_init_start_with_the_preload(ray_in_a_temporary_folder: Path) -> None:
+    import ray
+
+    ray_init(num_cpus=1)
+    # a worker's first task, before any sweep ran on it, finds the engine imported by the setup hook
+    assert ray.get(ray.remote(num_cpus=1)(_probe_preloaded).remote()) is True
+
+
+class _FakeGroup:
+    class id:  # noqa: N801 - Ray's PlacementGroup.id
+        @staticmethod
+        def hex() -> str:
+            return "abc"
+
+
+def test_a_placement_group_is_removed_when_its_cpus_are_back_and_anyway_when_ray_is_gone() -> None:
+    seen: list[str] = []
+
+    class Ray:
+        polls = 0
+
+        def available_resources(self) -> dict[str, float]:
+            self.polls += 1
+            seen.append("poll")
+            return {"CPU_group_abc": 2.0} if self.polls >= 3 else {}  # both leases back at the third look
+
+    _release_when_free(Ray(), _FakeGroup(), 2, lambda g: seen.append("remove"))
+    assert seen == ["poll", "poll", "poll", "remove"]
+
+    class Gone:
+        def available_resources(self) -> dict[str, float]:
+            raise RuntimeError("Ray has not been started yet")
+
+    removed: list[object] = []
+    _release_when_free(Gone(), _FakeGroup(), 2, removed.append)
+    assert len(removed) == 1
 
 
 def test_ray_missing_gives_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
