@@ -32,6 +32,7 @@ from ui.eval_figures import (
     COST_AXIS_LABELS,
     SWEEP_X_AXES,
     SWEEP_Y_AXES,
+    pareto_axis_label,
     retention_figure,
     selected_points,
     sweep_figure,
@@ -219,8 +220,10 @@ def _sweep_section() -> None:
     if stored is not None and stored[0] == thread_key:
         result = stored[1]
         axes = st.multiselect("Pareto front on", list(PARETO_AXES), default=list(result.pareto_axes), key="ev_pareto",
+                              format_func=pareto_axis_label,
                               help="the metrics a point must not be beaten on all at once (at least two); `cost` is "
-                                   "dollars when the runs are priced, else summarizer input tokens")
+                                   "dollars when the runs are priced, else summarizer input tokens. `ctxi sweep "
+                                   f"--pareto` takes their keys: {', '.join(PARETO_AXES)}")
         if len(set(axes)) >= 2 and tuple(axes) != result.pareto_axes:
             result = result.with_pareto(axes)  # nothing is replayed
         axis = cost_axis([p.metrics for p in result.points])

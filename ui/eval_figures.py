@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from engine.base.wording import money
 from engine.evals import DriftReport, NeedleReport
-from engine.evals.sweep import SweepResult, cost_axis
+from engine.evals.sweep import PARETO_AXES, SweepResult, cost_axis
 from ui.figures import esc
 
 # One colour per retention class; the session intent's statuses reuse them (kept = in view, ...).
@@ -90,6 +90,21 @@ SWEEP_X_AXES = {"peak_view_tokens": "peak view tokens", "dollars": "dollars", "r
                 "recovery_tokens": "re-fetched tokens"}
 SWEEP_Y_AXES = {"retention": "needle retention", "survival": "facts kept after compactions"}
 COST_AXIS_LABELS = {"dollars": "dollars", "summarizer_input_tokens": "summarizer input tokens"}
+# the Pareto axes in words (engine.evals.sweep.PARETO_AXES; `ctxi sweep --pareto` takes the keys)
+PARETO_AXIS_LABELS = {
+    "peak_view_tokens": "peak view tokens", "retention": "needle retention", "recovery": "needle recovery",
+    "drift": "goal-drift score", "survival": "facts kept after compactions",
+    "recovery_calls": "re-fetches after compactions", "recovery_tokens": "re-fetched tokens",
+    "recovery_dollars": "re-fetch dollars", "cache_lost_dollars": "dollars of cache lost", "dollars": "dollars",
+    "summarizer_input_tokens": "summarizer input tokens", "compactions": "compactions",
+    "tokens_saved": "tokens saved", "cost": "cost",  # dollars when priced, else summarizer input tokens (the help says)
+}
+
+
+def pareto_axis_label(key: str) -> str:
+    """A Pareto axis as a chip reads: its words and which way is better, "peak view tokens (lower is better)"."""
+    better = {"min": "lower", "max": "higher"}.get(PARETO_AXES.get(key, ""), "")
+    return f"{PARETO_AXIS_LABELS.get(key, key)}" + (f" ({better} is better)" if better else "")
 
 
 def sweep_figure(result: SweepResult, *, height: int = 460, x_axis: str = "peak_view_tokens",

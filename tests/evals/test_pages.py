@@ -104,6 +104,12 @@ def test_sweep_runs_and_a_click_opens_the_point_in_the_timeline(start) -> None: 
     # counts in words: one thread on one worker read "1 threads", "1 workers"
     said = [c.value for c in at.caption if "replays in" in c.value]
     assert said and said[0].startswith("2 points × 1 thread = 2 replays in ") and "(serial, 1 worker)" in said[0], said
+    # the Pareto axes read as words with their better direction; the widget's values stay the CLI's keys
+    pareto = at.multiselect(key="ev_pareto")
+    assert pareto.value == ["peak_view_tokens", "retention", "cost"]
+    assert [pareto.format_func(k) for k in pareto.value] == [
+        "peak view tokens (lower is better)", "needle retention (higher is better)",
+        "cost (lower is better)"]
     # a click on the scatter (AppTest's stand-in for plotly's selection) opens that point's settings
     at.session_state["ev_sweep_chart_0"] = {"selection": {"points": [{"customdata": 0}], "point_indices": [0],
                                                           "box": [], "lasso": []}}
