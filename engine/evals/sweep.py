@@ -534,8 +534,8 @@ def ray_init(address: str | None = None, *, num_cpus: int | None = None) -> None
 def _run_ray(threads: Sequence[Thread], needles: Sequence[Sequence[str] | None], base: EngineConfig,
              tasks: list[Task], workers: int, address: str | None,
              progress: Progress | None) -> tuple[list[Outcome], int]:
-    """Ray tasks of one or more threads' batches each (`_guided_chunks`), `workers` at a time (a placement group of `workers` CPUs, at
-    most the cluster's); returns the outcomes and the workers used.
+    """Ray tasks of one or more threads' batches each (`_guided_chunks`), `workers` at a time (at most the cluster's
+    CPUs; fewer than it has: in a placement group of `workers` CPUs); returns the outcomes and the workers used.
 
     Twice as many tasks as workers are handed to Ray at once, so a worker that finishes starts the next
     one queued for it without waiting for this process to hear of it and submit another (one task per
@@ -550,20 +550,26 @@ def _run_ray(threads: Sequence[Thread], needles: Sequence[Sequence[str] | None],
     except ImportError:
         raise ConfigError("the ray executor needs Ray: pip install 'context-inspector[ray]'", key="executor") from None
     started = not ray.is_initialized()
-    placed = False
     if started:
         ray_init(address, num_cpus=workers)
     # a placement group asking for more CPUs than the cluster has would wait for ever: use what it has
-    workers = max(1, min(workers, int(ray.cluster_resources().get("CPU", workers))))
-    group = placement_group([{"CPU": 1}] * workers)
+    cluster_cpus = int(ray.cluster_resources().get("CPU", workers))
+    workers = max(1, min(workers, cluster_cpus))
+    # a sweep that may use every CPU of the cluster needs no placement group to hold it to `workers`: the cluster
+    # does. A group reserved and removed each sweep made Ray stop idle workers and start new ones as sweeps began
+    # (raylet: "Disconnecting worker, graceful=true" then "Started worker process", 4 sweeps of 7 in one bench run,
+    # 2026-12-05), each new one importing the engine inside that sweep (1.64x the serial sweep against 1.93x).
+    group = placement_group([{"CPU": 1}] * workers) if workers < cluster_cpus else None
+    placed = False
     try:
-        ready, _ = ray.wait([group.ready()], timeout=PLACEMENT_TIMEOUT_S)
-        placed = bool(ready)
-        if not ready:
-            raise ConfigError(f"the Ray cluster did not give {workers} CPU(s) for the sweep within "
-                              f"{PLACEMENT_TIMEOUT_S:.0f} s (busy with other work?)", key="executor")
-        remote = ray.remote(num_cpus=1)(_ray_evaluate_chunk).options(
-            scheduling_strategy=PlacementGroupSchedulingStrategy(placement_group=group))
+        remote = ray.remote(num_cpus=1)(_ray_evaluate_chunk)
+        if group is not None:
+            ready, _ = ray.wait([group.ready()], timeout=PLACEMENT_TIMEOUT_S)
+            placed = bool(ready)
+            if not ready:
+                raise ConfigError(f"the Ray cluster did not give {workers} CPU(s) for the sweep within "
+                                  f"{PLACEMENT_TIMEOUT_S:.0f} s (busy with other work?)", key="executor")
+            remote = remote.options(scheduling_strategy=PlacementGroupSchedulingStrategy(placement_group=group))
         base_ref = ray.put(base)
         pending = _guided_chunks([(threads[b[0][1]], needles[b[0][1]], b)
                                   for b in _by_thread(tasks, threads, workers)], workers)
@@ -580,10 +586,11 @@ def _run_ray(threads: Sequence[Thread], needles: Sequence[Sequence[str] | None],
                 progress(len(out), len(tasks))
         return out, workers
     finally:
-        if placed and not started:
-            _release_when_free(ray, group, workers, remove_placement_group)
-        else:
-            remove_placement_group(group)
+        if group is not None:
+            if placed and not started:
+                _release_when_free(ray, group, workers, remove_placement_group)
+            else:
+                remove_placement_group(group)
         if started:
             ray.shutdown()
 
