@@ -520,9 +520,9 @@ def ray_init(address: str | None = None, *, num_cpus: int | None = None) -> None
     worker Ray starts for this process imports the engine as it starts, not in a sweep's first task.
 
     A process that joins a cluster for several sweeps (`ray.init` before them) should join it this way, or pass
-    `runtime_env=RAY_RUNTIME_ENV` to its own `ray.init`. Ray replaces worker processes now and then (an idle
-    worker beyond its soft limit is stopped and a new one started: one sweep in six here, 2026-12-05); without the
-    hook the new one imported the engine in its first task, 1.4 s of CPU inside that sweep."""
+    `runtime_env=RAY_RUNTIME_ENV` to its own `ray.init`. When Ray replaces a worker process (it stopped idle ones
+    and started new ones as sweeps reserved and removed placement groups, 2026-12-05), the new one without the hook
+    imported the engine in its first task: 1.4 s of CPU inside that sweep."""
     import ray
 
     if address:
