@@ -13,7 +13,7 @@ from engine.cost.run_cost import run_cost
 from engine.evals.account import compaction_accounts, survival_report
 from engine.formats.native import dumps
 from engine.run.replay import replay
-from tests.conftest import trace_path
+from tests.conftest import TRACES, trace_path
 from tests.evals.forensics_threads import SUMMARY, TEST_FILE, coding_thread
 
 SETS = ["--set", "tokens.counter=approximate", "--set",
@@ -90,7 +90,8 @@ def test_ctxi_eval_survival_and_cache_text(thread_file: str, capsys: pytest.Capt
     assert doc["recorded_diagnosis"] is None  # the thread records no diagnosis
 
 
-@pytest.mark.skipif(not trace_path("claude-code", "4d5611e5-241a-462a-8d15-5122611a9569.jsonl").exists(),
+# TRACES, not trace_path: trace_path skips the calling test, and a decorator runs as the module is collected
+@pytest.mark.skipif(not TRACES.joinpath("claude-code", "4d5611e5-241a-462a-8d15-5122611a9569.jsonl").exists(),
                     reason="../shared/traces is absent")
 def test_a_real_claude_code_compaction_account() -> None:
     from engine.formats import load_thread
