@@ -46,13 +46,11 @@ def preload() -> list[str]:
     # imported by the redaction hook on a replay's first model call (engine/base/redaction.py). Deep Agents'
     # tool table (engine/layers/agent_tools.py) is left to the first task that needs it: 21 KB of JSON, 0.2 ms
     importlib.import_module("langchain_core.tracers.context")
-    from engine.cost.prices import _table as price_table
-    from engine.tokens.windows import _table as window_table
-    from engine.tokens.windows import _thinking_rules
+    from engine.cost.prices import price_table
+    from engine.tokens.windows import thinking_rule
 
-    price_table()
-    window_table()
-    _thinking_rules()
+    price_table()  # prices.yaml
+    thinking_rule("-")  # models.yaml: its rows, then its thinking rules (no model is named "-")
     load_encoding(DEFAULT_COUNTER)
     return names
 
